@@ -1,0 +1,5 @@
+"""The Django project of Uno Arena: settings, URLs, the Celery app, WSGI/ASGI."""
+
+from .celery import app as celery_app
+
+__all__ = ["celery_app"]

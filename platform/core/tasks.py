@@ -1,0 +1,12 @@
+"""Celery tasks of the core app: thin shells around services."""
+
+from celery import shared_task
+
+from arena import queues
+
+from . import services
+
+
+@shared_task(queue=queues.MAINTENANCE)
+def worker_heartbeat(hostname: str | None = None) -> int:
+    return services.worker_heartbeat_record(hostname).pk

@@ -1,0 +1,69 @@
+"""Shared test fixtures: access to the real services, or a clear skip/failure.
+
+Under ARENA_REQUIRE_SERVICES=1 (CI) a test that needs PostgreSQL, Redis or
+Docker fails when the service is missing instead of skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+REQUIRE_SERVICES = os.environ.get("ARENA_REQUIRE_SERVICES", "") not in ("", "0", "false", "no")
+SANDBOX_IMAGE = os.environ.get("SANDBOX_IMAGE", "uno-arena-sandbox:latest")
+
+
+def service_missing(what: str) -> None:
+    """Skip, or fail under ARENA_REQUIRE_SERVICES=1, because `what` is not there."""
+    if REQUIRE_SERVICES:
+        pytest.fail(f"required service missing: {what} (ARENA_REQUIRE_SERVICES=1)", pytrace=False)
+    pytest.skip(f"service missing: {what}")
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    """A docker SDK client for a running engine that has the sandbox image."""
+    try:
+        import docker
+        from docker.errors import DockerException, ImageNotFound
+    except ImportError:  # pragma: no cover - docker is a hard dependency
+        service_missing("the docker Python package")
+    try:
+        client = docker.from_env(timeout=30)
+        client.ping()
+    except DockerException as exc:
+        service_missing(f"Docker engine ({exc})")
+    try:
+        client.images.get(SANDBOX_IMAGE)
+    except ImageNotFound:
+        service_missing(f"sandbox image {SANDBOX_IMAGE} (build it: deploy/sandbox/build-offline.sh)")
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def bwrap_path():
+    """Path of bubblewrap, needed for the process backend's namespaces."""
+    path = shutil.which("bwrap")
+    if path is None:
+        service_missing("bubblewrap (apt-get install bubblewrap)")
+    probe = subprocess.run([path, "--ro-bind", "/", "/", "--unshare-net", "true"], capture_output=True)
+    if probe.returncode != 0:
+        service_missing(f"working bubblewrap: {probe.stderr.decode(errors='replace').strip()}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def redis_url():
+    """URL of a reachable Redis server."""
+    import redis
+
+    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except redis.RedisError as exc:
+        service_missing(f"Redis at {url} ({exc})")
+    return url
