@@ -1,0 +1,219 @@
+"""An uploaded bot, checked: every upload rule of BOT_CONTRACT.md, nothing imported.
+
+The platform's upload form, the CLI and the runner all build bots through
+``BotPackage``; a package that exists has passed every check. Source is only
+parsed (``ast``), never executed. Standard library only.
+
+>>> bot = BotPackage.from_bytes("bot.py", b"def agent(obs, conf):\\n    return obs['legal_actions'][0]\\n")
+>>> bot.kind, len(bot.sha256)
+('py', 64)
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import os
+import stat
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from sandbox.limits import DEFAULT_UPLOAD_LIMITS, UploadLimits, describe_bytes
+
+#: the module the bot host imports; a single-file upload is stored under this name
+ENTRY_MODULE = "main.py"
+_READ_CHUNK = 64 * 1024
+
+
+class PackageError(ValueError):
+    """An upload breaks a rule of the bot contract; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class BotPackage:
+    """A checked bot: its files (``main.py`` at the root), the upload's name, bytes and sha256."""
+
+    filename: str
+    data: bytes = field(repr=False)
+    sha256: str
+    kind: str  # "py" or "zip"
+    files: dict[str, bytes] = field(repr=False, compare=False)
+
+    @classmethod
+    def from_bytes(
+        cls, filename: str, data: bytes, limits: UploadLimits = DEFAULT_UPLOAD_LIMITS
+    ) -> BotPackage:
+        """Check an upload (a ``.py`` or ``.zip``) and return it, or raise ``PackageError``."""
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise PackageError(f"upload data must be bytes, got {type(data).__name__}")
+        data = bytes(data)
+        name = PurePosixPath(str(filename).replace("\\", "/")).name
+        suffix = PurePosixPath(name).suffix.lower()
+        if suffix == ".py":
+            _check_size(name, len(data), limits.py_bytes, "a .py upload")
+            files = {ENTRY_MODULE: data}
+        elif suffix == ".zip":
+            _check_size(name, len(data), limits.zip_bytes, "a .zip upload")
+            files = _unpack_zip(name, data, limits)
+        else:
+            raise PackageError(f"{name!r}: a bot is a .py file or a .zip archive, not {suffix or 'a file without extension'!r}")
+        for path, content in files.items():
+            if path.endswith(".py"):
+                tree = _parse_source(name if suffix == ".py" else f"{name}:{path}", content)
+                if path == ENTRY_MODULE and not _defines_agent(tree):
+                    where = name if suffix == ".py" else f"{name}:{ENTRY_MODULE}"
+                    raise PackageError(f"{where}: no top-level `agent` defined (write `def agent(observation, configuration): ...`)")
+        return cls(
+            filename=name,
+            data=data,
+            sha256=hashlib.sha256(data).hexdigest(),
+            kind=suffix[1:],
+            files=files,
+        )
+
+    @classmethod
+    def from_path(cls, path: str | os.PathLike, limits: UploadLimits = DEFAULT_UPLOAD_LIMITS) -> BotPackage:
+        """Read and check a bot file; a file over its size limit is refused unread."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        cap = {".py": limits.py_bytes, ".zip": limits.zip_bytes}.get(suffix)
+        try:
+            with path.open("rb") as handle:
+                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                    raise PackageError(f"{str(path)!r} is not a regular file")
+                # Read one byte past the cap so an oversized file is refused
+                # without loading all of it.
+                data = handle.read(cap + 1) if cap is not None else b""
+        except OSError as exc:
+            raise PackageError(f"cannot read bot file {str(path)!r}: {exc.strerror or exc}") from exc
+        return cls.from_bytes(path.name, data, limits)
+
+    def write_to(self, directory: str | os.PathLike) -> Path:
+        """Write the bot's files under ``directory`` (``main.py`` at its root) and return it."""
+        root = Path(directory)
+        for name, content in self.files.items():
+            target = root.joinpath(*PurePosixPath(name).parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+        return root
+
+    @property
+    def short_name(self) -> str:
+        """Display name: the upload's name and the start of its hash."""
+        return f"{self.filename}@{self.sha256[:8]}"
+
+
+def _check_size(name: str, size: int, cap: int, what: str) -> None:
+    if size > cap:
+        raise PackageError(f"{name!r} is too large: {what} may be at most {describe_bytes(cap)}, this one is more than that ({size} bytes read)")
+    if size == 0:
+        raise PackageError(f"{name!r} is empty")
+
+
+def _parse_source(where: str, content: bytes) -> ast.Module:
+    nul = content.find(b"\x00")
+    if nul >= 0:
+        raise PackageError(f"{where}: binary file, not Python source (NUL byte at offset {nul})")
+    try:
+        source = content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PackageError(f"{where}: source is not UTF-8 (invalid byte 0x{content[exc.start]:02x} at offset {exc.start})") from None
+    try:
+        tree = ast.parse(source, filename=where)
+        compile(tree, where, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise PackageError(f"{where}: does not compile: {exc.msg} (line {exc.lineno})") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise PackageError(f"{where}: does not compile: {type(exc).__name__}: {exc}") from None
+    return tree
+
+
+def _defines_agent(tree: ast.Module) -> bool:
+    """True when `agent` is bound at module level (def, class, assignment or import)."""
+
+    def binds(statements) -> bool:
+        for node in statements:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == "agent":
+                return True
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "agent" for t in node.targets
+            ):
+                return True
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "agent" and node.value is not None:
+                return True
+            if isinstance(node, ast.Import | ast.ImportFrom) and any(
+                (alias.asname or alias.name) == "agent" for alias in node.names
+            ):
+                return True
+            # Module-level if/try blocks still bind at the top level.
+            if isinstance(node, ast.If) and (binds(node.body) or binds(node.orelse)):
+                return True
+            if isinstance(node, ast.Try) and (
+                binds(node.body) or binds(node.orelse) or any(binds(h.body) for h in node.handlers)
+            ):
+                return True
+        return False
+
+    return binds(tree.body)
+
+
+def _unpack_zip(name: str, data: bytes, limits: UploadLimits) -> dict[str, bytes]:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        entries = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as exc:
+        raise PackageError(f"{name!r} is not a valid zip archive: {exc}") from None
+    if len(entries) > limits.zip_entries:
+        raise PackageError(f"{name!r} has {len(entries)} entries; at most {limits.zip_entries} are allowed")
+    files: dict[str, bytes] = {}
+    total = 0
+    with archive:
+        for info in entries:
+            path = _check_entry_name(name, info)
+            if info.is_dir():
+                continue
+            if path in files:
+                raise PackageError(f"{name!r}: entry {info.filename!r} appears twice")
+            if info.flag_bits & 0x1:
+                raise PackageError(f"{name!r}: entry {info.filename!r} is encrypted")
+            # Declared sizes can lie (zip bombs): count what is really inflated.
+            chunks = []
+            try:
+                with archive.open(info) as member:
+                    while chunk := member.read(_READ_CHUNK):
+                        total += len(chunk)
+                        if total > limits.unpacked_bytes:
+                            raise PackageError(f"{name!r} unpacks to more than {describe_bytes(limits.unpacked_bytes)} (stopped in entry {info.filename!r})")
+                        chunks.append(chunk)
+            except PackageError:
+                raise
+            except (zipfile.BadZipFile, zlib.error, NotImplementedError, EOFError, OSError, RuntimeError, ValueError) as exc:
+                raise PackageError(f"{name!r}: entry {info.filename!r} cannot be read: {exc}") from None
+            files[path] = b"".join(chunks)
+    if ENTRY_MODULE not in files:
+        nested = sorted(p for p in files if PurePosixPath(p).name == ENTRY_MODULE)
+        hint = f" (found {nested[0]!r}: zip the files, not their folder)" if nested else ""
+        raise PackageError(f"{name!r}: no {ENTRY_MODULE} at the root of the archive{hint}")
+    return files
+
+
+def _check_entry_name(name: str, info: zipfile.ZipInfo) -> str:
+    raw = info.filename
+    unix_mode = info.external_attr >> 16
+    kind = stat.S_IFMT(unix_mode)
+    if kind == stat.S_IFLNK:
+        raise PackageError(f"{name!r}: entry {raw!r} is a symbolic link; links are not allowed")
+    if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
+        raise PackageError(f"{name!r}: entry {raw!r} is not a regular file (mode {oct(unix_mode)})")
+    normal = raw.replace("\\", "/")
+    if normal.startswith("/") or (len(normal) > 1 and normal[1] == ":"):
+        raise PackageError(f"{name!r}: entry {raw!r} has an absolute path")
+    parts = [p for p in normal.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise PackageError(f"{name!r}: entry {raw!r} contains '..'")
+    if "\x00" in normal or not parts:
+        raise PackageError(f"{name!r}: entry name {raw!r} is not a valid path")
+    return "/".join(parts)

@@ -1,0 +1,162 @@
+"""Upload checks of BOT_CONTRACT.md: what BotPackage accepts and how it refuses."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import stat
+import zipfile
+
+import pytest
+
+from sandbox.limits import UploadLimits
+from sandbox.package import BotPackage, PackageError
+
+AGENT = b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"
+
+
+def make_zip(entries: dict[str, bytes], *, symlinks: dict[str, str] | None = None) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, content in entries.items():
+            archive.writestr(name, content)
+        for name, target in (symlinks or {}).items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            archive.writestr(info, target)
+    return buffer.getvalue()
+
+
+def test_single_file_bot_is_stored_as_main_with_sha256_of_upload():
+    bot = BotPackage.from_bytes("mybot.py", AGENT)
+    assert bot.kind == "py"
+    assert bot.files == {"main.py": AGENT}
+    assert bot.sha256 == hashlib.sha256(AGENT).hexdigest()
+
+
+def test_zip_bot_with_helper_module_and_data_file_is_accepted():
+    data = make_zip({"main.py": b"from helper import agent\n", "helper.py": AGENT, "book/x.bin": b"\xff\x00"})
+    bot = BotPackage.from_bytes("bot.zip", data)
+    assert bot.kind == "zip"
+    assert set(bot.files) == {"main.py", "helper.py", "book/x.bin"}
+    assert bot.sha256 == hashlib.sha256(data).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"agent = lambda o, c: o['legal_actions'][0]\n",
+        b"class agent:\n    pass\n",
+        b"try:\n    from fast import agent\nexcept ImportError:\n    def agent(o, c):\n        return 0\n",
+    ],
+)
+def test_agent_bound_by_assignment_class_or_guarded_import_counts(source):
+    assert BotPackage.from_bytes("b.py", source).kind == "py"
+
+
+def test_agent_only_inside_a_function_is_refused():
+    with pytest.raises(PackageError, match="no top-level `agent`"):
+        BotPackage.from_bytes("b.py", b"def setup():\n    def agent(o, c):\n        return 0\n")
+
+
+def test_source_that_does_not_compile_names_the_line():
+    with pytest.raises(PackageError, match=r"does not compile: .*line 2"):
+        BotPackage.from_bytes("b.py", b"def agent(o, c):\nreturn 0\n")
+
+
+def test_non_utf8_source_names_the_byte_and_offset():
+    with pytest.raises(PackageError, match=r"not UTF-8 \(invalid byte 0xe9 at offset 1\)"):
+        BotPackage.from_bytes("b.py", b"#\xe9\ndef agent(o, c): pass\n")
+
+
+def test_binary_file_posing_as_python_is_refused():
+    with pytest.raises(PackageError, match="binary file"):
+        BotPackage.from_bytes("b.py", b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 100)
+
+
+def test_oversized_py_is_refused_with_the_limit():
+    data = AGENT + b"#" * (1024 * 1024)
+    with pytest.raises(PackageError, match=r"at most 1 MiB"):
+        BotPackage.from_bytes("b.py", data)
+
+
+def test_unknown_extension_is_refused():
+    with pytest.raises(PackageError, match=r"\.py file or a \.zip archive, not '\.exe'"):
+        BotPackage.from_bytes("b.exe", AGENT)
+
+
+def test_zip_without_main_at_root_points_to_the_nested_one():
+    with pytest.raises(PackageError, match=r"no main.py at the root .*found 'mybot/main.py'"):
+        BotPackage.from_bytes("b.zip", make_zip({"mybot/main.py": AGENT}))
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [("/etc/cron.d/x", "absolute path"), ("../evil.py", r"contains '\.\.'"), ("a/../../x", r"contains '\.\.'"), ("C:/x.py", "absolute path")],
+)
+def test_zip_entries_escaping_the_bot_directory_are_refused(entry, message):
+    with pytest.raises(PackageError, match=message):
+        BotPackage.from_bytes("b.zip", make_zip({"main.py": AGENT, entry: b"x"}))
+
+
+def test_zip_with_symlink_is_refused():
+    data = make_zip({"main.py": AGENT}, symlinks={"secrets": "/etc/shadow"})
+    with pytest.raises(PackageError, match="'secrets' is a symbolic link"):
+        BotPackage.from_bytes("b.zip", data)
+
+
+def test_zip_with_too_many_entries_is_refused():
+    entries = {"main.py": AGENT} | {f"d{i}.txt": b"" for i in range(200)}
+    with pytest.raises(PackageError, match="201 entries; at most 200"):
+        BotPackage.from_bytes("b.zip", make_zip(entries))
+
+
+def test_zip_bomb_with_lying_sizes_is_stopped_at_the_unpacked_cap():
+    limits = UploadLimits(unpacked_bytes=1024 * 1024)
+    # 4 MiB of zeros compress to a few KiB; then patch the declared size to lie.
+    data = bytearray(make_zip({"main.py": AGENT, "bomb.bin": b"\x00" * (4 * 1024 * 1024)}))
+    declared = (4 * 1024 * 1024).to_bytes(4, "little")
+    small = (10).to_bytes(4, "little")
+    data = bytes(data).replace(declared, small)
+    with pytest.raises(PackageError, match=r"unpacks to more than 1 MiB|cannot be read"):
+        BotPackage.from_bytes("b.zip", data, limits)
+
+
+def test_zip_bomb_with_honest_sizes_is_refused_before_exhausting_memory():
+    limits = UploadLimits(unpacked_bytes=2 * 1024 * 1024)
+    data = make_zip({"main.py": AGENT, "bomb.bin": b"\x00" * (8 * 1024 * 1024)})
+    with pytest.raises(PackageError, match=r"unpacks to more than 2 MiB \(stopped in entry 'bomb.bin'\)"):
+        BotPackage.from_bytes("b.zip", data, limits)
+
+
+def test_garbage_posing_as_zip_is_refused():
+    with pytest.raises(PackageError, match="not a valid zip archive"):
+        BotPackage.from_bytes("b.zip", b"PK\x03\x04 definitely not a zip")
+
+
+def test_non_utf8_helper_module_in_zip_is_refused_with_its_path():
+    data = make_zip({"main.py": AGENT, "lib/util.py": b"x = '\xff'\n"})
+    with pytest.raises(PackageError, match=r"b.zip:lib/util.py: source is not UTF-8"):
+        BotPackage.from_bytes("b.zip", data)
+
+
+def test_from_path_refuses_oversized_file_without_reading_it_all(tmp_path):
+    path = tmp_path / "huge.py"
+    with path.open("wb") as handle:
+        handle.truncate(50 * 1024 * 1024)  # sparse: large on paper, cheap on disk
+    with pytest.raises(PackageError, match="at most 1 MiB"):
+        BotPackage.from_path(path)
+
+
+def test_from_path_reads_a_zip_and_writes_it_back_out(tmp_path):
+    source = tmp_path / "bot.zip"
+    source.write_bytes(make_zip({"main.py": b"from lib.core import agent\n", "lib/core.py": AGENT}))
+    bot = BotPackage.from_path(source)
+    out = bot.write_to(tmp_path / "unpacked")
+    assert (out / "main.py").read_bytes() == b"from lib.core import agent\n"
+    assert (out / "lib" / "core.py").read_bytes() == AGENT
+
+
+def test_from_path_of_missing_file_names_it(tmp_path):
+    with pytest.raises(PackageError, match="cannot read bot file .*nope.py"):
+        BotPackage.from_path(tmp_path / "nope.py")
