@@ -1,0 +1,125 @@
+"""Tables, rounds and results: the plain data the pairing code exchanges.
+
+Entries are identified by any hashable id (a database pk, a name). Nothing here
+imports Django or does I/O; ``tournaments.models`` maps rows to these values.
+
+>>> table_sizes(7, 3)
+(4, 3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+EntryId = Hashable
+
+# RULES.md section 2: a game seats 2 to 10 players.
+MIN_SEATS = 2
+MAX_SEATS = 10
+
+
+@dataclass(frozen=True)
+class Table:
+    """One match of a round: the entries in seat order (seat 0 first)."""
+
+    seats: tuple[EntryId, ...]
+
+
+@dataclass(frozen=True)
+class Round:
+    """A paired round: its tables, the entries with a bye, and why it looks so."""
+
+    number: int
+    tables: tuple[Table, ...]
+    byes: tuple[EntryId, ...] = ()
+    explanation: tuple[str, ...] = ()
+
+    def entries(self) -> list[EntryId]:
+        """Every entry of the round (seated or bye), in table order."""
+        return [e for t in self.tables for e in t.seats] + list(self.byes)
+
+
+@dataclass(frozen=True)
+class TableResult:
+    """A played table: seat order, final rank per seat (1 best, ties share), game points.
+
+    ``game_points`` are the match's game points per seat, higher better (a
+    caller using penalty scoring passes them negated); empty means unknown.
+    """
+
+    round: int
+    seats: tuple[EntryId, ...]
+    ranks: tuple[int, ...]
+    game_points: tuple[int | float, ...] = ()
+
+    def __post_init__(self) -> None:
+        k = len(self.seats)
+        if not MIN_SEATS <= k <= MAX_SEATS:
+            raise ValueError(f"a table seats {MIN_SEATS}..{MAX_SEATS} entries, got {k}: {self.seats!r}")
+        if len(set(self.seats)) != k:
+            raise ValueError(f"an entry sits twice at one table: {self.seats!r}")
+        if len(self.ranks) != k:
+            raise ValueError(f"{k} seats need {k} ranks, got {self.ranks!r}")
+        if any(isinstance(r, bool) or not isinstance(r, int) or not 1 <= r <= k for r in self.ranks):
+            raise ValueError(f"ranks must be integers 1..{k}, got {self.ranks!r}")
+        if self.game_points and len(self.game_points) != k:
+            raise ValueError(f"{k} seats need {k} game points, got {self.game_points!r}")
+
+
+@dataclass(frozen=True)
+class Bye:
+    """An entry that sat out a round; it scores as a win."""
+
+    round: int
+    entry: EntryId
+
+
+def check_table_size(k: int) -> None:
+    """Raise ValueError unless ``k`` seats make a legal game."""
+    if isinstance(k, bool) or not isinstance(k, int) or not MIN_SEATS <= k <= MAX_SEATS:
+        raise ValueError(f"seats per table must be an integer {MIN_SEATS}..{MAX_SEATS}, got {k!r}")
+
+
+def check_entries(entries: Sequence[EntryId]) -> list[EntryId]:
+    """The entries as a list; raise ValueError on duplicates or unhashable ids."""
+    entries = list(entries)
+    try:
+        distinct = len(set(entries))
+    except TypeError as exc:
+        raise ValueError(f"entry ids must be hashable: {exc}") from None
+    if distinct != len(entries):
+        seen: set = set()
+        dupes = [e for e in entries if e in seen or seen.add(e)]
+        raise ValueError(f"duplicate entries: {dupes!r}")
+    return entries
+
+
+def table_sizes(n: int, k: int) -> tuple[int, ...]:
+    """How ``n`` entries sit at tables of ``k``: sizes largest first; byes are the rest.
+
+    Tables of k-1 or k+1 (within 2..10) replace byes when they can. Preference:
+    fewest byes, then fewest tables off size k, then more (smaller) tables.
+
+    >>> table_sizes(10, 4), table_sizes(5, 2)
+    ((4, 3, 3), (2, 2))
+    """
+    check_table_size(k)
+    if isinstance(n, bool) or not isinstance(n, int) or n < MIN_SEATS:
+        raise ValueError(f"need at least {MIN_SEATS} entries to pair, got {n!r}")
+    lo, hi = max(k - 1, MIN_SEATS), min(k + 1, MAX_SEATS)
+    if k == MIN_SEATS:
+        # A 2-seat event keeps 2-seat games: a third player would change the game.
+        lo = hi = k
+    best: tuple | None = None
+    for tables in range(1, n // lo + 1):
+        seated = min(n, tables * hi)
+        off = abs(seated - tables * k)  # each off-size table differs from k by one
+        key = (n - seated, off, -tables)
+        if best is None or key < best[0]:
+            best = (key, tables, seated)
+    if best is None:
+        raise ValueError(f"{n} entries cannot fill one table of {k} (tables of {lo}..{hi} allowed)")
+    _, tables, seated = best
+    base, extra = divmod(seated, tables)
+    return tuple([base + 1] * extra + [base] * (tables - extra))
