@@ -43,7 +43,6 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "rest_framework",
     "core",
-
 ]
 
 MIDDLEWARE = [
@@ -120,7 +119,9 @@ if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
+    if not SECURE_HSTS_PRELOAD:  # an operator's explicit choice, not an oversight
+        SILENCED_SYSTEM_CHECKS = ["security.W021"]
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -152,12 +153,17 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_DEFAULT_QUEUE = queues.MAINTENANCE
 CELERY_TASK_QUEUES = [Queue(name) for name in queues.ALL]
+CELERY_TASK_ROUTES = {
+    "matches.tasks.match_play": {"queue": queues.MATCHES},
+    "bots.tasks.*": {"queue": queues.VALIDATION},
+}
 CELERY_TASK_SOFT_TIME_LIMIT = MATCH_TIME_LIMIT
 CELERY_TASK_TIME_LIMIT = MATCH_TIME_LIMIT + 60
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     # Longer than the longest match, so a running match is not handed to a
-    # second worker while the first still plays it.
-    "visibility_timeout": CELERY_TASK_TIME_LIMIT * 2 + 300,
+    # second worker while the first still plays it; after it, an unacknowledged
+    # task of a dead worker is delivered again.
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", CELERY_TASK_TIME_LIMIT + 120),
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True

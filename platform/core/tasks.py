@@ -2,11 +2,9 @@
 
 from celery import shared_task
 
-from arena import queues
-
 from . import services
 
 
-@shared_task(queue=queues.MAINTENANCE)
+@shared_task
 def worker_heartbeat(hostname: str | None = None) -> int:
     return services.worker_heartbeat_record(hostname).pk

@@ -1,0 +1,62 @@
+"""The project layout keeps the standard library's `platform` module reachable."""
+
+import platform
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _is_stdlib_platform(module) -> bool:
+    stdlib = Path(sysconfig.get_paths()["stdlib"]).resolve()
+    return Path(module.__file__).resolve().parent == stdlib and callable(module.python_version)
+
+
+def test_platform_folder_is_a_plain_folder_not_a_package():
+    assert (ROOT / "platform" / "arena" / "settings.py").is_file()
+    assert not (ROOT / "platform" / "__init__.py").exists()
+
+
+def test_import_platform_inside_django_is_the_standard_library():
+    import django
+    from django.conf import settings
+
+    django.setup()
+    assert settings.ROOT_URLCONF == "arena.urls"
+    assert _is_stdlib_platform(platform)
+
+
+def test_import_platform_in_manage_py_process_is_the_standard_library():
+    code = (
+        "import django, platform, sys; django.setup(); "
+        "print(platform.__file__); print(platform.python_version())"
+    )
+    out = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-v", "0", "-c", code],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.split()
+    assert Path(out[0]).resolve().parent == Path(sysconfig.get_paths()["stdlib"]).resolve()
+    assert out[1] == platform.python_version()
+
+
+@pytest.mark.services
+def test_celery_worker_runs_task_through_redis_and_sees_stdlib_platform(celery_worker_process):
+    import time
+
+    from core.models import WorkerHeartbeat
+    from core.tasks import worker_heartbeat
+
+    worker_heartbeat.delay("layout-test-worker")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not WorkerHeartbeat.objects.filter(
+        hostname="layout-test-worker"
+    ).exists():
+        time.sleep(0.2)
+    beat = WorkerHeartbeat.objects.get(hostname="layout-test-worker")
+    # platform.platform() from the stdlib looks like "Linux-6.1.0-...-x86_64-with-glibc2.36"
+    assert beat.python_platform == platform.platform()
+    assert "Task core.tasks.worker_heartbeat[" in celery_worker_process.log
