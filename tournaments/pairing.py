@@ -1,0 +1,273 @@
+"""Swiss pairing for 2-seat matches and k-seat tables, with a readable explanation.
+
+Deterministic from the entries' order, the seed and the results so far. Pure:
+no Django, no I/O. The method is described in docs/tournaments.md.
+
+>>> rnd = swiss_round(["a", "b", "c"], [], 1)
+>>> [t.seats for t in rnd.tables], rnd.byes
+([('a', 'b')], ('c',))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+from itertools import combinations
+
+from tournaments.standings import (
+    ACTIVE,
+    DEFAULT_TIE_BREAKS,
+    History,
+    Standing,
+    split_history,
+    standings,
+)
+from tournaments.tables import EntryId, Round, Table, check_table_size, table_sizes
+
+# Search steps the 2-seat backtracking may spend at one rematch budget before
+# it accepts one more rematch; keeps hostile histories from hanging a worker.
+MAX_SEARCH_STEPS = 200_000
+
+
+def default_swiss_rounds(n: int) -> int:
+    """ceil(log2 n) rounds, at least 1: enough to separate a single winner with 2 seats."""
+    if n < 2:
+        raise ValueError(f"a Swiss event needs at least 2 entries, got {n}")
+    return max(1, math.ceil(math.log2(n)))
+
+
+def swiss_round(
+    entries: Sequence[EntryId],
+    history: History,
+    number: int,
+    *,
+    seats: int = 2,
+    tie_breaks: Sequence[str] = DEFAULT_TIE_BREAKS,
+    withdrawn: Iterable[EntryId] = (),
+    disqualified: Iterable[EntryId] = (),
+    seed: int | None = None,
+) -> Round:
+    """Pair round ``number`` of a Swiss event from the results of the earlier rounds.
+
+    Withdrawn and disqualified entries are not paired; their results stay.
+    """
+    check_table_size(seats)
+    history = list(history)
+    lines = standings(
+        entries,
+        history,
+        tie_breaks=tie_breaks,
+        withdrawn=withdrawn,
+        disqualified=disqualified,
+        seed=seed,
+    )
+    tables, _ = split_history(entries, history)
+    late = sorted({item.round for item in history if item.round >= number})
+    if late:
+        raise ValueError(f"cannot pair round {number}: the history already has round(s) {late}")
+    ranked = [s for s in lines if s.status == ACTIVE]
+    if len(ranked) < 2:
+        raise ValueError(f"round {number}: need at least 2 active entries, got {len(ranked)}")
+    state = _State(ranked, tables)
+    header = (
+        f"swiss round {number}: {len(ranked)} active entries ranked by points, then "
+        + (", ".join(tie_breaks) or "entry order")
+    )
+    if seats == 2:
+        return _pair_two(number, state, header)
+    return _pair_tables(number, state, seats, header)
+
+
+class _State:
+    """What pairing needs from the past: rank, points, meetings, byes, seats taken."""
+
+    def __init__(self, ranked: list[Standing], tables) -> None:
+        self.order = [s.entry for s in ranked]
+        self.rank = {e: i for i, e in enumerate(self.order)}
+        self.points = {s.entry: s.points for s in ranked}
+        self.byes = {s.entry: s.byes for s in ranked}
+        self.met: dict[frozenset, int] = {}
+        self.first = dict.fromkeys(self.order, 0)
+        self.last_seat: dict[EntryId, int] = {}
+        for t in sorted(tables, key=lambda t: t.round):
+            for a, b in combinations(t.seats, 2):
+                key = frozenset((a, b))
+                self.met[key] = self.met.get(key, 0) + 1
+            if t.seats[0] in self.first:
+                self.first[t.seats[0]] += 1
+            for i, e in enumerate(t.seats):
+                self.last_seat[e] = i
+
+    def meetings(self, a: EntryId, b: EntryId) -> int:
+        return self.met.get(frozenset((a, b)), 0)
+
+    def bye_choice(self) -> tuple[list[EntryId], str]:
+        """Bye candidates, best first: fewest byes so far, then lowest ranked."""
+        fewest = min(self.byes.values())
+        candidates = [e for e in reversed(self.order) if self.byes[e] == fewest]
+        why = "lowest ranked without a bye" if fewest == 0 else f"lowest ranked with the fewest byes ({fewest})"
+        return candidates, why
+
+    def seat_order(self, group: Sequence[EntryId]) -> tuple[EntryId, ...]:
+        """Fewest first seats goes first; then whoever did not sit first last time; then rank."""
+        return tuple(
+            sorted(group, key=lambda e: (self.first[e], self.last_seat.get(e, 1) == 0, self.rank[e]))
+        )
+
+
+def _fmt(points: Fraction) -> str:
+    return f"{round(float(points), 2):g}"
+
+
+def _pair_two(number: int, state: _State, header: str) -> Round:
+    """Score groups top down, backtracking; rematches only at the smallest possible count."""
+    explanation = [header]
+    odd = len(state.order) % 2 == 1
+    candidates, why = state.bye_choice() if odd else ([None], "")
+    budget = 0
+    while True:
+        for bye in candidates:
+            rest = [e for e in state.order if e != bye]
+            pairs = _search(rest, state, budget)
+            if pairs is not None:
+                break
+        else:
+            budget += 1
+            continue
+        break
+    tables = []
+    for a, b in pairs:
+        seats = state.seat_order((a, b))
+        tables.append(Table(seats))
+        explanation.append(_explain_pair(state, a, b, seats))
+    byes: tuple = ()
+    if bye is not None:
+        byes = (bye,)
+        explanation.append(f"bye to {bye}: {why}")
+        skipped = candidates[: candidates.index(bye)]
+        if skipped:
+            explanation.append(
+                f"  ({', '.join(map(str, skipped))} kept playing: a bye to them forced more rematches)"
+            )
+    if budget:
+        explanation.append(f"{budget} repeat meeting(s): no pairing without them exists")
+    return Round(number, tuple(tables), byes, tuple(explanation))
+
+
+def _explain_pair(state: _State, a: EntryId, b: EntryId, seats: tuple) -> str:
+    pa, pb = state.points[a], state.points[b]
+    if pa == pb:
+        text = f"{seats[0]} vs {seats[1]}: both {_fmt(pa)} points"
+    else:
+        text = f"{seats[0]} vs {seats[1]}: {a} floated down from {_fmt(pa)} to meet {_fmt(pb)}"
+    met = state.meetings(a, b)
+    if met:
+        text += f"; rematch (met {met} time(s) before)"
+    if state.first[seats[0]] < state.first[seats[1]]:
+        text += f"; {seats[0]} sits first: fewer first seats ({state.first[seats[0]]} vs {state.first[seats[1]]})"
+    return text
+
+
+def _search(rest: list[EntryId], state: _State, budget: int) -> list[tuple] | None:
+    """First pairing in preference order whose repeat meetings total at most ``budget``."""
+    failed: set[tuple[frozenset, int]] = set()
+    steps = 0
+
+    def preferences(p: EntryId, remaining: list[EntryId]) -> list[EntryId]:
+        group = [e for e in remaining if state.points[e] == state.points[p]]
+        half = len(group) // 2
+        index = {e: i for i, e in enumerate(group)}
+        others = [e for e in remaining if e != p]
+        # Nearest score first; inside the group the top half meets the bottom half.
+        return sorted(
+            others,
+            key=lambda q: (
+                abs(state.points[p] - state.points[q]),
+                abs(index[q] - half) if q in index else 0,
+                state.rank[q],
+            ),
+        )
+
+    def go(remaining: list[EntryId], left: int) -> list[tuple] | None:
+        nonlocal steps
+        if not remaining:
+            return []
+        key = (frozenset(remaining), left)
+        if key in failed:
+            return None
+        steps += 1
+        if steps > MAX_SEARCH_STEPS:
+            return None
+        p = remaining[0]
+        for q in preferences(p, remaining):
+            cost = state.meetings(p, q)
+            if cost > left:
+                continue
+            tail = go([e for e in remaining if e not in (p, q)], left - cost)
+            if tail is not None:
+                return [(p, q), *tail]
+        failed.add(key)
+        return None
+
+    return go(rest, budget)
+
+
+def _pair_tables(number: int, state: _State, k: int, header: str) -> Round:
+    """Cut the ranking into tables, then swap entries while that lowers repeats, then spread."""
+    explanation = [header]
+    sizes = table_sizes(len(state.order), k)
+    nbyes = len(state.order) - sum(sizes)
+    byes: list[EntryId] = []
+    if nbyes:
+        candidates = sorted(state.order, key=lambda e: (state.byes[e], -state.rank[e]))
+        byes = candidates[:nbyes]
+        for e in byes:
+            why = "without a bye" if state.byes[e] == 0 else f"with the fewest byes ({state.byes[e]})"
+            explanation.append(f"bye to {e}: lowest ranked {why}; tables of {k} cannot seat everyone")
+    playing = [e for e in state.order if e not in set(byes)]
+    tables: list[list[EntryId]] = []
+    start = 0
+    for size in sizes:
+        tables.append(playing[start : start + size])
+        start += size
+    if len(set(sizes)) > 1:
+        explanation.append(f"tables of {'/'.join(map(str, sizes))} seat all {len(playing)} entries")
+
+    def cost(table: Sequence[EntryId]) -> tuple[int, Fraction]:
+        repeats = sum(state.meetings(a, b) for a, b in combinations(table, 2))
+        pts = [state.points[e] for e in table]
+        return repeats, max(pts) - min(pts)
+
+    costs = [cost(t) for t in tables]
+    for _ in range(len(playing) ** 2):
+        best = None
+        for i, j in combinations(range(len(tables)), 2):
+            before = (costs[i][0] + costs[j][0], costs[i][1] + costs[j][1])
+            for pa, a in enumerate(tables[i]):
+                for pb, b in enumerate(tables[j]):
+                    ti = tables[i][:pa] + [b] + tables[i][pa + 1 :]
+                    tj = tables[j][:pb] + [a] + tables[j][pb + 1 :]
+                    ci, cj = cost(ti), cost(tj)
+                    after = (ci[0] + cj[0], ci[1] + cj[1])
+                    gain = (before[0] - after[0], before[1] - after[1])
+                    if gain > (0, 0) and (best is None or gain > best[0]):
+                        best = (gain, i, j, ti, tj, ci, cj, a, b)
+        if best is None:
+            break
+        gain, i, j, ti, tj, ci, cj, a, b = best
+        tables[i], tables[j], costs[i], costs[j] = ti, tj, ci, cj
+        if gain[0] > 0:
+            explanation.append(f"swap {a}<->{b} avoided {gain[0]} repeat meeting(s)")
+        else:
+            explanation.append(f"swap {a}<->{b} narrowed the score spread by {_fmt(gain[1])}")
+    out = []
+    for n, table in enumerate(tables, start=1):
+        seats = state.seat_order(table)
+        out.append(Table(seats))
+        line = f"table {n}: " + ", ".join(f"{e} ({_fmt(state.points[e])})" for e in seats)
+        repeats = costs[n - 1][0]
+        if repeats:
+            line += f"; {repeats} repeat meeting(s) left: no single swap removed them"
+        explanation.append(line)
+    return Round(number, tuple(out), tuple(byes), tuple(explanation))
