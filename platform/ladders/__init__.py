@@ -1,0 +1,1 @@
+"""Ladders: bots rated by Elo from the matches they play; ``ratings`` holds the arithmetic."""
