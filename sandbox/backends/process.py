@@ -1,0 +1,212 @@
+"""Process backend: the bot host as a local process, in bubblewrap when present.
+
+With bwrap: no network, own PID/IPC/UTS namespaces, read-only system
+directories, private size-limited /tmp and home, empty environment, killed with
+its parent. Always: rlimits (address space, CPU time, processes, file size).
+As root the host runs as the unprivileged uid 10001 (root ignores RLIMIT_NPROC).
+Without bwrap it still runs with rlimits and warns once that isolation is weak.
+Weaker than Docker: the runner only uses it for untrusted code when allowed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+from engine.faults import InfrastructureError, SeatFault
+from sandbox.limits import Limits, describe_bytes
+from sandbox.package import BotPackage
+from sandbox.seat import Channel
+
+log = logging.getLogger(__name__)
+
+HOST_PROGRAM = Path(__file__).resolve().parent.parent / "host.py"
+#: the unprivileged user a root worker drops to (same uid as the sandbox image's `bot`)
+BOT_UID = 10001
+_warned_weak = False
+
+
+def find_interpreter() -> str:
+    """The system Python 3 (the bot host needs nothing else); a venv's python may live in /root."""
+    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    found = shutil.which("python3")
+    if found is None:
+        raise InfrastructureError("no python3 interpreter found for the process sandbox")
+    return found
+
+
+def _set_rlimits(limits: Limits):
+    """A preexec function: only setrlimit calls, safe to run between fork and exec."""
+    memory = limits.memory_bytes
+    cpu = int(limits.cpu_seconds)
+    nproc = limits.processes
+    fsize = limits.file_bytes
+
+    def preexec() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    return preexec
+
+
+class ProcessSeatHandle:
+    """One running bot host process (or bwrap tree) and its channel."""
+
+    def __init__(self, process: subprocess.Popen, channel: Channel, workdir: str, limits: Limits):
+        self.process = process
+        self.channel = channel
+        self.workdir = workdir
+        self.limits = limits
+        self.stopped = False
+
+    def death_fault(self) -> SeatFault:
+        try:
+            code = self.process.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            return SeatFault("crash", "bot host closed its channel but kept running")
+        if code is None or code >= 0:
+            return SeatFault("crash", f"bot host exited with code {code}")
+        signum = -code
+        if signum == signal.SIGXCPU or (signum == signal.SIGKILL and self._cpu_exhausted()):
+            return SeatFault("crash", f"killed: CPU time limit exceeded ({self.limits.cpu_seconds} s)")
+        if signum == signal.SIGXFSZ:
+            return SeatFault("crash", f"killed: file size limit exceeded ({describe_bytes(self.limits.file_bytes)})")
+        return SeatFault("crash", f"killed by signal {signal.Signals(signum).name}")
+
+    def _cpu_exhausted(self) -> bool:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime >= self.limits.cpu_seconds
+
+    def stop(self) -> None:
+        if self.stopped:
+            return
+        self.stopped = True
+        self.channel.close()
+        # The host leads its own process group: kill the group. In bwrap the
+        # sandbox's PID namespace dies with its init, which dies with bwrap.
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.process.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            log.error("bot host pid %s did not die after SIGKILL", self.process.pid)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def bwrap_command(bwrap: str, interpreter: str, limits: Limits, fd: int) -> list[str]:
+    """The bubblewrap command line around the bot host (bot in /sandbox/bot, read-only)."""
+    command = [
+        bwrap,
+        "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent", "--new-session", "--clearenv",
+        "--uid", str(BOT_UID), "--gid", str(BOT_UID),
+        "--setenv", "PATH", "/usr/bin:/bin",
+        "--setenv", "LANG", "C.UTF-8",
+        "--setenv", "HOME", "/home/bot",
+        "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+        "--ro-bind", "/usr", "/usr",
+    ]
+    for link in ("/bin", "/lib", "/lib64", "/sbin"):
+        if os.path.islink(link):
+            command += ["--symlink", os.readlink(link), link]
+        elif os.path.isdir(link):
+            command += ["--ro-bind", link, link]
+    tmp = str(limits.tmp_bytes)
+    command += [
+        "--proc", "/proc",
+        "--dev", "/dev",
+        "--size", tmp, "--tmpfs", "/tmp",
+        "--size", tmp, "--tmpfs", "/home/bot",
+        "--ro-bind", "{bot}", "/sandbox/bot",
+        "--ro-bind", str(HOST_PROGRAM), "/sandbox/host.py",
+        "--remount-ro", "/",
+        "--chdir", "/sandbox/bot",
+        "--cap-drop", "ALL",
+        "--",
+        interpreter, "-I", "-S", "/sandbox/host.py",
+        "--bot", "/sandbox/bot", "--fd", str(fd),
+        "--frame-bytes", str(limits.frame_bytes), "--log-bytes", str(limits.log_bytes),
+    ]
+    return command
+
+
+def start_seat(package: BotPackage, limits: Limits, *, label: str = "seat", bwrap: str | None = "auto") -> ProcessSeatHandle:
+    """Start a bot host for ``package``; ``bwrap=None`` forces the weak rlimits-only mode."""
+    global _warned_weak
+    if bwrap == "auto":
+        bwrap = shutil.which("bwrap")
+    interpreter = find_interpreter()
+    workdir = tempfile.mkdtemp(prefix=f"uno-arena-{label}-")
+    parent_sock = child_sock = None
+    try:
+        bot_dir = Path(workdir) / "bot"
+        package.write_to(bot_dir)
+        _open_for(Path(workdir))
+        parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        fd = child_sock.fileno()
+        user = None
+        if os.geteuid() == 0:
+            user, group = BOT_UID, BOT_UID
+        if bwrap:
+            command = [str(bot_dir) if part == "{bot}" else part for part in bwrap_command(bwrap, interpreter, limits, fd)]
+            env = {"PATH": "/usr/bin:/bin"}
+            cwd = "/"
+        else:
+            if not _warned_weak:
+                _warned_weak = True
+                log.warning("bubblewrap not found: the process sandbox runs bots with rlimits only (weak isolation: network, files and other processes are reachable)")
+            command = [interpreter, "-I", "-S", str(HOST_PROGRAM), "--bot", str(bot_dir), "--fd", str(fd),
+                       "--frame-bytes", str(limits.frame_bytes), "--log-bytes", str(limits.log_bytes)]
+            env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(bot_dir), "PYTHONDONTWRITEBYTECODE": "1"}
+            cwd = str(bot_dir)
+        kwargs = {}
+        if user is not None:
+            kwargs.update(user=user, group=group, extra_groups=[])
+        try:
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(fd,),
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+                preexec_fn=_set_rlimits(limits),
+                **kwargs,
+            )
+        except OSError as exc:
+            raise InfrastructureError(f"cannot start the bot host ({command[0]}): {exc}") from exc
+        child_sock.close()
+        return ProcessSeatHandle(process, Channel(parent_sock, limits.frame_bytes), workdir, limits)
+    except BaseException:
+        for sock in (parent_sock, child_sock):
+            if sock is not None:
+                sock.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+
+
+def _open_for(root: Path) -> None:
+    """Let the unprivileged bot user read (never write) its own files."""
+    os.chmod(root, 0o755)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames:
+            os.chmod(os.path.join(dirpath, name), 0o755)
+        for name in filenames:
+            os.chmod(os.path.join(dirpath, name), 0o644)

@@ -1,0 +1,231 @@
+"""The bot host: runs inside a sandbox, imports one bot and answers the referee.
+
+Standard library only, Python 3.11+: it runs on the sandbox image's bare
+interpreter, so it must never import ``engine``, ``sandbox`` or Django. The
+referee side imports the frame helpers below, so the wire format lives here.
+
+Usage (the backends start it): ``python3 host.py --bot DIR (--fd N | --connect PATH)``
+
+Wire format: each frame is a 4-byte big-endian length, then that many bytes of
+UTF-8 JSON (an object). The host sends ``hello`` once the bot is imported, one
+reply per ``decide`` (same ``id``) and ``log`` frames with what the bot printed.
+Everything the bot writes to fd 1 and 2 (also from C code and child processes)
+goes into a pipe the host drains into capped ``log`` frames, so prints never
+reach the channel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import importlib.util
+import json
+import os
+import socket
+import struct
+import sys
+import threading
+
+HEADER = struct.Struct(">I")
+#: the module a bot's directory must hold; ``agent`` is looked up in it
+ENTRY_MODULE = "main.py"
+
+
+class FrameError(Exception):
+    """The other side sent something that is not a valid frame."""
+
+
+def encode_frame(message: dict) -> bytes:
+    """One frame: length prefix plus compact JSON.
+
+    >>> encode_frame({"id": 1})[:4]
+    b'\\x00\\x00\\x00\\t'
+    """
+    body = json.dumps(message, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return HEADER.pack(len(body)) + body
+
+
+def decode_body(body: bytes) -> dict:
+    """Parse one frame body, refusing anything but a JSON object."""
+    try:
+        message = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise FrameError(f"frame is not UTF-8 JSON ({type(exc).__name__}: {str(exc)[:80]})") from None
+    if not isinstance(message, dict):
+        raise FrameError(f"frame is JSON {type(message).__name__}, not an object")
+    return message
+
+
+def recv_exact(sock: socket.socket, size: int) -> bytes:
+    """Read exactly ``size`` bytes (blocking); EOFError when the peer closed."""
+    chunks = []
+    while size:
+        chunk = sock.recv(min(size, 1 << 20))
+        if not chunk:
+            raise EOFError("channel closed")
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def load_agent(bot_dir: str, module_name: str = "main"):
+    """Import ``main.py`` from ``bot_dir`` as ``module_name`` and return its ``agent``.
+
+    Helper modules beside ``main.py`` are importable because ``bot_dir`` is put
+    first on ``sys.path``. Raises whatever the bot's import raises.
+    """
+    path = os.path.join(bot_dir, ENTRY_MODULE)
+    if bot_dir not in sys.path:
+        sys.path.insert(0, bot_dir)
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    agent = getattr(module, "agent", None)
+    if not callable(agent):
+        raise TypeError(f"main.py defines no callable `agent` (found {type(agent).__name__})")
+    return agent
+
+
+def describe_exception(exc: BaseException) -> dict:
+    """The error a host reports for an exception raised by bot code."""
+    text = str(exc)
+    reason = (f"{type(exc).__name__}: {text}" if text else type(exc).__name__)[:500]
+    if isinstance(exc, MemoryError):
+        return {"kind": "memory", "reason": reason}
+    # fork/clone and thread creation fail with EAGAIN at the process limit; a
+    # sandbox has no network, so EAGAIN from sockets cannot be the cause.
+    if (isinstance(exc, OSError) and exc.errno == errno.EAGAIN) or (
+        isinstance(exc, RuntimeError) and "can't start new thread" in text
+    ):
+        return {"kind": "processes", "reason": reason}
+    return {"kind": "exception", "reason": reason}
+
+
+class Host:
+    """The host's side of one channel: framed send (thread-safe) and receive."""
+
+    def __init__(self, sock: socket.socket, frame_bytes: int, log_bytes: int):
+        self.sock = sock
+        self.frame_bytes = frame_bytes
+        self.log_bytes = log_bytes
+        self.send_lock = threading.Lock()
+
+    def send(self, message: dict) -> None:
+        frame = encode_frame(message)
+        with self.send_lock:
+            self.sock.sendall(frame)
+
+    def recv(self) -> dict:
+        (size,) = HEADER.unpack(recv_exact(self.sock, HEADER.size))
+        if size > self.frame_bytes:
+            raise FrameError(f"frame of {size} bytes exceeds the cap of {self.frame_bytes}")
+        return decode_body(recv_exact(self.sock, size))
+
+    def capture_output(self) -> threading.Thread:
+        """Point fd 1 and 2 at a pipe and forward what comes out as capped log frames."""
+        read_end, write_end = os.pipe()
+        os.dup2(write_end, 1)
+        os.dup2(write_end, 2)
+        os.close(write_end)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+        thread = threading.Thread(target=self._drain, args=(read_end,), name="log-drain", daemon=True)
+        thread.start()
+        return thread
+
+    def _drain(self, read_end: int) -> None:
+        budget = self.log_bytes
+        truncated = False
+        while True:
+            try:
+                chunk = os.read(read_end, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            if budget > 0:
+                piece = chunk[:budget]
+                budget -= len(piece)
+                self._send_quietly({"op": "log", "data": piece.decode("utf-8", "replace")})
+            elif not truncated:
+                truncated = True
+                self._send_quietly({"op": "log", "truncated": True})
+            # Past the cap the pipe is still drained so a chatty bot never blocks.
+
+    def _send_quietly(self, message: dict) -> None:
+        try:
+            self.send(message)
+        except OSError:
+            pass
+
+
+def serve(host: Host, bot_dir: str) -> int:
+    """Import the bot, say hello, then answer ``decide`` until ``stop`` or EOF."""
+    drain = host.capture_output()
+    try:
+        os.chdir(bot_dir)
+        agent = load_agent(bot_dir)
+    except BaseException as exc:  # noqa: BLE001 - any failure of bot code is reported, not raised
+        error = describe_exception(exc)
+        error["reason"] = f"exception at import: {error['reason']}"
+        host.send({"op": "hello", "id": 0, "error": error})
+        return 1
+    host.send({"op": "hello", "id": 0, "ok": True})
+    while True:
+        try:
+            request = host.recv()
+        except EOFError:
+            return 0
+        request_id = request.get("id")
+        op = request.get("op")
+        if op == "stop":
+            sys.stdout.flush()
+            sys.stderr.flush()
+            # Give the drain thread a moment to forward the last prints.
+            drain.join(timeout=0.05)
+            return 0
+        if op != "decide":
+            host.send({"op": "error", "id": request_id, "error": {"kind": "protocol", "reason": f"unknown op {op!r}"}})
+            continue
+        try:
+            action = agent(request.get("observation"), request.get("configuration"))
+        except BaseException as exc:  # noqa: BLE001 - SystemExit and friends from bots are faults too
+            host.send({"op": "reply", "id": request_id, "error": describe_exception(exc)})
+            continue
+        try:
+            host.send({"op": "reply", "id": request_id, "action": action})
+        except (TypeError, ValueError) as exc:
+            error = {"kind": "illegal", "reason": f"agent returned a value that is not JSON ({type(action).__name__}): {exc}"}
+            host.send({"op": "reply", "id": request_id, "error": error})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bot", required=True, help="directory holding main.py")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--fd", type=int, help="inherited socket file descriptor")
+    where.add_argument("--connect", help="path of the referee's Unix socket")
+    parser.add_argument("--frame-bytes", type=int, default=1 << 20)
+    parser.add_argument("--log-bytes", type=int, default=64 * 1024)
+    args = parser.parse_args(argv)
+    if args.fd is not None:
+        sock = socket.socket(fileno=args.fd)
+    else:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(args.connect)
+    sock.setblocking(True)
+    host = Host(sock, args.frame_bytes, args.log_bytes)
+    try:
+        code = serve(host, args.bot)
+    except (OSError, EOFError, FrameError):
+        code = 2
+    # os._exit: skip atexit handlers and non-daemon threads the bot may have left.
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,288 @@
+"""The referee's side of a sandboxed seat: channel, clocks, logs, fault reasons.
+
+``SandboxSeat`` is an engine seat (``decide(observation, configuration)``) that
+talks to a bot host (``sandbox.host``) in any backend. It trusts nothing it
+reads: frame sizes are capped, JSON is checked, replies to an earlier request
+(late after a timeout) are dropped by request id. Knows the engine's fault
+vocabulary, not Django, not Docker.
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import socket
+import time
+from typing import Protocol
+
+from engine.faults import InfrastructureError, SeatFault
+from sandbox.host import HEADER, FrameError, decode_body, encode_frame
+from sandbox.limits import Limits, describe_bytes
+
+log = logging.getLogger(__name__)
+
+
+class ChannelClosed(Exception):
+    """The bot host closed its end of the channel (it exited or was killed)."""
+
+
+class Channel:
+    """Length-prefixed JSON frames over a stream socket, read with deadlines."""
+
+    def __init__(self, sock: socket.socket, frame_bytes: int):
+        self.sock = sock
+        self.frame_bytes = frame_bytes
+        self.buffer = bytearray()
+        sock.setblocking(False)
+
+    def send(self, message: dict, timeout: float = 5.0) -> None:
+        """Send one frame; a host that stops reading for ``timeout`` s counts as closed."""
+        data = memoryview(encode_frame(message))
+        deadline = time.monotonic() + timeout
+        while data:
+            try:
+                sent = self.sock.send(data)
+            except BlockingIOError:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not select.select([], [self.sock], [], remaining)[1]:
+                    raise ChannelClosed("bot host stopped reading its channel") from None
+                continue
+            except OSError as exc:
+                raise ChannelClosed(f"channel broken: {exc}") from None
+            data = data[sent:]
+
+    def recv(self, deadline: float) -> dict | None:
+        """The next frame, or ``None`` when ``deadline`` (monotonic) passes first."""
+        while True:
+            message = self._take_frame()
+            if message is not None:
+                return message
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            readable, _, _ = select.select([self.sock], [], [], remaining)
+            if not readable:
+                return None
+            try:
+                chunk = self.sock.recv(1 << 16)
+            except BlockingIOError:
+                continue
+            except OSError as exc:
+                raise ChannelClosed(f"channel broken: {exc}") from None
+            if not chunk:
+                raise ChannelClosed("bot host closed the channel")
+            self.buffer += chunk
+
+    def _take_frame(self) -> dict | None:
+        if len(self.buffer) < HEADER.size:
+            return None
+        (size,) = HEADER.unpack_from(self.buffer)
+        if size > self.frame_bytes:
+            raise FrameError(f"frame of {size} bytes exceeds the cap of {describe_bytes(self.frame_bytes)} (first bytes {bytes(self.buffer[:16])!r})")
+        end = HEADER.size + size
+        if len(self.buffer) < end:
+            return None
+        body = bytes(self.buffer[HEADER.size:end])
+        del self.buffer[:end]
+        return decode_body(body)
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+class SeatLog:
+    """What one seat printed, capped at ``cap`` bytes of UTF-8."""
+
+    def __init__(self, cap: int):
+        self.cap = cap
+        self.size = 0
+        self.parts: list[str] = []
+        self.truncated = False
+
+    def add(self, text: str) -> None:
+        if self.truncated:
+            return
+        data = text.encode("utf-8", "replace")
+        room = self.cap - self.size
+        if len(data) > room:
+            data = data[:room]
+            self.truncated = True
+        self.size += len(data)
+        self.parts.append(data.decode("utf-8", "ignore"))
+
+    def mark_truncated(self) -> None:
+        self.truncated = True
+
+    def text(self) -> str:
+        tail = f"\n[log truncated at {describe_bytes(self.cap)}]\n" if self.truncated else ""
+        return "".join(self.parts) + tail
+
+
+class SeatHandle(Protocol):
+    """What a backend gives the seat: a channel to the host and control over its sandbox."""
+
+    channel: Channel
+
+    def death_fault(self) -> SeatFault:
+        """Why the host is gone (memory, process limit, crash); may raise InfrastructureError."""
+
+    def stop(self) -> None:
+        """Kill everything in the sandbox and clean up; idempotent, safe on every path."""
+
+
+class SandboxSeat:
+    """An engine seat played by a bot host; see the module docstring.
+
+    >>> seat = SandboxSeat(handle, Limits(), "bot.py@1234abcd")  # doctest: +SKIP
+    >>> seat.wait_ready(); seat.decide(observation, configuration)  # doctest: +SKIP
+    """
+
+    def __init__(self, handle: SeatHandle, limits: Limits, name: str):
+        self.handle = handle
+        self.limits = limits
+        self.name = name
+        self.bank = limits.time_bank
+        self.log = SeatLog(limits.log_bytes)
+        self.faults: list[str] = []  # every fault raised, "kind: reason", for the owner
+        self.fault: SeatFault | None = None  # a forfeit: raised again on every later call
+        self.last_decision_seconds = 0.0
+        self.next_id = 1
+        self.stopped = False
+
+    # -- start and stop -------------------------------------------------
+
+    def wait_ready(self) -> None:
+        """Wait for the host's hello; a bot that fails to import is faulted (not raised)."""
+        deadline = time.monotonic() + self.limits.start_seconds
+        try:
+            while True:
+                message = self.handle.channel.recv(deadline)
+                if message is None:
+                    self._forfeit(SeatFault("crash", f"bot did not start within {self.limits.start_seconds:g} s (import too slow?)"))
+                    return
+                if message.get("op") == "log":
+                    self._take_log(message)
+                    continue
+                if message.get("op") != "hello" or message.get("id") != 0:
+                    raise FrameError(f"expected hello from the bot host, got op {str(message.get('op'))[:40]!r}")
+                if "error" in message:
+                    self._forfeit(self._error_fault(message["error"]))
+                elif message.get("ok") is not True:
+                    raise FrameError("hello without ok or error")
+                return
+        except FrameError as exc:
+            self._forfeit(SeatFault("protocol", f"protocol error at start: {exc}"))
+        except ChannelClosed:
+            self._forfeit(self.handle.death_fault())
+
+    def stop(self) -> None:
+        """Ask the host to stop, collect its last log lines, then kill the sandbox."""
+        if self.stopped:
+            return
+        self.stopped = True
+        try:
+            if self.fault is None:
+                try:
+                    self.handle.channel.send({"op": "stop", "id": self.next_id}, timeout=0.2)
+                    deadline = time.monotonic() + 0.2
+                    while (message := self.handle.channel.recv(deadline)) is not None:
+                        if message.get("op") == "log":
+                            self._take_log(message)
+                except (ChannelClosed, FrameError):
+                    pass
+        finally:
+            self.handle.channel.close()
+            self.handle.stop()
+
+    # -- the seat interface ---------------------------------------------
+
+    def decide(self, observation: dict, configuration: dict) -> dict:
+        if self.fault is not None:
+            raise self.fault
+        request_id = self.next_id
+        self.next_id += 1
+        started = time.monotonic()
+        per_decision = self.limits.time_per_decision
+        deadline = started + per_decision + self.bank
+        try:
+            self.handle.channel.send(
+                {"op": "decide", "id": request_id, "observation": observation, "configuration": configuration}
+            )
+            while True:
+                message = self.handle.channel.recv(deadline)
+                if message is None:
+                    self._charge(time.monotonic() - started)
+                    self.bank = 0.0
+                    raise self._fault(SeatFault("timeout", f"no reply within {per_decision:g} s and the time bank ({self.limits.time_bank:g} s) is used up"))
+                op = message.get("op")
+                if op == "log":
+                    self._take_log(message)
+                    continue
+                reply_id = message.get("id")
+                if op != "reply" or not isinstance(reply_id, int) or isinstance(reply_id, bool):
+                    raise FrameError(f"expected a reply, got op {str(op)[:40]!r} with id {str(reply_id)[:20]!r}")
+                if reply_id < request_id:
+                    continue  # the late answer to a request that already timed out
+                if reply_id != request_id:
+                    raise FrameError(f"reply to request {reply_id} while request {request_id} is pending")
+                self._charge(time.monotonic() - started)
+                if "error" in message:
+                    raise self._fault(self._error_fault(message["error"]))
+                if "action" not in message:
+                    raise FrameError("reply carries neither action nor error")
+                return message["action"]
+        except FrameError as exc:
+            raise self._forfeit(SeatFault("protocol", f"protocol error: {exc}")) from None
+        except ChannelClosed:
+            raise self._forfeit(self.handle.death_fault()) from None
+
+    # -- helpers --------------------------------------------------------
+
+    def _charge(self, elapsed: float) -> None:
+        self.last_decision_seconds = elapsed
+        over = elapsed - self.limits.time_per_decision
+        if over > 0:
+            self.bank = max(0.0, self.bank - over)
+
+    def _take_log(self, message: dict) -> None:
+        data = message.get("data")
+        if isinstance(data, str):
+            self.log.add(data)
+        if message.get("truncated") is True:
+            self.log.mark_truncated()
+
+    def _error_fault(self, error) -> SeatFault:
+        """Turn an error the host reported into the fault its owner reads."""
+        if not isinstance(error, dict):
+            return SeatFault("protocol", f"protocol error: malformed error report {str(error)[:80]!r}")
+        kind = error.get("kind")
+        detail = str(error.get("reason", ""))[:500]
+        if kind == "exception":
+            if detail.startswith("exception at import: "):
+                return SeatFault("exception", detail)
+            return SeatFault("exception", f"exception in agent: {detail}")
+        if kind == "memory":
+            return SeatFault("memory", f"memory limit exceeded ({describe_bytes(self.limits.memory_bytes)}): {detail}")
+        if kind == "processes":
+            return SeatFault("processes", f"process limit exceeded ({self.limits.processes} processes): {detail}")
+        if kind == "illegal":
+            return SeatFault("illegal", detail)
+        return SeatFault("protocol", f"protocol error: unknown error kind {str(kind)[:40]!r}")
+
+    def _fault(self, fault: SeatFault) -> SeatFault:
+        """Record a fault; one that forfeits also stops the sandbox at once."""
+        self.faults.append(str(fault))
+        if fault.forfeits:
+            self.fault = fault
+            try:
+                self.handle.stop()
+            except InfrastructureError:
+                raise
+            except Exception:  # noqa: BLE001 - cleanup must not hide the bot's fault
+                log.exception("stopping the sandbox of %s failed", self.name)
+        return fault
+
+    _forfeit = _fault
