@@ -1,0 +1,78 @@
+"""The 108 UNO cards: codes, colours, ranks and points (RULES.md section 1).
+
+The only module that knows card codes. Inside the engine a card is an int:
+a *physical* card id 0..107 (``DECK[id]`` gives its kind) or a card *kind*
+0..53 (``CODES[kind]`` gives its code). Pure: standard library only.
+
+>>> CODES[kind_of("Y+2")], points(kind_of("W+4"))
+('Y+2', 50)
+"""
+
+from __future__ import annotations
+
+#: colour letters, indexed by colour number
+COLORS = ("R", "Y", "G", "B")
+COLOR_INDEX = {c: i for i, c in enumerate(COLORS)}
+
+#: rank numbers: 0..9 number cards, then the action cards
+SKIP, REVERSE, DRAW_TWO, WILD, WILD_DRAW_FOUR = 10, 11, 12, 13, 14
+_RANK_CODES = ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "S", "R", "+2")
+
+#: kind -> code; coloured kinds are colour * 13 + rank, then W and W+4
+CODES: tuple[str, ...] = tuple(c + r for c in COLORS for r in _RANK_CODES) + ("W", "W+4")
+KIND: dict[str, int] = {code: k for k, code in enumerate(CODES)}
+WILD_KIND = KIND["W"]
+WILD_DRAW_FOUR_KIND = KIND["W+4"]
+NUM_KINDS = len(CODES)
+
+#: kind -> colour number, or -1 for the two wilds
+KIND_COLOR: tuple[int, ...] = tuple(k // 13 for k in range(52)) + (-1, -1)
+#: kind -> rank number (0..9, SKIP, REVERSE, DRAW_TWO, WILD, WILD_DRAW_FOUR)
+KIND_RANK: tuple[int, ...] = tuple(k % 13 for k in range(52)) + (WILD, WILD_DRAW_FOUR)
+#: kind -> points left in a hand at scoring
+KIND_POINTS: tuple[int, ...] = tuple(r if r < 10 else 20 for r in KIND_RANK[:52]) + (50, 50)
+
+
+def _build_deck() -> tuple[int, ...]:
+    kinds: list[int] = []
+    for color in range(4):
+        kinds.append(color * 13)  # one 0 per colour
+        for rank in range(1, 13):
+            kinds.extend((color * 13 + rank,) * 2)
+    kinds.extend((WILD_KIND,) * 4)
+    kinds.extend((WILD_DRAW_FOUR_KIND,) * 4)
+    return tuple(kinds)
+
+
+#: physical card id -> kind; the full deck, 108 cards
+DECK: tuple[int, ...] = _build_deck()
+DECK_SIZE = len(DECK)
+assert DECK_SIZE == 108
+
+
+def kind_of(code: str) -> int:
+    """The kind number of a card code; ``ValueError`` for anything else.
+
+    >>> kind_of("R7")
+    7
+    """
+    try:
+        return KIND[code]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown card code: {code!r} (e.g. R7, GS, BR, Y+2, W, W+4)") from None
+
+
+def color_of(code: str) -> str | None:
+    """The colour letter of a card code, None for a wild."""
+    c = KIND_COLOR[kind_of(code)]
+    return None if c < 0 else COLORS[c]
+
+
+def points(kind: int) -> int:
+    """Points a card kind counts when left in a hand."""
+    return KIND_POINTS[kind]
+
+
+def is_color(value: object) -> bool:
+    """True for one of the four colour letters."""
+    return isinstance(value, str) and value in COLOR_INDEX

@@ -1,0 +1,746 @@
+"""The state machine of one UNO game: deals, decisions, legal actions, scoring.
+
+>>> g = Game(Rules(players=2), seed=1)
+>>> g.apply(g.legal_actions()[0]); g.decision in DECISIONS
+True
+
+A game is several rounds until the target (or a fixed number of rounds). It is
+fully determined by (rules, seed, actions): every random choice comes from
+``random.Random`` streams seeded from the game seed (see docs/engine.md for the
+per-seat draw streams). The game records every effect in ``events`` and every
+decision taken in ``actions``; ``engine.replay`` rebuilds states from them.
+
+Cards are ints inside (``engine.cards``); dicts only at the edge
+(``observation``, ``legal_actions``, ``apply``). Pure: no I/O, no clocks.
+"""
+
+from __future__ import annotations
+
+from random import Random
+from typing import Any
+
+from engine.cards import (
+    CODES,
+    COLORS,
+    DECK,
+    DECK_SIZE,
+    DRAW_TWO,
+    KIND_COLOR,
+    KIND_POINTS,
+    KIND_RANK,
+    REVERSE,
+    SKIP,
+    WILD,
+    WILD_DRAW_FOUR,
+    WILD_DRAW_FOUR_KIND,
+    WILD_KIND,
+)
+from engine.rules import Rules
+
+#: the decision kinds of BOT_CONTRACT.md
+DECISIONS = ("play", "play_drawn", "choose_color", "challenge", "stack", "jump_in", "swap_target")
+
+# internal action tuples: (PLAY, kind, colour), (DRAW,), (PASS,), (ACCEPT,),
+# (CHALLENGE,), (SWAP, seat), (COLOR, colour)
+PLAY, DRAW, PASS, ACCEPT, CHALLENGE, SWAP, COLOR = range(7)
+_TYPE_NAMES = ("play", "draw", "pass", "accept", "challenge", "swap", "color")
+_SIMPLE = {"draw": (DRAW,), "pass": (PASS,), "accept": (ACCEPT,), "challenge": (CHALLENGE,)}
+_MISSING = object()
+
+#: safety net, not a rule option: a game of bots that never go out still ends
+MAX_ROUNDS_PER_GAME = 100
+#: cards a seat draws for a refused action or a timeout (RULES.md section 9)
+STRIKE_DRAW = 2
+
+
+class IllegalAction(ValueError):
+    """A reply that is not one of the legal actions of the pending decision."""
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+class Game:
+    """One game between ``rules.players`` seats, from its first deal to the end."""
+
+    def __init__(self, rules: Rules, seed: int):
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules must be engine.rules.Rules, got {type(rules).__name__}")
+        self.rules = rules
+        self.seed = seed
+        self.n = n = rules.players
+        # rule options cached as attributes: the hot loop reads them often
+        self._stacking = rules.stacking
+        self._wd4 = rules.wd4
+        self._jump_in = rules.jump_in
+        self._seven_zero = rules.seven_zero
+        self.scores = [0] * n
+        self.events: list[dict] = []
+        self.actions: list[dict] = []
+        self.round = 0
+        self.dealer = Random(f"{seed}:dealer").randrange(n)
+        self.over = False
+        self.decision: str | None = None
+        self.seat: int | None = None
+        self.current = 0
+        self.direction = 1
+        self.color = -1
+        self.pending = 0
+        self.turns = 0
+        self.hands: list[list[int]] = [[] for _ in range(n)]
+        self.uno = [False] * n
+        self.discard: list[int] = []
+        self.discard_codes: list[str] = []
+        self.in_pile = bytearray(DECK_SIZE)
+        self.pile_count = 0
+        self._legal: list[tuple] | None = None
+        self._drawn_kind = -1
+        self._resolving: tuple[int, int] | None = None
+        self._jump_queue: list[int] = []
+        self._wd4_player = -1
+        self._wd4_honest = False
+        self._start_round()
+
+    # ------------------------------------------------------------------ deal
+    def _start_round(self) -> None:
+        n, rules = self.n, self.rules
+        self.round += 1
+        if self.round > 1:
+            self.dealer = (self.dealer + 1) % n
+        deal_seed = f"{self.seed}:{self.round}"
+        rng = Random(deal_seed)
+        perm = list(range(DECK_SIZE))
+        rng.shuffle(perm)
+        h = rules.hand_size
+        self.hands = [perm[s * h : (s + 1) * h] for s in range(n)]
+        pile = perm[n * h :]
+        returned: list[str] = []
+        if rules.first_card == "apply":
+            # a Wild Draw Four goes back and the deck is reshuffled; if only
+            # Wild Draw Fours are left (a huge deal) the top one starts as a Wild
+            while DECK[pile[0]] == WILD_DRAW_FOUR_KIND and any(DECK[c] != WILD_DRAW_FOUR_KIND for c in pile):
+                returned.append(CODES[DECK[pile[0]]])
+                rng.shuffle(pile)
+        else:
+            while KIND_RANK[DECK[pile[0]]] > 9 and any(KIND_RANK[DECK[c]] <= 9 for c in pile):
+                returned.append(CODES[DECK[pile[0]]])
+                rng.shuffle(pile)
+        top = pile[0]
+        self.in_pile = in_pile = bytearray(DECK_SIZE)
+        for c in pile[1:]:
+            in_pile[c] = 1
+        self.pile_count = len(pile) - 1
+        self.discard = [top]
+        top_kind = DECK[top]
+        self.discard_codes = [CODES[top_kind]]
+        self.direction = 1
+        self.pending = 0
+        self.turns = 0
+        self.uno = [False] * n
+        self.color = KIND_COLOR[top_kind]
+        self._deal_seed = deal_seed
+        # per-seat draw streams: a lazily generated private permutation of the
+        # 108 card ids per seat (docs/engine.md "Draws")
+        self._order: list[list[int] | None] = [None] * n
+        self._pos = [0] * n
+        self._srng: list[Random | None] = [None] * n
+        self._emit(
+            {
+                "e": "round_start",
+                "round": self.round,
+                "dealer": self.dealer,
+                "hands": [[CODES[DECK[c]] for c in hand] for hand in self.hands],
+                "returned": returned,
+                "top": CODES[top_kind],
+                "color": None if self.color < 0 else COLORS[self.color],
+                "draw_pile": self.pile_count,
+                "scores": list(self.scores),
+            }
+        )
+        first = (self.dealer + 1) % n
+        rank = KIND_RANK[top_kind]
+        if rank <= 9:
+            self._start_turn(first)
+        elif rank == SKIP:
+            self._emit({"e": "skip", "seat": first})
+            self._start_turn((first + 1) % n)
+        elif rank == REVERSE:
+            self.direction = -1
+            self._emit({"e": "direction", "direction": -1})
+            self._start_turn(self.dealer)
+        elif rank == DRAW_TWO:
+            self._draw(first, 2, "penalty")
+            self._emit({"e": "skip", "seat": first})
+            self._start_turn((first + 1) % n)
+        elif self._begin_turn(first):  # Wild (or the Wild Draw Four edge case)
+            self._ask(first, "choose_color")
+
+    # ----------------------------------------------------------------- draws
+    def _draw_one(self, s: int) -> int:
+        order = self._order[s]
+        if order is None:
+            order = self._order[s] = list(range(DECK_SIZE))
+            self._srng[s] = Random(f"{self._deal_seed}:seat:{s}")
+        rnd = self._srng[s].random  # type: ignore[union-attr]
+        pos = self._pos[s]
+        in_pile = self.in_pile
+        # lazy Fisher-Yates: the seat's private order is extended only as far
+        # as it is read; cards already out of the pile are passed over
+        while True:
+            j = pos + int(rnd() * (DECK_SIZE - pos))
+            c = order[j]
+            order[j] = order[pos]
+            order[pos] = c
+            pos += 1
+            if in_pile[c]:
+                break
+        self._pos[s] = pos
+        in_pile[c] = 0
+        self.pile_count -= 1
+        return c
+
+    def _reshuffle(self) -> bool:
+        moved = self.discard[:-1]
+        if not moved:
+            return False
+        in_pile = self.in_pile
+        for c in moved:
+            in_pile[c] = 1
+        self.pile_count += len(moved)
+        self.discard = self.discard[-1:]
+        self.discard_codes = self.discard_codes[-1:]
+        # every seat's private order is regenerated from its own stream
+        self._pos = [0] * self.n
+        self._emit({"e": "reshuffle", "cards": len(moved)})
+        return True
+
+    def _draw(self, s: int, count: int, reason: str, until_playable: bool = False) -> int:
+        """Seat ``s`` draws ``count`` cards (or until playable); returns the last card id or -1."""
+        hand = self.hands[s]
+        chunk: list[str] = []
+        last = -1
+        drawn = 0
+        while drawn < count:
+            if self.pile_count == 0:
+                if chunk:
+                    self._emit({"e": "draw", "seat": s, "cards": chunk, "reason": reason})
+                    chunk = []
+                if not self._reshuffle():
+                    break
+            last = self._draw_one(s)
+            hand.append(last)
+            chunk.append(CODES[DECK[last]])
+            drawn += 1
+            if until_playable and self._playable(s, DECK[last]):
+                break
+        if chunk or drawn == 0:
+            self._emit({"e": "draw", "seat": s, "cards": chunk, "reason": reason})
+        if drawn:
+            self.uno[s] = False
+        return last
+
+    # ----------------------------------------------------------------- turns
+    def _emit(self, event: dict) -> None:
+        self.events.append(event)
+
+    def _ask(self, seat: int, decision: str) -> None:
+        self.seat = seat
+        self.decision = decision
+        self._legal = None
+
+    def _begin_turn(self, s: int) -> bool:
+        self.turns += 1
+        if self.turns > self.rules.max_turns:
+            self._end_round(None)
+            return False
+        self.current = s
+        self._emit({"e": "turn", "seat": s})
+        return True
+
+    def _start_turn(self, s: int) -> None:
+        if self._begin_turn(s):
+            self._ask(s, "play")
+
+    def _honest(self, s: int) -> bool:
+        """True when seat ``s`` holds no card of the active colour."""
+        color = self.color
+        for c in self.hands[s]:
+            if KIND_COLOR[DECK[c]] == color:
+                return False
+        return True
+
+    def _playable(self, s: int, k: int) -> bool:
+        kc = KIND_COLOR[k]
+        if kc >= 0:
+            return kc == self.color or KIND_RANK[k] == KIND_RANK[DECK[self.discard[-1]]]
+        return k == WILD_KIND or self._wd4 != "enforced" or self._honest(s)
+
+    def _play(self, s: int, k: int, color: int, uno: bool, jump: bool = False) -> None:
+        hand = self.hands[s]
+        if k == WILD_DRAW_FOUR_KIND and self._wd4 == "challenge":
+            self._wd4_player = s
+            self._wd4_honest = self._honest(s)
+        for i, c in enumerate(hand):
+            if DECK[c] == k:
+                del hand[i]
+                break
+        self.discard.append(c)
+        code = CODES[k]
+        self.discard_codes.append(code)
+        self.color = color
+        event = {"e": "play", "seat": s, "card": code, "color": COLORS[color]}
+        if jump:
+            event["jump_in"] = True
+        left = len(hand)
+        if left == 1 and uno:
+            event["uno"] = True
+        self._emit(event)
+        self.uno[s] = left == 1 and uno
+        if left == 1 and not uno:
+            self._emit({"e": "uno_caught", "seat": s})
+            if self.rules.uno_penalty:
+                self._draw(s, self.rules.uno_penalty, "uno")
+        if not hand:
+            self._go_out(s, k)
+            return
+        rank = KIND_RANK[k]
+        if rank == REVERSE:
+            self.direction = -self.direction
+            self._emit({"e": "direction", "direction": self.direction})
+        elif self._seven_zero:
+            if rank == 0:
+                n, d = self.n, self.direction
+                hands = self.hands
+                self.hands = [hands[(i - d) % n] for i in range(n)]
+                self.uno = [False] * n
+                self._emit({"e": "pass_hands", "direction": d})
+            elif rank == 7:
+                self._resolving = (s, k)
+                self._ask(s, "swap_target")
+                return
+        self._after_effect(s, k)
+
+    def _after_effect(self, s: int, k: int) -> None:
+        """The jump-in window (if any), then the card's effect on the next seats."""
+        if self._jump_in and KIND_COLOR[k] >= 0:
+            n, d = self.n, self.direction
+            queue = []
+            for step in range(1, n):
+                seat = (s + step * d) % n
+                for c in self.hands[seat]:
+                    if DECK[c] == k:
+                        queue.append(seat)
+                        break
+            if queue:
+                self._resolving = (s, k)
+                self._jump_queue = queue
+                self._ask(queue.pop(0), "jump_in")
+                return
+        self._advance(s, k)
+
+    def _advance(self, s: int, k: int) -> None:
+        n, d = self.n, self.direction
+        nxt = (s + d) % n
+        rank = KIND_RANK[k]
+        if rank <= 9 or rank == WILD:
+            self._start_turn(nxt)
+        elif rank == SKIP:
+            self._emit({"e": "skip", "seat": nxt})
+            self._start_turn((nxt + d) % n)
+        elif rank == REVERSE:
+            if n == 2 and self.rules.two_player_reverse_skips:
+                self._emit({"e": "skip", "seat": nxt})
+                self._start_turn(s)
+            else:
+                self._start_turn(nxt)
+        elif rank == DRAW_TWO:
+            self.pending = self.pending + 2 if self._stacking == "stack" else 2
+            self._penalty(nxt)
+        elif self._wd4 == "challenge":
+            if self._begin_turn(nxt):
+                self.pending = 4
+                self._emit({"e": "pending", "seat": nxt, "cards": 4})
+                self._ask(nxt, "challenge")
+        else:
+            self.pending = self.pending + 4 if self._stacking == "stack" else 4
+            self._penalty(nxt)
+
+    def _answers(self, s: int) -> list[tuple]:
+        """Cards seat ``s`` may answer a pending Draw Two / Wild Draw Four with."""
+        top_rank = KIND_RANK[DECK[self.discard[-1]]]
+        kinds = sorted({DECK[c] for c in self.hands[s]})
+        out: list[tuple] = []
+        for k in kinds:
+            if KIND_RANK[k] == DRAW_TWO and (top_rank == DRAW_TWO or KIND_COLOR[k] == self.color):
+                out.append((PLAY, k, KIND_COLOR[k]))
+            elif k == WILD_DRAW_FOUR_KIND and self._stacking == "stack" and (
+                self._wd4 != "enforced" or self._honest(s)
+            ):
+                out.extend((PLAY, k, c) for c in range(4))
+        return out
+
+    def _penalty(self, v: int) -> None:
+        """Seat ``v`` faces the pending draw: answer it (stacking) or draw and lose the turn."""
+        if self._stacking != "off" and self._answers(v):
+            if self._begin_turn(v):
+                self._emit({"e": "pending", "seat": v, "cards": self.pending})
+                self._ask(v, "stack")
+            return
+        self._take_penalty(v)
+
+    def _take_penalty(self, v: int) -> None:
+        amount, self.pending = self.pending, 0
+        self._draw(v, amount, "penalty")
+        self._emit({"e": "skip", "seat": v})
+        self._start_turn((v + self.direction) % self.n)
+
+    def _go_out(self, s: int, k: int) -> None:
+        rank = KIND_RANK[k]
+        if rank == DRAW_TWO or rank == WILD_DRAW_FOUR:
+            # the last card's penalty still hits the next seat, unanswered
+            value = 2 if rank == DRAW_TWO else 4
+            amount = self.pending + value if self._stacking == "stack" else value
+            self.pending = 0
+            self._draw((s + self.direction) % self.n, amount, "penalty")
+        self._end_round(s)
+
+    def _turn_draw(self, s: int) -> None:
+        if self.rules.draw == "one":
+            last = self._draw(s, 1, "draw")
+        else:
+            last = self._draw(s, self.rules.draw_limit, "draw", until_playable=True)
+        if last >= 0 and self._playable(s, DECK[last]):
+            self._drawn_kind = DECK[last]
+            self._ask(s, "play_drawn")
+        else:
+            self._start_turn((s + self.direction) % self.n)
+
+    # ------------------------------------------------------------ round end
+    def _end_round(self, winner: int | None) -> None:
+        n = self.n
+        left = [sum(KIND_POINTS[DECK[c]] for c in hand) for hand in self.hands]
+        if winner is None:
+            gained = [0] * n
+        elif self.rules.scoring == "winner":
+            gained = [0] * n
+            gained[winner] = sum(left)
+        else:
+            gained = left
+        for s in range(n):
+            self.scores[s] += gained[s]
+        self._emit(
+            {
+                "e": "round_end",
+                "round": self.round,
+                "winner": winner,
+                "reason": "out" if winner is not None else "max_turns",
+                "points": gained,
+                "scores": list(self.scores),
+            }
+        )
+        rules = self.rules
+        if rules.rounds is not None:
+            done = self.round >= rules.rounds
+        else:
+            done = max(self.scores) >= rules.target  # type: ignore[operator]
+        if done or self.round >= MAX_ROUNDS_PER_GAME:
+            self.over = True
+            self.decision = None
+            self.seat = None
+            self._legal = []
+            self._emit({"e": "game_end", "scores": list(self.scores), "ranks": self.ranks()})
+        else:
+            self._start_round()
+
+    def ranks(self) -> list[int]:
+        """Rank per seat by game score (1 = best; ties share a rank)."""
+        sign = -1 if self.rules.scoring == "winner" else 1
+        keys = [sign * x for x in self.scores]
+        return [1 + sum(1 for other in keys if other < mine) for mine in keys]
+
+    # --------------------------------------------------------- legal actions
+    def _legal_internal(self) -> list[tuple]:
+        legal = self._legal
+        if legal is not None:
+            return legal
+        s, decision = self.seat, self.decision
+        if decision == "play":
+            hand = self.hands[s]  # type: ignore[index]
+            color = self.color
+            top_rank = KIND_RANK[DECK[self.discard[-1]]]
+            legal = []
+            has_color = False
+            for k in sorted({DECK[c] for c in hand}):
+                kc = KIND_COLOR[k]
+                if kc >= 0:
+                    if kc == color:
+                        has_color = True
+                        legal.append((PLAY, k, kc))
+                    elif KIND_RANK[k] == top_rank:
+                        legal.append((PLAY, k, kc))
+                else:
+                    if k == WILD_KIND:
+                        legal.extend(((PLAY, k, 0), (PLAY, k, 1), (PLAY, k, 2), (PLAY, k, 3)))
+                    elif self._wd4 != "enforced" or not has_color:
+                        legal.extend(((PLAY, k, 0), (PLAY, k, 1), (PLAY, k, 2), (PLAY, k, 3)))
+            legal.append((DRAW,))
+        elif decision == "play_drawn":
+            k = self._drawn_kind
+            kc = KIND_COLOR[k]
+            legal = [(PLAY, k, kc)] if kc >= 0 else [(PLAY, k, c) for c in range(4)]
+            legal.append((PASS,))
+        elif decision == "stack":
+            legal = self._answers(s)  # type: ignore[arg-type]
+            legal.append((ACCEPT,))
+        elif decision == "challenge":
+            legal = [(ACCEPT,), (CHALLENGE,)]
+        elif decision == "jump_in":
+            k = self._resolving[1]  # type: ignore[index]
+            legal = [(PLAY, k, KIND_COLOR[k]), (PASS,)]
+        elif decision == "swap_target":
+            legal = [(SWAP, t) for t in range(self.n) if t != s]
+        elif decision == "choose_color":
+            legal = [(COLOR, c) for c in range(4)]
+        else:
+            legal = []
+        self._legal = legal
+        return legal
+
+    def _action_dict(self, act: tuple, leaves_one: bool) -> dict:
+        t = act[0]
+        if t == PLAY:
+            k = act[1]
+            d: dict[str, Any] = {"type": "play", "card": CODES[k]}
+            if KIND_COLOR[k] < 0:
+                d["color"] = COLORS[act[2]]
+            if leaves_one:
+                d["uno"] = True
+            return d
+        if t == SWAP:
+            return {"type": "swap", "target": act[1]}
+        if t == COLOR:
+            return {"type": "color", "color": COLORS[act[1]]}
+        return {"type": _TYPE_NAMES[t]}
+
+    def legal_actions(self) -> list[dict]:
+        """Every action allowed now, as BOT_CONTRACT.md dicts (fresh copies)."""
+        if self.over:
+            return []
+        leaves_one = len(self.hands[self.seat]) == 2  # type: ignore[index]
+        return [self._action_dict(a, leaves_one) for a in self._legal_internal()]
+
+    # ---------------------------------------------------------- observation
+    def view(self, seat: int) -> dict:
+        """What ``seat`` sees now, without the decision: nothing hidden."""
+        hands = self.hands
+        return {
+            "seat": seat,
+            "players": self.n,
+            "hand": [CODES[DECK[c]] for c in hands[seat]],
+            "top_card": self.discard_codes[-1],
+            "color": None if self.color < 0 else COLORS[self.color],
+            "direction": self.direction,
+            "current": self.current,
+            "hand_sizes": [len(h) for h in hands],
+            "uno": list(self.uno),
+            "scores": list(self.scores),
+            "draw_pile": self.pile_count,
+            "discard": list(self.discard_codes),
+            "pending_draw": self.pending if self.decision in ("stack", "challenge") else 0,
+            "round": self.round,
+            "dealer": self.dealer,
+        }
+
+    def observation(self) -> dict:
+        """The observation of BOT_CONTRACT.md for the seat asked now."""
+        if self.over:
+            raise RuntimeError("the game is over: no seat is asked")
+        obs = self.view(self.seat)  # type: ignore[arg-type]
+        obs["decision"] = self.decision
+        obs["legal_actions"] = self.legal_actions()
+        return obs
+
+    def state(self) -> dict:
+        """The full state (every hand), as ``engine.replay.state_at`` rebuilds it."""
+        return {
+            "round": self.round,
+            "dealer": self.dealer,
+            "hands": [[CODES[DECK[c]] for c in hand] for hand in self.hands],
+            "discard": list(self.discard_codes),
+            "draw_pile": self.pile_count,
+            "color": None if self.color < 0 else COLORS[self.color],
+            "direction": self.direction,
+            "current": self.current,
+            "scores": list(self.scores),
+            "uno": list(self.uno),
+            "pending_draw": self.pending,
+            "over": self.over,
+        }
+
+    # ------------------------------------------------------------- applying
+    def _match(self, action: Any) -> tuple | None:
+        """The legal internal action a reply stands for, or None."""
+        if type(action) is not dict:
+            return None
+        size = len(action) - ("uno" in action)
+        t = action.get("type")
+        decision = self.decision
+        if t == "play":
+            code = action.get("card")
+            color = action.get("color", _MISSING)
+            if type(code) is not str:
+                return None
+            for act in self._legal_internal():
+                if act[0] == PLAY and CODES[act[1]] == code:
+                    if KIND_COLOR[act[1]] >= 0:
+                        if color is _MISSING and size == 2:
+                            return act
+                        return None
+                    if size == 3 and type(color) is str and COLORS[act[2]] == color:
+                        return act
+            return None
+        if type(t) is not str:
+            return None
+        simple = _SIMPLE.get(t)
+        if simple is not None:
+            return simple if size == 1 and simple in self._legal_internal() else None
+        if t == "swap" and decision == "swap_target":
+            target = action.get("target")
+            if size == 2 and type(target) is int and (SWAP, target) in self._legal_internal():
+                return (SWAP, target)
+            return None
+        if t == "color" and decision == "choose_color":
+            color = action.get("color")
+            if size == 2 and type(color) is str and color in COLORS:
+                return (COLOR, COLORS.index(color))
+        return None
+
+    def apply(self, action: Any) -> None:
+        """Apply the reply of the seat asked now; ``IllegalAction`` if it is not legal."""
+        if self.over:
+            raise IllegalAction(f"the game is over; got action {_short(action)}")
+        act = self._match(action)
+        if act is None:
+            raise IllegalAction(
+                f"illegal action {_short(action)} for decision {self.decision!r} of seat {self.seat}"
+                f" (legal: {_short(self.legal_actions(), 400)})"
+            )
+        uno = act[0] == PLAY and action.get("uno") is True
+        record = self._action_dict(act, uno)
+        self.actions.append(
+            {"at": len(self.events), "seat": self.seat, "decision": self.decision, "action": record}
+        )
+        self._do(act, uno)
+
+    def apply_fallback(self) -> dict:
+        """Play the fixed fallback policy (the first legal action) for the seat asked now."""
+        action = self.legal_actions()[0]
+        self.apply(action)
+        return action
+
+    def fault(self, kind: str, reason: str, *, strikes: int | None = None, forfeit: str | None = None) -> None:
+        """Record a fault of the seat asked now.
+
+        With ``strikes`` (the seat's strike count after this one) the seat draws 2 and
+        loses the turn (RULES.md section 9). ``forfeit`` (its reason) records a forfeit;
+        without strikes the decision stays open for the fallback policy.
+        """
+        if self.over:
+            raise RuntimeError("the game is over: no seat is asked")
+        s = self.seat
+        self.actions.append(
+            {
+                "at": len(self.events),
+                "seat": s,
+                "decision": self.decision,
+                "fault": {"kind": kind, "reason": reason, "strikes": strikes, "forfeit": forfeit},
+            }
+        )
+        event = {"e": "fault", "seat": s, "kind": kind, "reason": reason}
+        if strikes is not None:
+            event["strikes"] = strikes
+        self._emit(event)
+        if forfeit is not None:
+            self._emit({"e": "forfeit", "seat": s, "reason": forfeit})
+        if strikes is not None:
+            self._draw(s, STRIKE_DRAW, "strike")  # type: ignore[arg-type]
+            self._decline()
+
+    def _decline(self) -> None:
+        """Resolve the pending decision as a seat that lost its turn (after a strike)."""
+        s, decision = self.seat, self.decision
+        if decision in ("play", "play_drawn"):
+            self._start_turn((s + self.direction) % self.n)  # type: ignore[operator]
+        elif decision == "choose_color":
+            self._do((COLOR, 0), False, lose_turn=True)
+        elif decision in ("challenge", "stack"):
+            self._do((ACCEPT,), False)
+        elif decision == "jump_in":
+            self._do((PASS,), False)
+        elif decision == "swap_target":
+            player, k = self._resolving  # type: ignore[misc]
+            self._resolving = None
+            self._after_effect(player, k)
+
+    def _do(self, act: tuple, uno: bool, lose_turn: bool = False) -> None:
+        s = self.seat
+        decision = self.decision
+        t = act[0]
+        n = self.n
+        if decision == "play" or decision == "play_drawn" or decision == "stack":
+            if t == PLAY:
+                self._play(s, act[1], act[2], uno)  # type: ignore[arg-type]
+            elif t == DRAW:
+                self._turn_draw(s)  # type: ignore[arg-type]
+            elif t == PASS:
+                self._emit({"e": "pass", "seat": s})
+                self._start_turn((s + self.direction) % n)  # type: ignore[operator]
+            else:  # ACCEPT a stack
+                self._take_penalty(s)  # type: ignore[arg-type]
+        elif decision == "challenge":
+            p = self._wd4_player
+            if t == ACCEPT:
+                self._take_penalty(s)  # type: ignore[arg-type]
+            else:
+                honest = self._wd4_honest
+                self.pending = 0
+                self._emit({"e": "challenge", "seat": s, "target": p, "honest": honest})
+                if honest:
+                    self._draw(s, 6, "challenge")  # type: ignore[arg-type]
+                    self._emit({"e": "skip", "seat": s})
+                    self._start_turn((s + self.direction) % n)  # type: ignore[operator]
+                else:
+                    self._draw(p, 4, "challenge")
+                    self._ask(s, "play")  # type: ignore[arg-type]
+        elif decision == "jump_in":
+            player, k = self._resolving  # type: ignore[misc]
+            if t == PLAY:
+                self._resolving = None
+                self._jump_queue = []
+                if self._begin_turn(s):  # type: ignore[arg-type]
+                    self._play(s, k, act[2], uno, jump=True)  # type: ignore[arg-type]
+            else:
+                self._emit({"e": "pass", "seat": s})
+                if self._jump_queue:
+                    self._ask(self._jump_queue.pop(0), "jump_in")
+                else:
+                    self._resolving = None
+                    self._advance(player, k)
+        elif decision == "swap_target":
+            target = act[1]
+            hands = self.hands
+            hands[s], hands[target] = hands[target], hands[s]  # type: ignore[index]
+            self.uno[s] = self.uno[target] = False  # type: ignore[index]
+            self._emit({"e": "swap", "seat": s, "target": target})
+            player, k = self._resolving  # type: ignore[misc]
+            self._resolving = None
+            self._after_effect(player, k)
+        elif decision == "choose_color":
+            self.color = act[1]
+            self._emit({"e": "color", "seat": s, "color": COLORS[act[1]]})
+            if lose_turn:
+                self._start_turn((s + self.direction) % n)  # type: ignore[operator]
+            else:
+                self._ask(s, "play")  # type: ignore[arg-type]

@@ -1,0 +1,228 @@
+"""The referee: plays a match (several games, optionally duplicate) between seats.
+
+>>> from engine.rules import Rules
+>>> first = AgentSeat(lambda obs, conf: obs["legal_actions"][0], "first")
+>>> play_match(Rules(players=2), [first, first], seed=3).players[0].rank in (1, 2)
+True
+
+Faults follow RULES.md section 9 (see docs/engine.md for ranking and what is
+recorded). Pure: no I/O; a seat may do I/O behind ``decide``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from engine.faults import InfrastructureError, SeatFault
+from engine.game import Game, IllegalAction
+from engine.rules import Rules
+
+REPLAY_VERSION = 1
+#: longest fault reason kept (a hostile bot controls the text)
+MAX_REASON = 500
+
+
+class AgentSeat:
+    """A trusted in-process ``agent(observation, configuration) -> action`` as a seat."""
+
+    def __init__(self, agent: Callable[[dict, dict], Any], name: str = "agent"):
+        self.agent = agent
+        self.name = name
+
+    def decide(self, observation: dict, configuration: dict) -> Any:
+        try:
+            return self.agent(observation, configuration)
+        except Exception as exc:  # any bug in the bot is the bot's fault
+            raise SeatFault("exception", f"{type(exc).__name__}: {exc}") from exc
+
+    def __repr__(self) -> str:
+        return f"AgentSeat({self.name!r})"
+
+
+@dataclasses.dataclass
+class SeatResult:
+    """How one bot (one entry of ``seats``) did over the whole match."""
+
+    bot: int
+    name: str
+    score: int
+    rank: int
+    wins: int
+    forfeit: str | None
+    strikes: int
+    faults: list[dict]
+
+
+@dataclasses.dataclass
+class MatchResult:
+    """``players`` in the order seats were given; ``replay`` is JSON-serialisable."""
+
+    players: list[SeatResult]
+    replay: dict
+    games: int
+    rounds: int
+    timings: list[dict]
+
+
+def game_seed(seed: int, deal: int) -> int:
+    """The seed of deal number ``deal`` of a match seeded with ``seed``."""
+    digest = hashlib.sha256(f"uno-arena:{seed}:{deal}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_REASON else text[:MAX_REASON] + "..."
+
+
+def rank_bots(totals: Sequence[int], wins: Sequence[int], forfeits: Sequence[bool], scoring: str) -> list[int]:
+    """Match rank per bot: by total points (higher wins for ``winner``, lower for
+    ``penalty``), then game wins; forfeits last; equal keys share a rank.
+
+    >>> rank_bots([10, 30, 30], [0, 1, 1], [False, False, False], "winner")
+    [3, 1, 1]
+    """
+    sign = -1 if scoring == "winner" else 1
+    keys = [(1, 0, 0) if f else (0, sign * t, -w) for t, w, f in zip(totals, wins, forfeits, strict=True)]
+    return [1 + sum(1 for other in keys if other < mine) for mine in keys]
+
+
+def play_match(
+    rules: Rules,
+    seats: Sequence[Any],
+    *,
+    seed: int = 0,
+    games: int = 1,
+    duplicate: bool = False,
+    configuration: dict | None = None,
+    names: Sequence[str] | None = None,
+) -> MatchResult:
+    """Play ``games`` deals (each once per seat rotation when ``duplicate``)."""
+    n = len(seats)
+    if not isinstance(rules, Rules):
+        raise TypeError(f"rules must be engine.rules.Rules, got {type(rules).__name__}")
+    if rules.players != n:
+        raise ValueError(f"rules.players is {rules.players} but {n} seats were given")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed must be an int, got {seed!r}")
+    if isinstance(games, bool) or not isinstance(games, int) or games < 1:
+        raise ValueError(f"games must be a positive int, got {games!r}")
+    if names is None:
+        names = [str(getattr(seat, "name", f"bot{i}")) for i, seat in enumerate(seats)]
+    elif len(names) != n:
+        raise ValueError(f"names has {len(names)} entries for {n} seats")
+    names = [str(x) for x in names]
+    rules_dict = rules.to_dict()
+    extra = dict(configuration or {})
+
+    strikes = [0] * n
+    forfeit: list[str | None] = [None] * n
+    faults: list[list[dict]] = [[] for _ in range(n)]
+    totals = [0] * n
+    wins = [0] * n
+    timings = [{"decisions": 0, "total_seconds": 0.0, "max_seconds": 0.0} for _ in range(n)]
+    records: list[dict] = []
+    rounds = 0
+    max_strikes = rules.max_strikes
+
+    for deal in range(games):
+        seed_d = game_seed(seed, deal)
+        for rotation in range(n if duplicate else 1):
+            game_index = len(records)
+            # bot sitting at each seat: rotation r moves every bot r seats on
+            seat_bot = [(s - rotation) % n for s in range(n)]
+            forfeited_at_start = [s for s in range(n) if forfeit[seat_bot[s]] is not None]
+            game = Game(rules, seed_d)
+            while not game.over:
+                s = game.seat
+                b = seat_bot[s]  # type: ignore[index]
+                if forfeit[b] is not None:
+                    game.apply_fallback()
+                    continue
+                observation = game.observation()
+                seat = seats[b]
+                try:
+                    action = seat.decide(observation, {"rules": dict(rules_dict), **extra})
+                    fault = None
+                except SeatFault as exc:
+                    fault = exc
+                except InfrastructureError:
+                    raise
+                seconds = getattr(seat, "last_decision_seconds", None)
+                if isinstance(seconds, int | float) and not isinstance(seconds, bool):
+                    t = timings[b]
+                    t["decisions"] += 1
+                    t["total_seconds"] += float(seconds)
+                    t["max_seconds"] = max(t["max_seconds"], float(seconds))
+                if fault is None:
+                    try:
+                        game.apply(action)
+                        continue
+                    except IllegalAction as exc:
+                        fault = SeatFault("illegal", str(exc))
+                reason = _clip(str(fault.reason))
+                faults[b].append({"game": game_index, "round": game.round, "kind": fault.kind, "reason": reason})
+                if fault.kind in SeatFault.STRIKE_KINDS:
+                    strikes[b] += 1
+                    if strikes[b] >= max_strikes:
+                        forfeit[b] = f"strikes: {strikes[b]} strikes (max_strikes={max_strikes}), last {fault.kind}: {reason}"
+                    game.fault(fault.kind, reason, strikes=strikes[b], forfeit=forfeit[b])
+                else:
+                    forfeit[b] = f"{fault.kind}: {reason}"
+                    game.fault(fault.kind, reason, forfeit=forfeit[b])
+            ranks = game.ranks()
+            for s in range(n):
+                totals[seat_bot[s]] += game.scores[s]
+                if ranks[s] == 1:
+                    wins[seat_bot[s]] += 1
+            rounds += game.round
+            records.append(
+                {
+                    "index": game_index,
+                    "deal": deal,
+                    "rotation": rotation,
+                    "seed": seed_d,
+                    "seats": seat_bot,
+                    "names": [names[b] for b in seat_bot],
+                    "forfeited": forfeited_at_start,
+                    "events": game.events,
+                    "actions": game.actions,
+                    "scores": list(game.scores),
+                    "ranks": ranks,
+                    "rounds": game.round,
+                }
+            )
+
+    match_ranks = rank_bots(totals, wins, [f is not None for f in forfeit], rules.scoring)
+    players = [
+        SeatResult(
+            bot=b,
+            name=names[b],
+            score=totals[b],
+            rank=match_ranks[b],
+            wins=wins[b],
+            forfeit=forfeit[b],
+            strikes=strikes[b],
+            faults=faults[b],
+        )
+        for b in range(n)
+    ]
+    replay = {
+        "version": REPLAY_VERSION,
+        "rules": rules_dict,
+        "seed": seed,
+        "deals": games,
+        "duplicate": bool(duplicate),
+        "names": names,
+        "games": records,
+        "result": {
+            "scores": totals,
+            "ranks": match_ranks,
+            "wins": wins,
+            "forfeits": list(forfeit),
+            "strikes": strikes,
+        },
+    }
+    return MatchResult(players=players, replay=replay, games=len(records), rounds=rounds, timings=timings)

@@ -1,0 +1,161 @@
+"""Rule sets: every option of RULES.md with its default and validation.
+
+>>> Rules.parse(["players=2", "wd4=free"]).to_dict()["wd4"]
+'free'
+
+Pure: standard library only. Knows no card codes (see ``engine.cards``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from engine.cards import DECK_SIZE
+
+
+class RulesError(ValueError):
+    """A rule option has a bad value, is unknown, or conflicts with another one."""
+
+    def __init__(self, option: str, message: str):
+        super().__init__(f"rule option {option!r}: {message}")
+        self.option = option
+
+
+#: option -> allowed words, for the options that take one of a few words
+CHOICES: dict[str, tuple[str, ...]] = {
+    "first_card": ("apply", "number_only"),
+    "draw": ("one", "until_playable"),
+    "wd4": ("challenge", "enforced", "free"),
+    "stacking": ("off", "deflect", "stack"),
+    "scoring": ("winner", "penalty"),
+}
+#: option -> (lowest, highest) for the integer options
+BOUNDS: dict[str, tuple[int, int]] = {
+    "players": (2, 10),
+    "hand_size": (1, 20),
+    "draw_limit": (1, DECK_SIZE),
+    "uno_penalty": (0, 20),
+    "target": (1, 1_000_000),
+    "rounds": (1, 10_000),
+    "max_turns": (1, 1_000_000),
+    "max_strikes": (1, 1_000),
+}
+BOOLEANS = ("two_player_reverse_skips", "seven_zero", "jump_in")
+#: default target per scoring (RULES.md section 7)
+DEFAULT_TARGET = {"winner": 500, "penalty": 200}
+_TRUE = ("true", "1", "on")
+_FALSE = ("false", "0", "off")
+_NONE = ("none", "off", "null")
+
+
+@dataclasses.dataclass(frozen=True)
+class Rules:
+    """One rule set; immutable, validated on creation.
+
+    >>> Rules(players=3).target
+    500
+    """
+
+    players: int = 4
+    hand_size: int = 7
+    first_card: str = "apply"
+    draw: str = "one"
+    draw_limit: int = 10
+    two_player_reverse_skips: bool = True
+    wd4: str = "challenge"
+    stacking: str = "off"
+    uno_penalty: int = 2
+    seven_zero: bool = False
+    jump_in: bool = False
+    scoring: str = "winner"
+    target: int | None = None  # None: DEFAULT_TARGET of the scoring
+    rounds: int | None = None  # None: play to target; an int: that many rounds instead
+    max_turns: int = 2000
+    max_strikes: int = 3
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name in CHOICES:
+                if not isinstance(value, str) or value not in CHOICES[f.name]:
+                    raise RulesError(f.name, f"{value!r} is not allowed (allowed: {', '.join(CHOICES[f.name])})")
+            elif f.name in BOOLEANS:
+                if not isinstance(value, bool):
+                    raise RulesError(f.name, f"{value!r} is not a boolean (allowed: true, false)")
+            elif value is None and f.name in ("target", "rounds"):
+                continue
+            else:
+                low, high = BOUNDS[f.name]
+                if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                    raise RulesError(f.name, f"{value!r} is not allowed (allowed: an integer {low}..{high})")
+        if self.target is None:
+            object.__setattr__(self, "target", DEFAULT_TARGET[self.scoring])
+        if self.players * self.hand_size > DECK_SIZE - 1:
+            raise RulesError(
+                "hand_size",
+                f"{self.players} players x {self.hand_size} cards = {self.players * self.hand_size} "
+                f"does not fit the deck (at most {DECK_SIZE - 1} cards can be dealt)",
+            )
+        if self.stacking != "off" and self.wd4 == "challenge":
+            raise RulesError(
+                "stacking",
+                f"{self.stacking!r} requires wd4=enforced or wd4=free (got wd4=challenge)",
+            )
+
+    @classmethod
+    def parse(cls, items: Iterable[str]) -> Rules:
+        """Rules from ``key=value`` strings (booleans true/false/1/0/on/off).
+
+        >>> Rules.parse(["stacking=stack", "wd4=free"]).stacking
+        'stack'
+        """
+        values: dict[str, Any] = {}
+        for item in items:
+            if not isinstance(item, str) or "=" not in item:
+                raise RulesError(str(item), f"expected key=value, got {item!r}")
+            key, _, text = item.partition("=")
+            key, text = key.strip(), text.strip()
+            values[key] = _parse_value(key, text)
+        return cls.from_dict(values)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Rules:
+        """Rules from a mapping of option -> value, as ``to_dict`` gives."""
+        if not isinstance(data, Mapping):
+            raise RulesError("rules", f"expected a mapping of options, got {type(data).__name__}")
+        known = OPTIONS
+        for key in data:
+            if key not in known:
+                raise RulesError(str(key), f"unknown option (known: {', '.join(known)})")
+        return cls(**dict(data))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every option in canonical form (JSON-serialisable)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+OPTIONS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Rules))
+
+
+def _parse_value(key: str, text: str) -> Any:
+    if key not in OPTIONS:
+        raise RulesError(key, f"unknown option (known: {', '.join(OPTIONS)})")
+    if key in CHOICES:
+        return text
+    low = text.lower()
+    if key in BOOLEANS:
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        raise RulesError(key, f"{text!r} is not a boolean (allowed: true, false, 1, 0, on, off)")
+    if key in ("target", "rounds") and low in _NONE:
+        return None
+    try:
+        return int(text, 10)
+    except ValueError:
+        low_b, high_b = BOUNDS[key]
+        extra = " or none" if key in ("target", "rounds") else ""
+        raise RulesError(key, f"{text!r} is not an integer (allowed: {low_b}..{high_b}{extra})") from None
