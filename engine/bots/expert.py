@@ -1,0 +1,192 @@
+"""``expert``: counts colours, saves wilds, hits a player about to go out.
+
+Stateless (a pure function of the observation, so matches stay reproducible).
+- Plays the coloured card that keeps it in its strongest colour, shedding
+  points faster as an opponent nears going out; in two-seat games it values
+  Skip/Reverse/Draw Two as a free extra turn.
+- When the next seat holds one or two cards it hits it first: Draw Two, an
+  honest Wild Draw Four, Skip (or Reverse with two seats).
+- Keeps wilds: draws rather than spending one while its hand is long and
+  nobody is close to going out; an honest Wild Draw Four goes before a Wild.
+- Names the colour it holds most, ties to the colour the others hold least
+  (counted from its hand and the discard pile).
+- Challenges a Wild Draw Four only when counting makes an honest one unlikely.
+- Always passes a stacked penalty on, jumps in, and swaps for the shortest hand.
+"""
+
+from __future__ import annotations
+
+from engine.bots._view import (
+    BLOCKERS,
+    COLOR,
+    DRAW_TWOS,
+    POINTS,
+    RANK,
+    REVERSES,
+    WILD_DRAW_FOURS,
+    best_color,
+    is_wild,
+    next_seat,
+    of_type,
+    previous_seat,
+    unseen_by_color,
+    with_color,
+    without,
+)
+
+#: challenge when the estimated chance the Wild Draw Four was dishonest exceeds this;
+#: high because a sensible player seldom plays it while holding the colour
+CHALLENGE_THRESHOLD = 0.85
+#: an opponent with at most this many cards is about to go out
+THREAT = 2
+
+
+def agent(observation: dict, configuration: dict) -> dict:
+    """Choose as the module docstring says; always one of ``legal_actions``."""
+    legal = observation["legal_actions"]
+    decision = observation["decision"]
+    rules = configuration.get("rules") or {}
+    if decision == "choose_color":
+        return with_color(of_type(legal, "color"), best_color(observation["hand"], observation))
+    if decision == "challenge":
+        return _challenge(observation, legal)
+    if decision == "swap_target":
+        return _swap(observation, legal)
+    if decision == "play_drawn":
+        return _play_drawn(observation, legal, rules)
+    plays = of_type(legal, "play")
+    if decision in ("stack", "jump_in"):
+        # Passing a penalty on or shedding a card out of turn is always worth it.
+        if plays:
+            return _cheapest(plays, observation)
+        return (of_type(legal, "accept") or of_type(legal, "pass") or legal)[0]
+    if plays:
+        choice = _play(observation, plays, rules, can_draw=bool(of_type(legal, "draw")))
+        if choice is not None:
+            return choice
+    return (of_type(legal, "draw") or legal)[0]
+
+
+def _honest(observation: dict) -> bool:
+    """True when a Wild Draw Four now could not be challenged successfully."""
+    color = observation["color"]
+    return not any(COLOR[c] == color for c in observation["hand"])
+
+
+def _wd4_safe(observation: dict, rules: dict) -> bool:
+    return rules.get("wd4", "challenge") != "challenge" or _honest(observation)
+
+
+def _play(observation: dict, plays: list[dict], rules: dict, can_draw: bool) -> dict | None:
+    """The play to make, or None to draw instead."""
+    hand = observation["hand"]
+    sizes = observation["hand_sizes"]
+    seat = observation["seat"]
+    two_seats = observation["players"] == 2
+    nxt = next_seat(observation)
+    nearest = min(s for i, s in enumerate(sizes) if i != seat)
+    colored = [a for a in plays if not is_wild(a["card"])]
+    wilds = [a for a in plays if is_wild(a["card"])]
+    wd4_ok = _wd4_safe(observation, rules)
+
+    if sizes[nxt] <= THREAT:
+        hit = _hit(observation, colored, wilds, wd4_ok, two_seats)
+        if hit is not None:
+            return hit
+    if colored:
+        return max(colored, key=lambda a: _score(a["card"], hand, nearest, two_seats))
+    if not wilds:
+        return None
+    # Only a wild fits. Keep it while the hand is long and nobody is close.
+    if can_draw and len(hand) > 4 and nearest > 3:
+        return None
+    wd4 = [a for a in wilds if a["card"] in WILD_DRAW_FOURS]
+    chosen = wd4 if wd4 and wd4_ok else [a for a in wilds if a["card"] not in WILD_DRAW_FOURS]
+    if not chosen:
+        chosen = wilds
+    card = chosen[0]["card"]
+    return with_color(chosen, best_color(without(hand, card), observation))
+
+
+def _hit(observation, colored, wilds, wd4_ok, two_seats) -> dict | None:
+    """The strongest legal way to stop the next seat from going out, if any."""
+    hand = observation["hand"]
+    order = [a for a in colored if a["card"] in DRAW_TWOS]
+    if wd4_ok:
+        wd4 = [a for a in wilds if a["card"] in WILD_DRAW_FOURS]
+        if wd4:
+            order.append(with_color(wd4, best_color(without(hand, wd4[0]["card"]), observation)))
+    order += [a for a in colored if a["card"] in BLOCKERS and a["card"] not in DRAW_TWOS]
+    if two_seats:
+        order += [a for a in colored if a["card"] in REVERSES]
+    return order[0] if order else None
+
+
+def _score(card: str, hand: list[str], nearest: int, two_seats: bool) -> float:
+    rest = without(hand, card)
+    color = COLOR[card]
+    same_color = sum(1 for c in rest if COLOR[c] == color)
+    same_rank = sum(1 for c in rest if RANK[c] == RANK[card])
+    score = 2.0 * same_color + 0.5 * same_rank
+    # Points left in hand count against us; shed them faster when a round may end soon.
+    score += POINTS[card] * (0.15 if nearest <= 3 else 0.04)
+    if two_seats and (card in BLOCKERS or card in REVERSES) and same_color:
+        score += 3.0  # a free extra turn with a follow-up card
+    return score
+
+
+def _cheapest(plays: list[dict], observation: dict) -> dict:
+    """Answer with a coloured card before a wild; wilds name the main colour."""
+    colored = [a for a in plays if not is_wild(a["card"])]
+    if colored:
+        return max(colored, key=lambda a: POINTS[a["card"]])
+    card = plays[0]["card"]
+    same = [a for a in plays if a["card"] == card]
+    return with_color(same, best_color(without(observation["hand"], card), observation))
+
+
+def _play_drawn(observation: dict, legal: list[dict], rules: dict) -> dict:
+    plays = of_type(legal, "play")
+    keep = of_type(legal, "pass")
+    if not plays:
+        return (keep or legal)[0]
+    card = plays[0]["card"]
+    if not is_wild(card) or not keep:
+        return with_color(plays, best_color(without(observation["hand"], card), observation))
+    sizes = observation["hand_sizes"]
+    nearest = min(s for i, s in enumerate(sizes) if i != observation["seat"])
+    if card in WILD_DRAW_FOURS and not _wd4_safe(observation, rules):
+        return keep[0]
+    if len(observation["hand"]) <= 3 or nearest <= 3:
+        return with_color(plays, best_color(without(observation["hand"], card), observation))
+    return keep[0]
+
+
+def _challenge(observation: dict, legal: list[dict]) -> dict:
+    challenge = of_type(legal, "challenge")
+    accept = of_type(legal, "accept") or legal
+    if not challenge:
+        return accept[0]
+    discard = observation["discard"]
+    before = COLOR[discard[-2]] if len(discard) >= 2 else None
+    if before is None:
+        return accept[0]  # the colour before came from a wild: nothing to count
+    held = observation["hand_sizes"][previous_seat(observation)]
+    unseen = unseen_by_color(observation)
+    pool = sum(observation["hand_sizes"]) - len(observation["hand"]) + observation["draw_pile"]
+    # Hypergeometric: the chance that `held` unseen cards contain none of the colour.
+    none = 1.0
+    for i in range(held):
+        if pool - i <= 0:
+            break
+        none *= max(0, pool - unseen[before] - i) / (pool - i)
+    return challenge[0] if 1.0 - none > CHALLENGE_THRESHOLD else accept[0]
+
+
+def _swap(observation: dict, legal: list[dict]) -> dict:
+    swaps = of_type(legal, "swap")
+    if not swaps:
+        return legal[0]
+    sizes = observation["hand_sizes"]
+    scores = observation["scores"]
+    return min(swaps, key=lambda a: (sizes[a["target"]], -scores[a["target"]]))
