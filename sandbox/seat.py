@@ -121,6 +121,25 @@ class SeatLog:
         return "".join(self.parts) + tail
 
 
+def fault_from_error(error, limits: Limits) -> SeatFault:
+    """Turn an error report of the bot host (``{"kind", "reason"}``) into the fault its owner reads."""
+    if not isinstance(error, dict):
+        return SeatFault("protocol", f"protocol error: malformed error report {str(error)[:80]!r}")
+    kind = error.get("kind")
+    detail = str(error.get("reason", ""))[:500]
+    if kind == "exception":
+        if detail.startswith("exception at import: "):
+            return SeatFault("exception", detail)
+        return SeatFault("exception", f"exception in agent: {detail}")
+    if kind == "memory":
+        return SeatFault("memory", f"memory limit exceeded ({describe_bytes(limits.memory_bytes)}): {detail}")
+    if kind == "processes":
+        return SeatFault("processes", f"process limit exceeded ({limits.processes} processes): {detail}")
+    if kind == "illegal":
+        return SeatFault("illegal", detail)
+    return SeatFault("protocol", f"protocol error: unknown error kind {str(kind)[:40]!r}")
+
+
 class SeatHandle(Protocol):
     """What a backend gives the seat: a channel to the host and control over its sandbox."""
 
@@ -255,22 +274,7 @@ class SandboxSeat:
             self.log.mark_truncated()
 
     def _error_fault(self, error) -> SeatFault:
-        """Turn an error the host reported into the fault its owner reads."""
-        if not isinstance(error, dict):
-            return SeatFault("protocol", f"protocol error: malformed error report {str(error)[:80]!r}")
-        kind = error.get("kind")
-        detail = str(error.get("reason", ""))[:500]
-        if kind == "exception":
-            if detail.startswith("exception at import: "):
-                return SeatFault("exception", detail)
-            return SeatFault("exception", f"exception in agent: {detail}")
-        if kind == "memory":
-            return SeatFault("memory", f"memory limit exceeded ({describe_bytes(self.limits.memory_bytes)}): {detail}")
-        if kind == "processes":
-            return SeatFault("processes", f"process limit exceeded ({self.limits.processes} processes): {detail}")
-        if kind == "illegal":
-            return SeatFault("illegal", detail)
-        return SeatFault("protocol", f"protocol error: unknown error kind {str(kind)[:40]!r}")
+        return fault_from_error(error, self.limits)
 
     def _fault(self, fault: SeatFault) -> SeatFault:
         """Record a fault; one that forfeits also stops the sandbox at once."""

@@ -1,0 +1,181 @@
+"""Play one match with bots in sandboxes: the only entry point callers use.
+
+``play_match`` starts one seat per bot in parallel, lets ``engine.match`` referee
+the games, and stops every seat on every path. A bot never takes the calling
+process down: its faults become ``SeatFault`` for the engine; only trouble of
+the platform itself (Docker gone) raises ``InfrastructureError``.
+
+>>> outcome = play_match(rules, ["random", BotPackage.from_path("bot.py")], seed=7, backend="docker")  # doctest: +SKIP
+>>> outcome.result.players[1].forfeit, outcome.logs[1]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from engine.faults import InfrastructureError
+from sandbox.backends import BACKENDS
+from sandbox.backends.inprocess import InProcessSeat
+from sandbox.limits import DEFAULT_LIMITS, Limits
+from sandbox.package import BotPackage
+from sandbox.seat import SandboxSeat
+
+log = logging.getLogger(__name__)
+
+
+class SandboxNotAllowed(RuntimeError):
+    """The chosen backend may not run untrusted code here (see ``allow_process``)."""
+
+
+@dataclass
+class SandboxMatchResult:
+    """The engine's result plus what the sandbox saw, per bot in the order given."""
+
+    result: Any  # engine.match.MatchResult
+    logs: list[str]
+    faults: list[list[str]]  # every fault of each bot, "kind: reason"
+    start_seconds: list[float]  # seat start (and bot import) wall time
+    backend: str
+    match_id: str
+
+    def __getattr__(self, name):
+        # players, replay, games, rounds... read straight from the engine result.
+        if name == "result":
+            raise AttributeError(name)
+        return getattr(self.result, name)
+
+
+def play_match(
+    rules,
+    bots: list,
+    *,
+    seed: int,
+    games: int = 1,
+    duplicate: bool = False,
+    backend: str = "inprocess",
+    limits: Limits | None = None,
+    match_id: str | None = None,
+    configuration: dict | None = None,
+    names: list[str] | None = None,
+    allow_process: bool = False,
+    docker_client=None,
+) -> SandboxMatchResult:
+    """Play a match; a bot is a reference bot name (in-process) or a ``BotPackage``.
+
+    ``backend="process"`` runs packages with weaker isolation than Docker and is
+    refused unless ``allow_process=True`` (the platform passes its
+    SANDBOX_ALLOW_PROCESS setting; ``arena play`` passes True for the author's
+    own bots). ``configuration`` adds keys for the bots; time limits come from
+    ``limits`` only.
+    """
+    from engine import match as engine_match  # the referee; imported late to keep start-up light
+
+    limits = limits or DEFAULT_LIMITS
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown sandbox backend {backend!r} (allowed: {', '.join(BACKENDS)})")
+    for index, bot in enumerate(bots):
+        if not isinstance(bot, str | BotPackage):
+            raise TypeError(f"bot {index} must be a reference bot name or a BotPackage, got {type(bot).__name__}")
+    if backend == "process" and not allow_process and any(isinstance(b, BotPackage) for b in bots):
+        raise SandboxNotAllowed(
+            "the process sandbox (bubblewrap + rlimits) is weaker than Docker and is off for "
+            "untrusted bots; use backend='docker', or pass allow_process=True "
+            "(platform setting SANDBOX_ALLOW_PROCESS=1) to accept the weaker isolation"
+        )
+    extra = dict(configuration or {})
+    clash = {"time_per_decision", "time_bank"} & set(extra)
+    if clash:
+        raise ValueError(f"configuration may not set {', '.join(sorted(clash))}: pass limits=Limits(...) instead")
+    match_id = match_id or uuid.uuid4().hex[:12]
+    names = names or [_display_name(bot) for bot in bots]
+
+    seats: list = [None] * len(bots)
+    start_seconds = [0.0] * len(bots)
+
+    def start(index: int) -> None:
+        started = time.monotonic()
+        seats[index] = _start_seat(bots[index], index, backend, limits, match_id, docker_client)
+        start_seconds[index] = time.monotonic() - started
+
+    try:
+        if backend == "docker":
+            # Creating containers is slow API work: one thread per seat.
+            with ThreadPoolExecutor(max_workers=max(1, len(bots)), thread_name_prefix=f"seat-{match_id}") as pool:
+                errors = [f.exception() for f in [pool.submit(start, i) for i in range(len(bots))]]
+            for error in errors:
+                if error is not None:
+                    raise error
+        else:
+            # Processes are forked from this thread: bwrap's --die-with-parent is
+            # bound to the forking thread, so a pool thread's exit would kill it.
+            for index in range(len(bots)):
+                start(index)
+        # The hosts import their bots concurrently; wait for each in turn.
+        for index, seat in enumerate(seats):
+            if isinstance(seat, SandboxSeat):
+                started = time.monotonic()
+                seat.wait_ready()
+                start_seconds[index] += time.monotonic() - started
+        result = engine_match.play_match(
+            rules,
+            seats,
+            seed=seed,
+            games=games,
+            duplicate=duplicate,
+            configuration={**extra, **limits.configuration()},
+            names=names,
+        )
+    finally:
+        _stop_all(seats)
+    return SandboxMatchResult(
+        result=result,
+        logs=[seat.log.text() for seat in seats],
+        faults=[list(seat.faults) for seat in seats],
+        start_seconds=start_seconds,
+        backend=backend,
+        match_id=match_id,
+    )
+
+
+def _display_name(bot) -> str:
+    return bot if isinstance(bot, str) else bot.short_name
+
+
+def _start_seat(bot, index: int, backend: str, limits: Limits, match_id: str, docker_client):
+    """A started seat for ``bot``; a sandboxed one still has to ``wait_ready``."""
+    if isinstance(bot, str):
+        from engine import bots as reference_bots
+
+        return InProcessSeat(reference_bots.get(bot), limits, bot)
+    name = bot.short_name
+    if backend == "inprocess":
+        return InProcessSeat.from_package(bot, limits, name, module_name=f"uno_arena_bot_{match_id}_{index}")
+    if backend == "process":
+        from sandbox.backends import process
+
+        handle = process.start_seat(bot, limits, label=f"{match_id}-{index}")
+    else:
+        from sandbox import docker_backend
+
+        handle = docker_backend.start_seat(bot, limits, match_id=match_id, seat=index, client=docker_client)
+    return SandboxSeat(handle, limits, name)
+
+
+def _stop_all(seats: list) -> None:
+    """Stop every started seat in parallel; re-raise an infrastructure error after all tried."""
+    started = [seat for seat in seats if seat is not None]
+    if not started:
+        return
+    with ThreadPoolExecutor(max_workers=len(started)) as pool:
+        outcomes = [pool.submit(seat.stop) for seat in started]
+        errors = [f.exception() for f in outcomes]
+    for error in errors:
+        if isinstance(error, InfrastructureError):
+            raise error
+        if error is not None:
+            log.error("stopping a seat failed: %r", error)
