@@ -43,6 +43,9 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "rest_framework",
     "core",
+    "accounts",
+    "bots",
+    "matches",
 ]
 
 MIDDLEWARE = [
@@ -91,7 +94,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-LOGIN_URL = "login"
+LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
 
@@ -168,7 +171,20 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TIMEZONE = "UTC"
-CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE: dict = {
+    # Requeue matches whose worker died (running past their deadline).
+    "matches-sweep-stuck": {"task": "matches.tasks.match_sweep_stuck", "schedule": 60.0},
+}
+
+# --- matches (see platform/matches and docs/platform.md)
+# A running match not finished after this many seconds is presumed abandoned by
+# a dead worker and started again; it must exceed the hard task time limit.
+MATCH_STALE_AFTER = env_int("MATCH_STALE_AFTER", CELERY_TASK_TIME_LIMIT + 60)
+# After this many starts that never finished, the sweeper marks a match failed.
+MATCH_MAX_ATTEMPTS = env_int("MATCH_MAX_ATTEMPTS", 3)
+# The validation match of a new bot version: a short 2-seat game against a reference bot.
+VALIDATION_OPPONENT = os.environ.get("VALIDATION_OPPONENT", "random")
+VALIDATION_RULES = env_list("VALIDATION_RULES", ["players=2", "rounds=1"])
 
 # --- sandbox: where untrusted bots run (see sandbox/ and docs/sandbox.md)
 SANDBOX_BACKEND = os.environ.get("SANDBOX_BACKEND", "auto")

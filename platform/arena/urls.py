@@ -6,4 +6,7 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("core.urls")),
+    path("", include("accounts.urls")),
+    path("bots/", include("bots.urls")),
+    path("matches/", include("matches.urls")),
 ]

@@ -1,0 +1,32 @@
+"""Sign up and profile pages; log in/out and password change are Django's auth views."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model, login
+from django.shortcuts import get_object_or_404, redirect, render
+
+from bots.selectors import bot_list
+
+from .forms import SignUpForm
+
+
+def signup(request):
+    if request.user.is_authenticated:
+        return redirect("accounts:profile", username=request.user.username)
+    form = SignUpForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, f"Welcome, {user.username}. Create your first bot.")
+        return redirect("bots:new")
+    return render(request, "accounts/signup.html", {"form": form})
+
+
+def profile(request, username: str):
+    person = get_object_or_404(get_user_model(), username=username)
+    return render(
+        request,
+        "accounts/profile.html",
+        {"person": person, "bots": bot_list(owner=person), "is_self": request.user == person},
+    )

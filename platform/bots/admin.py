@@ -1,0 +1,36 @@
+from django.contrib import admin
+
+from .models import Bot, BotVersion
+
+
+class BotVersionInline(admin.TabularInline):
+    model = BotVersion
+    fields = ["number", "filename", "size", "sha256", "status", "uploaded_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+
+@admin.register(Bot)
+class BotAdmin(admin.ModelAdmin):
+    list_display = ["name", "owner", "source_public", "created_at"]
+    search_fields = ["name", "owner__username"]
+    list_select_related = ["owner"]
+    inlines = [BotVersionInline]
+
+
+@admin.register(BotVersion)
+class BotVersionAdmin(admin.ModelAdmin):
+    # Versions are immutable: uploads go through the site's form and its checks.
+    list_display = ["__str__", "status", "size", "uploaded_at"]
+    list_filter = ["status"]
+    search_fields = ["bot__name", "bot__owner__username", "sha256"]
+    exclude = ["source"]
+    readonly_fields = [
+        "bot", "number", "filename", "size", "sha256", "uploaded_at", "status",
+        "rejection_reason", "validation_log", "validated_at",
+    ]
+
+    def has_add_permission(self, request):
+        return False

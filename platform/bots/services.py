@@ -1,0 +1,137 @@
+"""Services of the bots app: create bots, store uploaded versions, finish their validation."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from engine.rules import Rules
+from sandbox.package import BotPackage, PackageError
+
+from .models import Bot, BotVersion
+
+
+class BotError(ValueError):
+    """A request about a bot or a version is refused; the message is shown to the user."""
+
+
+def bot_create(*, owner, name: str, description: str = "", source_public: bool = False) -> Bot:
+    """Create a bot; its name must be unique among the owner's bots."""
+    name = name.strip()
+    if not name:
+        raise BotError("a bot needs a name")
+    if Bot.objects.filter(owner=owner, name=name).exists():
+        raise BotError(f"you already have a bot named {name!r}")
+    try:
+        with transaction.atomic():
+            return Bot.objects.create(
+                owner=owner, name=name, description=description, source_public=source_public
+            )
+    except IntegrityError:  # a concurrent request created the same name
+        raise BotError(f"you already have a bot named {name!r}") from None
+
+
+def bot_update(bot: Bot, *, description: str, source_public: bool) -> Bot:
+    bot.description = description
+    bot.source_public = source_public
+    bot.save(update_fields=["description", "source_public"])
+    return bot
+
+
+def bot_version_create(*, bot: Bot, filename: str, data: bytes, validate: bool = True) -> BotVersion:
+    """Check an upload (every rule of the bot contract), store it as the bot's next version,
+    and queue its validation match.
+
+    Raises ``PackageError`` for a broken upload and ``BotError`` for bytes this bot already has.
+    """
+    package = BotPackage.from_bytes(filename, data)
+    try:
+        with transaction.atomic():
+            # Lock the bot so concurrent uploads get distinct version numbers.
+            Bot.objects.select_for_update().filter(pk=bot.pk).first()
+            _refuse_duplicate(bot, package.sha256)
+            number = (bot.versions.aggregate(n=Max("number"))["n"] or 0) + 1
+            version = BotVersion.objects.create(
+                bot=bot,
+                number=number,
+                filename=package.filename,
+                source=package.data,
+                sha256=package.sha256,
+                size=len(package.data),
+            )
+            if validate:
+                bot_version_validate(version)
+    except IntegrityError:
+        _refuse_duplicate(bot, package.sha256)
+        raise
+    return version
+
+
+def _refuse_duplicate(bot: Bot, sha256: str) -> None:
+    existing = bot.versions.filter(sha256=sha256).first()
+    if existing is not None:
+        raise BotError(
+            f"these exact bytes were already uploaded as version {existing.number} "
+            f"(sha256 {sha256[:12]}…); change the bot before uploading again"
+        )
+
+
+def bot_version_validate(version: BotVersion):
+    """Queue the version's validation match against the reference opponent (see settings)."""
+    from matches.services import match_create
+
+    rules = Rules.parse(settings.VALIDATION_RULES)
+    return match_create(
+        kind="validation",
+        rules=rules,
+        seats=[version, settings.VALIDATION_OPPONENT],
+        games=1,
+    )
+
+
+def bot_version_validation_finish(match) -> None:
+    """Hook for finished validation matches: the version becomes active, or rejected with the reason."""
+    seat = next((s for s in match.seats.all() if s.bot_version_id), None)
+    if seat is None:
+        return
+    version = BotVersion.objects.select_for_update().get(pk=seat.bot_version_id)
+    if version.status != BotVersion.Status.VALIDATING:
+        return
+    version.validation_log = seat.log
+    version.validated_at = timezone.now()
+    if match.status != match.Status.DONE:
+        version.status = BotVersion.Status.REJECTED
+        version.rejection_reason = f"the validation match could not be played: {match.error or match.status}"
+    elif seat.fault_kind:
+        version.status = BotVersion.Status.REJECTED
+        version.rejection_reason = f"{seat.fault_kind}: {seat.fault_reason}"
+    else:
+        version.status = BotVersion.Status.ACTIVE
+        version.rejection_reason = ""
+    version.save(update_fields=["status", "rejection_reason", "validation_log", "validated_at"])
+
+
+def bot_pin_version(bot: Bot, version: BotVersion | None) -> Bot:
+    """Choose the version that plays for the bot; None means the newest active one."""
+    if version is not None:
+        if version.bot_id != bot.pk:
+            raise BotError(f"{version.label} is not a version of {bot}")
+        if version.status != BotVersion.Status.ACTIVE:
+            raise BotError(f"{version.label} is {version.status}; only an active version can play")
+    bot.pinned_version = version
+    bot.save(update_fields=["pinned_version"])
+    return bot
+
+
+__all__ = [
+    "BotError",
+    "PackageError",
+    "bot_create",
+    "bot_pin_version",
+    "bot_update",
+    "bot_version_create",
+    "bot_version_validate",
+    "bot_version_validation_finish",
+]

@@ -1,0 +1,147 @@
+"""Pages of the bots app: thin views over services and selectors."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import content_disposition_header
+from django.views.decorators.http import require_POST
+
+from matches.selectors import match_list
+from sandbox.package import PackageError
+
+from . import selectors, services
+from .forms import BotEditForm, BotForm, UploadForm
+from .models import Bot, BotVersion
+
+
+def bot_list(request):
+    return render(request, "bots/bot_list.html", {"bots": selectors.bot_list()})
+
+
+@login_required
+def bot_new(request):
+    form = BotForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            bot = services.bot_create(owner=request.user, **form.cleaned_data)
+        except services.BotError as exc:
+            form.add_error("name", str(exc))
+        else:
+            messages.success(request, f"Bot {bot.name} created. Upload its first version.")
+            return redirect("bots:upload", bot_id=bot.pk)
+    return render(request, "bots/bot_form.html", {"form": form})
+
+
+def _owned_bot(request, bot_id: int) -> Bot:
+    bot = get_object_or_404(Bot.objects.select_related("owner"), pk=bot_id)
+    if not selectors.user_is_owner_or_staff(request.user, bot):
+        raise Http404("not your bot")
+    return bot
+
+
+@login_required
+def bot_edit(request, bot_id: int):
+    bot = _owned_bot(request, bot_id)
+    form = BotEditForm(request.POST or None, instance=bot)
+    if request.method == "POST" and form.is_valid():
+        services.bot_update(bot, **form.cleaned_data)
+        messages.success(request, "Saved.")
+        return redirect(bot)
+    return render(request, "bots/bot_form.html", {"form": form, "bot": bot})
+
+
+def bot_detail(request, bot_id: int):
+    bot = get_object_or_404(Bot.objects.select_related("owner"), pk=bot_id)
+    is_owner = selectors.user_is_owner_or_staff(request.user, bot)
+    versions = list(selectors.bot_versions(bot))
+    return render(
+        request,
+        "bots/bot_detail.html",
+        {
+            "bot": bot,
+            "versions": versions,
+            "playing": selectors.bot_playing_version(bot),
+            "latest": versions[0] if versions else None,
+            "is_owner": is_owner,
+            "can_view_source": selectors.can_view_source(request.user, bot),
+            "matches": match_list(bot=bot, limit=20),
+            "upload_form": UploadForm() if is_owner else None,
+        },
+    )
+
+
+@login_required
+def bot_upload(request, bot_id: int):
+    bot = _owned_bot(request, bot_id)
+    form = UploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        filename, data = form.upload()
+        try:
+            version = services.bot_version_create(bot=bot, filename=filename, data=data)
+        except (PackageError, services.BotError) as exc:
+            form.add_error("file", str(exc))
+        else:
+            version.refresh_from_db()
+            messages.success(request, f"Version {version.number} uploaded: {version.status}.")
+            return redirect(version)
+    return render(request, "bots/upload.html", {"bot": bot, "form": form})
+
+
+@login_required
+@require_POST
+def bot_pin(request, bot_id: int):
+    bot = _owned_bot(request, bot_id)
+    number = request.POST.get("version", "")
+    version = None
+    if number:
+        version = get_object_or_404(BotVersion, bot=bot, number=number) if number.isdigit() else None
+        if version is None:
+            raise Http404(f"no version {number!r}")
+    try:
+        services.bot_pin_version(bot, version)
+    except services.BotError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request, f"Version {version.number} plays from now on." if version else "The newest active version plays."
+        )
+    return redirect(bot)
+
+
+def version_detail(request, bot_id: int, number: int):
+    version = get_object_or_404(
+        BotVersion.objects.defer("source").select_related("bot__owner"), bot_id=bot_id, number=number
+    )
+    bot = version.bot
+    return render(
+        request,
+        "bots/version_detail.html",
+        {
+            "bot": bot,
+            "version": version,
+            "is_owner": selectors.user_is_owner_or_staff(request.user, bot),
+            "can_view_log": selectors.can_view_validation_log(request.user, bot),
+            "can_view_source": selectors.can_view_source(request.user, bot),
+            "playing": selectors.bot_playing_version(bot),
+            "matches": match_list(version=version, limit=50),
+        },
+    )
+
+
+def version_source(request, bot_id: int, number: int):
+    version = get_object_or_404(BotVersion.objects.select_related("bot"), bot_id=bot_id, number=number)
+    if not selectors.can_view_source(request.user, version.bot):
+        raise Http404("the source of this bot is private")
+    is_zip = version.filename.lower().endswith(".zip")
+    response = HttpResponse(
+        bytes(version.source),
+        content_type="application/zip" if is_zip else "text/plain; charset=utf-8",
+    )
+    response["Content-Disposition"] = content_disposition_header(
+        is_zip, f"{version.bot.name}-v{version.number}-{version.filename}"
+    )
+    response["X-Content-Type-Options"] = "nosniff"
+    return response

@@ -1,0 +1,27 @@
+from django.contrib import admin
+
+from .models import Match, MatchSeat
+
+
+class MatchSeatInline(admin.TabularInline):
+    model = MatchSeat
+    fields = ["seat", "bot_version", "reference_bot", "rank", "score", "wins", "strikes", "forfeited", "fault_kind", "fault_reason"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(Match)
+class MatchAdmin(admin.ModelAdmin):
+    # Results are written only by the worker path; the admin shows them.
+    list_display = ["pk", "kind", "status", "queued_at", "started_at", "finished_at", "attempts"]
+    list_filter = ["kind", "status"]
+    exclude = ["replay_gz"]
+    readonly_fields = [
+        "kind", "status", "rules", "seed", "games", "duplicate", "queued_at", "started_at", "finished_at",
+        "deadline", "attempts", "attempt_token", "rounds_played", "games_played", "timings", "error",
+    ]
+    inlines = [MatchSeatInline]
+
+    def has_add_permission(self, request):
+        return False

@@ -1,0 +1,126 @@
+"""Matches: who sits where, under which rules, and everything the worker recorded."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.urls import reverse
+
+
+class Match(models.Model):
+    """One match: rules, seats, seed and format in; results, replay, logs and timings out."""
+
+    class Kind(models.TextChoices):
+        VALIDATION = "validation", "validation"
+        LADDER = "ladder", "ladder"
+        TOURNAMENT = "tournament", "tournament"
+        CHALLENGE = "challenge", "challenge"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+        CANCELLED = "cancelled", "cancelled"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    rules = models.JSONField(help_text="engine Rules.to_dict(): every option, canonical")
+    seed = models.BigIntegerField()
+    games = models.PositiveIntegerField(default=1)
+    duplicate = models.BooleanField(default=False)
+
+    queued_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # After this a running match is presumed abandoned by a dead worker and may start again.
+    deadline = models.DateTimeField(null=True, blank=True)
+    # Each start takes a fresh token; only the holder of the current token may store a result.
+    attempts = models.PositiveIntegerField(default=0)
+    attempt_token = models.CharField(max_length=32, blank=True)
+
+    rounds_played = models.PositiveIntegerField(null=True, blank=True)
+    games_played = models.PositiveIntegerField(null=True, blank=True)
+    timings = models.JSONField(default=dict, blank=True)
+    replay_gz = models.BinaryField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-queued_at", "-pk"]
+        verbose_name_plural = "matches"
+        indexes = [models.Index(fields=["status", "queued_at"], name="match_status_queued_idx")]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(status__in=["queued", "running", "done", "failed", "cancelled"]),
+                name="match_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(kind__in=["validation", "ladder", "tournament", "challenge"]),
+                name="match_kind_valid",
+            ),
+            models.CheckConstraint(condition=models.Q(games__gte=1), name="match_games_positive"),
+            models.CheckConstraint(
+                condition=~models.Q(status="running") | models.Q(deadline__isnull=False),
+                name="match_running_has_deadline",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"match {self.pk} ({self.kind}, {self.status})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("matches:detail", args=[self.pk])
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED, self.Status.CANCELLED)
+
+    @property
+    def duration_seconds(self) -> float | None:
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return None
+
+
+class MatchSeat(models.Model):
+    """A seat of a match (first game's seat order) and what its bot achieved."""
+
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="seats")
+    seat = models.PositiveSmallIntegerField()
+    bot_version = models.ForeignKey(
+        "bots.BotVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="seats"
+    )
+    # A reference bot of engine.bots by name (our own code), e.g. the validation opponent.
+    reference_bot = models.CharField(max_length=64, blank=True)
+
+    score = models.FloatField(null=True, blank=True)
+    rank = models.PositiveSmallIntegerField(null=True, blank=True)
+    wins = models.PositiveIntegerField(null=True, blank=True)
+    strikes = models.PositiveIntegerField(default=0)
+    forfeited = models.BooleanField(default=False)
+    # The forfeit when there was one, else the first strike; every fault is in `faults`.
+    fault_kind = models.CharField(max_length=32, blank=True)
+    fault_reason = models.TextField(blank=True)
+    faults = models.JSONField(default=list, blank=True)
+    log = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["match", "seat"]
+        constraints = [
+            models.UniqueConstraint(fields=["match", "seat"], name="match_seat_unique"),
+            models.CheckConstraint(
+                condition=(
+                    models.Q(bot_version__isnull=False, reference_bot="")
+                    | models.Q(bot_version__isnull=True) & ~models.Q(reference_bot="")
+                ),
+                name="match_seat_one_occupant",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.match} seat {self.seat}: {self.label}"
+
+    @property
+    def label(self) -> str:
+        if self.bot_version_id:
+            return self.bot_version.label
+        return f"{self.reference_bot} (reference)"

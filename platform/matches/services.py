@@ -1,0 +1,260 @@
+"""Services of the matches app: create, enqueue, start, play and record matches.
+
+The worker path: a Celery task calls ``match_play(match_id)``. Starting takes
+the row lock and a fresh attempt token; storing the result checks the token
+under the lock again, so a redelivered or duplicated task never plays or
+counts a match twice. Sandboxes are reached only through ``sandbox.runner``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import secrets
+import uuid
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, transaction
+from django.utils import timezone
+
+from arena import queues
+from bots.models import BotVersion
+from engine.faults import InfrastructureError
+from engine.rules import Rules
+
+from . import hooks, sandboxing
+from .models import Match, MatchSeat
+
+logger = logging.getLogger(__name__)
+
+#: the queue of each kind of match; validation has its own so uploads never wait behind a tournament
+QUEUE_OF_KIND = {Match.Kind.VALIDATION: queues.VALIDATION}
+
+
+class MatchError(ValueError):
+    """A match cannot be created as asked; the message says what and with which value."""
+
+
+def match_create(
+    *,
+    kind: str,
+    rules: Rules | dict,
+    seats: Sequence[BotVersion | str],
+    seed: int | None = None,
+    games: int = 1,
+    duplicate: bool = False,
+    enqueue: bool = True,
+) -> Match:
+    """Create a queued match; a seat is a BotVersion or a reference bot's name.
+
+    >>> match_create(kind="challenge", rules=Rules(players=2), seats=[v1, "random"])  # doctest: +SKIP
+    """
+    if kind not in Match.Kind.values:
+        raise MatchError(f"unknown match kind {kind!r} (allowed: {', '.join(Match.Kind.values)})")
+    rules = rules if isinstance(rules, Rules) else Rules.from_dict(rules)
+    if rules.players != len(seats):
+        raise MatchError(f"the rules are for {rules.players} players but {len(seats)} seats were given")
+    if isinstance(games, bool) or not isinstance(games, int) or games < 1:
+        raise MatchError(f"games must be a positive whole number, got {games!r}")
+    for seat in seats:
+        if isinstance(seat, BotVersion):
+            if seat.status == BotVersion.Status.REJECTED:
+                raise MatchError(f"{seat.label} was rejected by validation and cannot play")
+        elif isinstance(seat, str):
+            sandboxing.check_reference_bot(seat)
+        else:
+            raise MatchError(f"a seat is a BotVersion or a reference bot name, got {seat!r}")
+    if seed is None:
+        seed = secrets.randbits(62)
+    with transaction.atomic():
+        match = Match.objects.create(
+            kind=kind, rules=rules.to_dict(), seed=seed, games=games, duplicate=duplicate
+        )
+        MatchSeat.objects.bulk_create(
+            MatchSeat(
+                match=match,
+                seat=index,
+                bot_version=seat if isinstance(seat, BotVersion) else None,
+                reference_bot=seat if isinstance(seat, str) else "",
+            )
+            for index, seat in enumerate(seats)
+        )
+        if enqueue:
+            match_enqueue(match)
+    return match
+
+
+def match_enqueue(match: Match) -> None:
+    """Send the match's task once the current transaction commits (the worker must see the row)."""
+    from . import tasks
+
+    queue = QUEUE_OF_KIND.get(match.kind, queues.MATCHES)
+    match_id = match.pk
+    transaction.on_commit(lambda: tasks.match_play.apply_async(args=[match_id], queue=queue))
+
+
+def match_start(match_id: int, *, now: datetime | None = None) -> str | None:
+    """Mark a match running and return the attempt token, or None when it must not start.
+
+    Only a queued match, or a running one past its deadline (its worker died),
+    may start; anything else means another task has it or it is finished.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        match = Match.objects.select_for_update().filter(pk=match_id).first()
+        if match is None:
+            logger.warning("match %s does not exist; task dropped", match_id)
+            return None
+        stale = match.status == Match.Status.RUNNING and match.deadline and match.deadline < now
+        if match.status != Match.Status.QUEUED and not stale:
+            return None
+        if stale:
+            logger.warning("match %s: attempt %s passed its deadline; starting again", match_id, match.attempts)
+        match.status = Match.Status.RUNNING
+        match.attempts += 1
+        match.attempt_token = uuid.uuid4().hex
+        match.started_at = now
+        match.deadline = now + timedelta(seconds=settings.MATCH_STALE_AFTER)
+        match.save(update_fields=["status", "attempts", "attempt_token", "started_at", "deadline"])
+        return match.attempt_token
+
+
+def match_play(match_id: int) -> bool:
+    """Play a match in the sandbox and store the result; True when this call stored it.
+
+    Infrastructure trouble puts the match back in the queue and re-raises
+    (the task retries it); any other failure marks the match failed.
+    """
+    token = match_start(match_id)
+    if token is None:
+        return False
+    match = Match.objects.prefetch_related("seats__bot_version__bot").get(pk=match_id)
+    try:
+        outcome = sandboxing.play(match)
+    except (InfrastructureError, OperationalError, InterfaceError):
+        match_release(match_id, token)
+        raise
+    except SoftTimeLimitExceeded:
+        match_fail(match_id, token, f"the match ran longer than the limit of {settings.MATCH_TIME_LIMIT} s")
+        return False
+    except Exception as exc:
+        logger.exception("match %s failed", match_id)
+        match_fail(match_id, token, f"{type(exc).__name__}: {exc}")
+        return False
+    return match_record_result(match_id, token, outcome)
+
+
+def match_release(match_id: int, token: str) -> bool:
+    """Give a started match back to the queue (for a retry); only the token's holder may."""
+    try:
+        with transaction.atomic():
+            updated = Match.objects.filter(
+                pk=match_id, status=Match.Status.RUNNING, attempt_token=token
+            ).update(status=Match.Status.QUEUED, attempt_token="", deadline=None)
+    except Exception:  # the database itself may be what failed; the sweeper will requeue
+        logger.exception("match %s could not be released", match_id)
+        return False
+    return bool(updated)
+
+
+def match_fail(match_id: int, token: str | None, reason: str) -> bool:
+    """Mark a match failed with the reason (platform side, no bot blamed) and run its hooks."""
+    with transaction.atomic():
+        match = Match.objects.select_for_update().get(pk=match_id)
+        if match.is_finished or (token is not None and match.attempt_token != token):
+            return False
+        match.status = Match.Status.FAILED
+        match.error = reason[:4000]
+        match.finished_at = timezone.now()
+        match.attempt_token = ""
+        match.save(update_fields=["status", "error", "finished_at", "attempt_token"])
+        hooks.run(match)
+    return True
+
+
+def match_cancel(match: Match) -> bool:
+    """Cancel a match that has not started; a running or finished match is left alone."""
+    with transaction.atomic():
+        updated = Match.objects.filter(pk=match.pk, status=Match.Status.QUEUED).update(
+            status=Match.Status.CANCELLED, finished_at=timezone.now()
+        )
+    return bool(updated)
+
+
+def match_record_result(match_id: int, token: str, outcome: sandboxing.Outcome) -> bool:
+    """Store results, replay, logs and timings in one transaction, once; then run the kind's hooks.
+
+    Returns False (and writes nothing) when the token is no longer the match's
+    current attempt: another worker took over, or the result is already stored.
+    """
+    with transaction.atomic():
+        match = Match.objects.select_for_update().get(pk=match_id)
+        if match.status != Match.Status.RUNNING or match.attempt_token != token:
+            logger.warning("match %s: result of a stale attempt discarded", match_id)
+            return False
+        seats = list(match.seats.select_related("bot_version__bot").order_by("seat"))
+        for seat, result in zip(seats, outcome.seats, strict=True):
+            seat.score = result.score
+            seat.rank = result.rank
+            seat.wins = result.wins
+            seat.strikes = result.strikes
+            seat.forfeited = result.forfeited
+            seat.fault_kind = result.fault_kind
+            seat.fault_reason = result.fault_reason
+            seat.faults = result.faults
+            seat.log = result.log
+        MatchSeat.objects.bulk_update(
+            seats,
+            ["score", "rank", "wins", "strikes", "forfeited", "fault_kind", "fault_reason", "faults", "log"],
+        )
+        match.status = Match.Status.DONE
+        match.finished_at = timezone.now()
+        match.rounds_played = outcome.rounds
+        match.games_played = outcome.games
+        match.timings = outcome.timings
+        match.replay_gz = gzip.compress(
+            json.dumps(outcome.replay, separators=(",", ":"), sort_keys=True).encode(), mtime=0
+        )
+        match.attempt_token = ""
+        match.save()
+        hooks.run(match)
+    return True
+
+
+def match_sweep_stuck(*, now: datetime | None = None) -> list[int]:
+    """Requeue running matches past their deadline (their worker died); fail those out of attempts.
+
+    Returns the ids sent back to the queue.
+    """
+    now = now or timezone.now()
+    requeued: list[int] = []
+    stuck = Match.objects.filter(status=Match.Status.RUNNING, deadline__lt=now).values_list("pk", flat=True)
+    for match_id in list(stuck):
+        with transaction.atomic():
+            match = Match.objects.select_for_update().get(pk=match_id)
+            if match.status != Match.Status.RUNNING or not match.deadline or match.deadline >= now:
+                continue
+            if match.attempts >= settings.MATCH_MAX_ATTEMPTS:
+                match.status = Match.Status.FAILED
+                match.error = (
+                    f"abandoned: {match.attempts} attempts did not finish "
+                    f"(limit MATCH_MAX_ATTEMPTS={settings.MATCH_MAX_ATTEMPTS})"
+                )
+                match.finished_at = now
+                match.attempt_token = ""
+                match.save(update_fields=["status", "error", "finished_at", "attempt_token"])
+                hooks.run(match)
+                continue
+            match.status = Match.Status.QUEUED
+            match.attempt_token = ""
+            match.deadline = None
+            match.save(update_fields=["status", "attempt_token", "deadline"])
+            match_enqueue(match)
+            requeued.append(match_id)
+    if requeued:
+        logger.warning("requeued stuck matches: %s", requeued)
+    return requeued
