@@ -92,12 +92,24 @@ class BotPackage:
         return cls.from_bytes(path.name, data, limits)
 
     def write_to(self, directory: str | os.PathLike) -> Path:
-        """Write the bot's files under ``directory`` (``main.py`` at its root) and return it."""
+        """Write the bot's files under ``directory`` (``main.py`` at its root) and return it.
+
+        Everything is world-readable and owner-writable only: the sandbox's
+        unprivileged user reads the code but can never change it.
+        """
         root = Path(directory)
+        root.mkdir(parents=True, exist_ok=True)
+        os.chmod(root, 0o755)
         for name, content in self.files.items():
-            target = root.joinpath(*PurePosixPath(name).parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
+            target = root
+            for part in PurePosixPath(name).parts[:-1]:
+                target = target / part
+                if not target.is_dir():
+                    target.mkdir()
+                    os.chmod(target, 0o755)
+            target = target / PurePosixPath(name).name
             target.write_bytes(content)
+            os.chmod(target, 0o644)
         return root
 
     @property

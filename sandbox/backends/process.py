@@ -156,7 +156,7 @@ def start_seat(package: BotPackage, limits: Limits, *, label: str = "seat", bwra
     try:
         bot_dir = Path(workdir) / "bot"
         package.write_to(bot_dir)
-        _open_for(Path(workdir))
+        os.chmod(workdir, 0o755)
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         fd = child_sock.fileno()
         user = None
@@ -200,13 +200,3 @@ def start_seat(package: BotPackage, limits: Limits, *, label: str = "seat", bwra
                 sock.close()
         shutil.rmtree(workdir, ignore_errors=True)
         raise
-
-
-def _open_for(root: Path) -> None:
-    """Let the unprivileged bot user read (never write) its own files."""
-    os.chmod(root, 0o755)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames:
-            os.chmod(os.path.join(dirpath, name), 0o755)
-        for name in filenames:
-            os.chmod(os.path.join(dirpath, name), 0o644)
