@@ -1,0 +1,120 @@
+"""``arena``: entry point, argument parsing and the one-line error contract.
+
+Every mistake in the arguments, the rules or a bot file ends as one line on
+stderr and exit code 2; a platform failure (e.g. no Docker engine) or a bug of
+ours as one line and exit code 1. Never a traceback (unless ARENA_DEBUG=1).
+
+>>> main(["play", "first", "random", "--games", "1", "--json"])  # doctest: +SKIP
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from arena_cli.errors import CommandError, FailureError
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+BACKENDS = ("inprocess", "process", "docker")
+
+
+class _Parser(argparse.ArgumentParser):
+    # argparse prints usage plus the message; the contract is one line.
+    def error(self, message: str):
+        raise CommandError(message)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``arena`` and its subcommands."""
+    parser = _Parser(prog="arena", description="Uno Arena: play UNO bot matches, benchmark the engine.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    play = commands.add_parser(
+        "play",
+        help="play a match between bots",
+        description="Play a match. BOT is a reference bot (first, random, greedy, expert) "
+        "or a path to a .py or .zip bot.",
+    )
+    play.add_argument("bots", nargs="+", metavar="BOT", help="two to ten bots, in seat order")
+    play.add_argument(
+        "--rules", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
+        help="rule options (RULES.md), e.g. wd4=free stacking=stack; players defaults to the number of bots",
+    )
+    play.add_argument("--games", type=_positive_int, default=1, metavar="N", help="number of deals (default 1)")
+    play.add_argument("--duplicate", action="store_true", help="play every deal once per rotation of the seats")
+    play.add_argument("--seed", type=_int, default=1, metavar="S", help="match seed (default 1)")
+    play.add_argument("--replay", metavar="FILE", help="write the replay JSON to FILE")
+    play.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
+    play.add_argument(
+        "--sandbox", choices=BACKENDS, default="inprocess",
+        help="where bot files run (default inprocess: trusted, your own machine)",
+    )
+
+    bench = commands.add_parser(
+        "bench",
+        help="measure engine speed (hands per second)",
+        description="Hands per second of the engine with random bots (one round per game), "
+        "against rlcard's UnoGame when rlcard is installed.",
+    )
+    bench.add_argument("--games", type=_positive_int, default=2000, metavar="N", help="hands per measurement (default 2000)")
+    bench.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+    bench.add_argument("--sandbox", action="store_true", help="measure the sandbox backends instead (sandbox.bench)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``arena`` with ``argv`` (default: the process arguments); return the exit code."""
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command == "play":
+            from arena_cli.play import run_play
+
+            return run_play(args)
+        from arena_cli.bench import run_bench
+
+        return run_bench(args)
+    except CommandError as exc:
+        _say(f"arena: error: {exc}")
+        return EXIT_USAGE
+    except FailureError as exc:
+        _say(f"arena: failed: {exc}")
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        _say("arena: interrupted")
+        return 130
+    except Exception as exc:  # a bug of ours: still one line, the traceback on request
+        if os.environ.get("ARENA_DEBUG"):
+            raise
+        _say(f"arena: internal error: {type(exc).__name__}: {exc} (set ARENA_DEBUG=1 for the traceback)")
+        return EXIT_FAILURE
+
+
+def _say(line: str) -> None:
+    # One line, whatever the message held (a bot file name may contain newlines).
+    print(" ".join(line.split()), file=sys.stderr)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

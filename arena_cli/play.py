@@ -1,0 +1,155 @@
+"""``arena play``: a match between reference bots and bot files, on this machine.
+
+Bots run through ``sandbox.runner.play_match``; reference bots (our own code)
+always run in-process, bot files in the backend chosen by ``--sandbox``
+(default ``inprocess``: trusted, the author's own machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from arena_cli.errors import CommandError, FailureError
+from arena_cli.progress import Progress, Ticker
+
+
+def run_play(args: argparse.Namespace) -> int:
+    """Play the match ``args`` describe and print its result; return the exit code."""
+    from engine.faults import InfrastructureError
+
+    bots = [resolve_bot(text) for text in args.bots]
+    rules = make_rules(args.rules, len(bots))
+    replay_path = check_replay_path(args.replay) if args.replay else None
+    # The referee reports no per-game progress, so the line is a spinner with elapsed time.
+    progress = Progress(None, label="arena play ")
+    try:
+        with Ticker(progress):
+            result = _play(rules, bots, args)
+    except InfrastructureError as exc:
+        raise FailureError(f"{args.sandbox} sandbox: {exc}") from exc
+    except ImportError as exc:  # a backend whose optional parts are not installed
+        raise FailureError(f"the {args.sandbox} sandbox is not available here: {exc}") from exc
+    finally:
+        progress.close()
+    if replay_path is not None:
+        write_json_atomically(replay_path, result.replay)
+    summary = summarize(result, args.bots)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(format_table(summary, seed=args.seed, duplicate=args.duplicate))
+    return 0
+
+
+def resolve_bot(text: str) -> Any:
+    """A reference bot's name, or the checked ``BotPackage`` of a .py/.zip path."""
+    from engine.bots import REFERENCE_BOTS
+
+    if text in REFERENCE_BOTS:
+        return text
+    path = Path(text)
+    if path.suffix.lower() in (".py", ".zip") or os.path.lexists(text):
+        from sandbox.package import BotPackage, PackageError
+
+        try:
+            return BotPackage.from_path(path)
+        except PackageError as exc:
+            raise CommandError(f"bad bot file {text!r}: {exc}") from exc
+    raise CommandError(
+        f"unknown bot {text!r}: not a reference bot ({', '.join(REFERENCE_BOTS)}) "
+        "and not a .py or .zip file"
+    )
+
+
+def make_rules(items: list[str], bots: int):
+    """Rules from ``--rules`` items; ``players`` defaults to the number of bots."""
+    from engine.rules import BOUNDS, Rules, RulesError
+
+    low, high = BOUNDS["players"]
+    if not low <= bots <= high:
+        raise CommandError(f"a match needs {low} to {high} bots, got {bots}")
+    given = {item.partition("=")[0].strip() for item in items}
+    entries = list(items) if "players" in given else [f"players={bots}", *items]
+    try:
+        rules = Rules.parse(entries)
+    except RulesError as exc:
+        raise CommandError(f"bad --rules: {exc}") from exc
+    if rules.players != bots:
+        raise CommandError(f"bad --rules: players={rules.players} but {bots} bots were given")
+    return rules
+
+
+def check_replay_path(text: str) -> Path:
+    """Refuse a replay path that cannot be written before playing, not after."""
+    path = Path(text)
+    if path.is_dir():
+        raise CommandError(f"--replay {text!r} is a directory, expected a file name")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise CommandError(f"--replay {text!r}: directory {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise CommandError(f"--replay {text!r}: directory {str(parent)!r} is not writable")
+    return path
+
+
+def write_json_atomically(path: Path, document: dict) -> None:
+    """Write ``document`` to ``path`` via a temporary file, so a failure leaves no half file."""
+    parent = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(document, handle, separators=(",", ":"))
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError as exc:
+        raise FailureError(f"cannot write replay {str(path)!r}: {exc.strerror or exc}") from exc
+
+
+def summarize(result: Any, labels: list[str]) -> dict:
+    """The ``--json`` document: players in command-line order."""
+    return {
+        "games": result.games,
+        "rounds": result.rounds,
+        "players": [
+            {"bot": labels[p.bot], "score": p.score, "rank": p.rank, "wins": p.wins, "forfeit": p.forfeit}
+            for p in sorted(result.players, key=lambda p: p.bot)
+        ],
+    }
+
+
+def format_table(summary: dict, *, seed: int, duplicate: bool) -> str:
+    """A plain-text table of ``summary``, best rank first."""
+    rows = [("rank", "bot", "score", "wins", "forfeit")]
+    for p in sorted(summary["players"], key=lambda p: p["rank"]):
+        rows.append((str(p["rank"]), p["bot"], str(p["score"]), str(p["wins"]), p["forfeit"] or "-"))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = [
+        f"{summary['games']} games, {summary['rounds']} rounds, seed {seed}"
+        + (", duplicate" if duplicate else "")
+    ]
+    for r in rows:
+        lines.append("  ".join(r[i].rjust(widths[i]) if i in (0, 2, 3) else r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4])
+    return "\n".join(lines)
+
+
+def _play(rules: Any, bots: list[Any], args: argparse.Namespace) -> Any:
+    from sandbox.runner import play_match
+
+    # The author's own bots on their own machine: the weaker process sandbox is fine.
+    return play_match(
+        rules,
+        bots,
+        seed=args.seed,
+        games=args.games,
+        duplicate=args.duplicate,
+        backend=args.sandbox,
+        allow_process=True,
+    )

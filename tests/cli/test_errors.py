@@ -1,0 +1,148 @@
+"""Every mistake in ``arena`` arguments is one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from arena_cli.main import main
+
+ARENA = Path(sys.executable).with_name("arena")
+
+
+def fails(capsys, *argv: str) -> str:
+    """Run ``arena argv``; assert exit 2, nothing on stdout, one line on stderr; return it."""
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert code == 2, err
+    assert out == ""
+    assert err.endswith("\n") and err.count("\n") == 1, err
+    assert err.startswith("arena: error: ")
+    return err
+
+
+def test_unknown_bot_names_it_and_lists_reference_bots(capsys):
+    err = fails(capsys, "play", "random", "nobody")
+    assert "'nobody'" in err and "first, random, greedy, expert" in err
+
+
+def test_bad_rule_value_names_option_and_allowed_values(capsys):
+    err = fails(capsys, "play", "random", "first", "--rules", "wd4=sometimes")
+    assert "'wd4'" in err and "'sometimes'" in err and "challenge" in err
+
+
+def test_unknown_rule_option_is_refused(capsys):
+    err = fails(capsys, "play", "random", "first", "--rules", "colour=red")
+    assert "'colour'" in err and "unknown option" in err
+
+
+def test_rule_without_equals_is_refused(capsys):
+    err = fails(capsys, "play", "random", "first", "--rules", "stacking")
+    assert "'stacking'" in err
+
+
+def test_forbidden_rule_combination_is_refused(capsys):
+    err = fails(capsys, "play", "random", "first", "--rules", "stacking=stack")
+    assert "wd4" in err
+
+
+def test_players_rule_must_match_the_bots(capsys):
+    err = fails(capsys, "play", "random", "first", "--rules", "players=3")
+    assert "players=3" in err and "2 bots" in err
+
+
+@pytest.mark.parametrize("bots", [["random"], ["random"] * 11])
+def test_too_few_or_too_many_bots(capsys, bots):
+    err = fails(capsys, "play", *bots)
+    assert f"got {len(bots)}" in err
+
+
+def test_unknown_option_is_refused(capsys):
+    err = fails(capsys, "play", "random", "first", "--turbo")
+    assert "--turbo" in err
+
+
+def test_unknown_command_is_refused(capsys):
+    err = fails(capsys, "dance")
+    assert "'dance'" in err
+
+
+@pytest.mark.parametrize("games", ["0", "-3", "many"])
+def test_games_must_be_a_positive_integer(capsys, games):
+    err = fails(capsys, "play", "random", "first", "--games", games)
+    assert repr(games) in err
+
+
+def test_seed_must_be_an_integer(capsys):
+    err = fails(capsys, "play", "random", "first", "--seed", "abc")
+    assert "'abc'" in err
+
+
+def test_unknown_sandbox_is_refused(capsys):
+    err = fails(capsys, "play", "random", "first", "--sandbox", "vm")
+    assert "'vm'" in err
+
+
+def test_missing_bot_file(capsys, tmp_path):
+    missing = tmp_path / "gone.py"
+    err = fails(capsys, "play", str(missing), "random")
+    assert str(missing) in err and "No such file" in err
+
+
+def test_bot_file_that_does_not_compile(capsys, tmp_path):
+    bot = tmp_path / "broken.py"
+    bot.write_text("def agent(observation, configuration)\n    return 1\n")
+    err = fails(capsys, "play", str(bot), "random")
+    assert "broken.py" in err and "does not compile" in err
+
+
+def test_bot_file_without_agent(capsys, tmp_path):
+    bot = tmp_path / "noagent.py"
+    bot.write_text("def play(observation):\n    return None\n")
+    err = fails(capsys, "play", str(bot), "random")
+    assert "agent" in err
+
+
+def test_bot_file_with_wrong_extension(capsys, tmp_path):
+    bot = tmp_path / "bot.txt"
+    bot.write_text("def agent(o, c):\n    return o['legal_actions'][0]\n")
+    err = fails(capsys, "play", str(bot), "random")
+    assert ".txt" in err
+
+
+def test_zip_with_path_escape_is_refused(capsys, tmp_path):
+    bot = tmp_path / "evil.zip"
+    with zipfile.ZipFile(bot, "w") as archive:
+        archive.writestr("main.py", "def agent(o, c):\n    return o['legal_actions'][0]\n")
+        archive.writestr("../escape.py", "x = 1\n")
+    err = fails(capsys, "play", str(bot), "random")
+    assert "'..'" in err
+
+
+def test_file_name_with_newline_still_gives_one_line(capsys, tmp_path):
+    bot = tmp_path / "two\nlines.py"
+    bot.write_text("this is not python(\n")
+    fails(capsys, "play", str(bot), "random")
+
+
+def test_replay_into_missing_directory_is_refused_before_playing(capsys, tmp_path):
+    err = fails(capsys, "play", "random", "first", "--replay", str(tmp_path / "nowhere" / "r.json"))
+    assert "does not exist" in err
+
+
+def test_replay_onto_a_directory_is_refused(capsys, tmp_path):
+    err = fails(capsys, "play", "random", "first", "--replay", str(tmp_path))
+    assert "is a directory" in err
+
+
+def test_console_script_error_has_no_traceback():
+    proc = subprocess.run(
+        [str(ARENA), "play", "random", "nobody", "--json"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr

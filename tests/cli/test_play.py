@@ -1,0 +1,140 @@
+"""``arena play``: results, JSON shape and order, duplicate, replays, bot files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from arena_cli.main import main
+
+ARENA = Path(sys.executable).with_name("arena")
+FIRST_BOT = "def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def play_json(capsys, *argv: str) -> dict:
+    code, out, err = run(capsys, "play", *argv, "--json")
+    assert (code, err) == (0, "")
+    return json.loads(out)
+
+
+def test_json_document_has_exactly_the_documented_keys(capsys):
+    doc = play_json(capsys, "greedy", "random", "--games", "2")
+    assert set(doc) == {"games", "rounds", "players"}
+    assert doc["games"] == 2 and doc["rounds"] >= 2
+    for player in doc["players"]:
+        assert set(player) == {"bot", "score", "rank", "wins", "forfeit"}
+        assert player["forfeit"] is None
+
+
+def test_json_players_follow_command_line_order_not_rank(capsys):
+    # random never beats expert over these games, so rank order is the reverse of the given order
+    doc = play_json(capsys, "random", "first", "expert", "--games", "3", "--seed", "5")
+    assert [p["bot"] for p in doc["players"]] == ["random", "first", "expert"]
+    ranks = {p["bot"]: p["rank"] for p in doc["players"]}
+    assert ranks["random"] == 3
+    assert sorted(ranks.values()) == [1, 2, 3]
+
+
+def test_winner_scoring_ranks_higher_score_first(capsys):
+    doc = play_json(capsys, "greedy", "first", "random", "expert", "--games", "2")
+    by_rank = sorted(doc["players"], key=lambda p: p["rank"])
+    assert [p["score"] for p in by_rank] == sorted((p["score"] for p in by_rank), reverse=True)
+
+
+def test_same_seed_gives_the_same_result(capsys):
+    a = play_json(capsys, "random", "greedy", "--games", "3", "--seed", "11")
+    b = play_json(capsys, "random", "greedy", "--games", "3", "--seed", "11")
+    assert a == b
+
+
+def test_rules_are_applied(capsys):
+    # two rounds per game instead of a 500-point target
+    doc = play_json(capsys, "first", "greedy", "--games", "3", "--rules", "rounds=2", "wd4=free")
+    assert doc["rounds"] == 6
+
+
+def test_duplicate_plays_every_deal_once_per_rotation(capsys):
+    doc = play_json(capsys, "first", "random", "greedy", "--games", "2", "--duplicate", "--rules", "rounds=1")
+    assert doc["games"] == 2 * 3
+    assert doc["rounds"] == 6
+
+
+def test_replay_file_holds_every_game(capsys, tmp_path):
+    target = tmp_path / "match.json"
+    code, out, err = run(
+        capsys, "play", "expert", "first", "--games", "2", "--duplicate", "--replay", str(target)
+    )
+    assert (code, err) == (0, "")
+    replay = json.loads(target.read_text())
+    assert replay["version"] == 1
+    assert replay["names"] == ["expert", "first"]
+    assert len(replay["games"]) == 4
+    assert replay["rules"]["players"] == 2
+    assert [name for name in os.listdir(tmp_path)] == ["match.json"]  # no temporary left behind
+
+
+def test_table_lists_every_bot_best_first(capsys):
+    code, out, err = run(capsys, "play", "random", "expert", "--games", "2", "--seed", "3")
+    assert (code, err) == (0, "")
+    lines = out.strip().splitlines()
+    assert lines[0].startswith("2 games,")
+    assert lines[1].split() == ["rank", "bot", "score", "wins", "forfeit"]
+    assert lines[2].split()[:2] == ["1", "expert"]
+    assert lines[3].split()[:2] == ["2", "random"]
+
+
+def test_py_bot_file_plays_under_its_path(capsys, tmp_path):
+    bot = tmp_path / "mine.py"
+    bot.write_text(FIRST_BOT)
+    doc = play_json(capsys, str(bot), "random", "--games", "2")
+    assert doc["players"][0]["bot"] == str(bot)
+    assert doc["players"][0]["forfeit"] is None
+    assert doc["players"][0]["rank"] == 1  # first beats random
+
+
+def test_zip_bot_with_helper_module_plays(capsys, tmp_path):
+    bot = tmp_path / "mine.zip"
+    with zipfile.ZipFile(bot, "w") as archive:
+        archive.writestr("main.py", "from helper import pick\n\ndef agent(o, c):\n    return pick(o)\n")
+        archive.writestr("helper.py", "def pick(o):\n    return o['legal_actions'][0]\n")
+    doc = play_json(capsys, str(bot), "random", "--games", "1")
+    assert doc["players"][0]["forfeit"] is None
+
+
+def test_crashing_bot_file_forfeits_and_ranks_last(capsys, tmp_path):
+    bot = tmp_path / "crash.py"
+    bot.write_text("def agent(observation, configuration):\n    raise RuntimeError('boom')\n")
+    doc = play_json(capsys, "first", str(bot), "--games", "1")
+    crashed = doc["players"][1]
+    assert crashed["rank"] == 2
+    assert "boom" in crashed["forfeit"]
+
+
+def test_console_script_runs_and_prints_json():
+    proc = subprocess.run(
+        [str(ARENA), "play", "random", "first", "--games", "20", "--json"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""  # not a terminal: no progress bar
+    assert json.loads(proc.stdout)["games"] == 20
+
+
+@pytest.mark.parametrize("backend", ["process"])
+def test_bot_file_in_process_sandbox(capsys, tmp_path, bwrap_path, backend):
+    bot = tmp_path / "mine.py"
+    bot.write_text(FIRST_BOT)
+    doc = play_json(capsys, str(bot), "first", "--games", "1", "--sandbox", backend)
+    assert doc["players"][0]["forfeit"] is None
