@@ -1,0 +1,207 @@
+"""Replay documents (docs/replay-format.md): rebuild any state, one seat's view, verify.
+
+    state = state_at(result.replay, 0, 5)   # every hand after 5 events of game 0
+    verify(result.replay)                   # re-simulates; ReplayError on a difference
+
+``state_at`` and ``seat_view`` only apply recorded events, the way the browser
+viewer does; ``verify`` re-simulates every game from its seed and recorded
+actions with ``engine.game`` and checks the events match. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from engine.game import Game, IllegalAction
+from engine.rules import Rules, RulesError
+
+SUPPORTED_VERSIONS = (1,)
+
+
+class ReplayError(ValueError):
+    """A replay document is malformed or does not reproduce."""
+
+
+def _game(replay: dict, game_index: int) -> dict:
+    if not isinstance(replay, dict) or replay.get("version") not in SUPPORTED_VERSIONS:
+        version = replay.get("version") if isinstance(replay, dict) else None
+        raise ReplayError(f"unsupported replay version {version!r} (supported: {SUPPORTED_VERSIONS})")
+    games = replay.get("games")
+    if not isinstance(games, list) or not 0 <= game_index < len(games):
+        count = len(games) if isinstance(games, list) else 0
+        raise ReplayError(f"game index {game_index!r} out of range (the replay has {count} games)")
+    return games[game_index]
+
+
+def _initial(players: int) -> dict:
+    return {
+        "round": 0,
+        "dealer": 0,
+        "hands": [[] for _ in range(players)],
+        "discard": [],
+        "draw_pile": 0,
+        "color": None,
+        "direction": 1,
+        "current": 0,
+        "scores": [0] * players,
+        "uno": [False] * players,
+        "pending_draw": 0,
+        "over": False,
+    }
+
+
+def apply_event(state: dict, event: dict) -> None:
+    """Apply one recorded event to a state dict (as ``state_at`` returns) in place."""
+    e = event["e"]
+    if e == "turn":
+        state["current"] = event["seat"]
+    elif e == "play":
+        seat = event["seat"]
+        hand = state["hands"][seat]
+        hand.remove(event["card"])
+        state["discard"].append(event["card"])
+        state["color"] = event["color"]
+        state["uno"][seat] = bool(event.get("uno"))
+    elif e == "draw":
+        cards = event["cards"]
+        state["hands"][event["seat"]].extend(cards)
+        state["draw_pile"] -= len(cards)
+        if cards:
+            state["uno"][event["seat"]] = False
+        if event["reason"] == "penalty":
+            state["pending_draw"] = 0
+    elif e == "round_start":
+        state["round"] = event["round"]
+        state["dealer"] = event["dealer"]
+        state["hands"] = [list(h) for h in event["hands"]]
+        state["discard"] = [event["top"]]
+        state["draw_pile"] = event["draw_pile"]
+        state["color"] = event["color"]
+        state["direction"] = 1
+        state["scores"] = list(event["scores"])
+        state["uno"] = [False] * len(event["hands"])
+        state["pending_draw"] = 0
+    elif e == "reshuffle":
+        state["draw_pile"] += event["cards"]
+        state["discard"] = state["discard"][-1:]
+    elif e == "direction":
+        state["direction"] = event["direction"]
+    elif e == "pending":
+        state["pending_draw"] = event["cards"]
+    elif e == "challenge":
+        state["pending_draw"] = 0
+    elif e == "color":
+        state["color"] = event["color"]
+    elif e == "pass_hands":
+        hands, d = state["hands"], event["direction"]
+        n = len(hands)
+        state["hands"] = [hands[(i - d) % n] for i in range(n)]
+        state["uno"] = [False] * n
+    elif e == "swap":
+        hands, a, b = state["hands"], event["seat"], event["target"]
+        hands[a], hands[b] = hands[b], hands[a]
+        state["uno"][a] = state["uno"][b] = False
+    elif e == "round_end":
+        state["scores"] = list(event["scores"])
+    elif e == "game_end":
+        state["over"] = True
+    # skip, pass, uno_caught, fault, forfeit change no state
+
+
+def state_at(replay: dict, game_index: int, event_index: int) -> dict:
+    """The full state (every hand) of a game after its first ``event_index`` events."""
+    record = _game(replay, game_index)
+    events = record["events"]
+    if not 0 <= event_index <= len(events):
+        raise ReplayError(f"event index {event_index!r} out of range (game {game_index} has {len(events)} events)")
+    state = _initial(len(record["seats"]))
+    try:
+        for event in events[:event_index]:
+            apply_event(state, event)
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise ReplayError(f"game {game_index}: malformed event before index {event_index}: {exc!r}") from exc
+    return state
+
+
+def seat_view(replay: dict, game_index: int, event_index: int, seat: int) -> dict:
+    """What ``seat`` could see after ``event_index`` events: an observation without
+    ``legal_actions`` (``decision`` only when that seat was asked right then)."""
+    state = state_at(replay, game_index, event_index)
+    hands = state["hands"]
+    if not 0 <= seat < len(hands):
+        raise ReplayError(f"seat {seat!r} out of range (the game has {len(hands)} seats)")
+    view = {
+        "seat": seat,
+        "players": len(hands),
+        "hand": list(hands[seat]),
+        "top_card": state["discard"][-1] if state["discard"] else None,
+        "color": state["color"],
+        "direction": state["direction"],
+        "current": state["current"],
+        "hand_sizes": [len(h) for h in hands],
+        "uno": state["uno"],
+        "scores": state["scores"],
+        "draw_pile": state["draw_pile"],
+        "discard": state["discard"],
+        "pending_draw": state["pending_draw"],
+        "round": state["round"],
+        "dealer": state["dealer"],
+    }
+    for action in _game(replay, game_index)["actions"]:
+        if action["at"] == event_index and action["seat"] == seat:
+            view["decision"] = action["decision"]
+            break
+    return view
+
+
+def replay_game(rules: Rules, seed: int, actions: list[dict]) -> Game:
+    """Re-simulate one game from its seed and recorded actions; ``ReplayError`` if they don't fit."""
+    game = Game(rules, seed)
+    for i, record in enumerate(actions):
+        if game.over:
+            raise ReplayError(f"action {i} recorded after the game ended")
+        if (record["at"], record["seat"], record["decision"]) != (len(game.events), game.seat, game.decision):
+            raise ReplayError(
+                f"action {i}: recorded at event {record['at']} for seat {record['seat']} ({record['decision']}),"
+                f" but the game asks seat {game.seat} ({game.decision}) at event {len(game.events)}"
+            )
+        if "fault" in record:
+            fault = record["fault"]
+            game.fault(fault["kind"], fault["reason"], strikes=fault["strikes"], forfeit=fault["forfeit"])
+        else:
+            try:
+                game.apply(record["action"])
+            except IllegalAction as exc:
+                raise ReplayError(f"action {i}: {exc}") from exc
+    return game
+
+
+def verify(replay: dict) -> int:
+    """Re-simulate every game of a replay and check it reproduces the recorded events.
+
+    Returns the number of events checked; raises ``ReplayError`` on the first difference.
+    """
+    _game(replay, 0)
+    try:
+        rules = Rules.from_dict(replay["rules"])
+    except (RulesError, KeyError, TypeError) as exc:
+        raise ReplayError(f"replay rules invalid: {exc}") from exc
+    checked = 0
+    for index, record in enumerate(replay["games"]):
+        try:
+            game = replay_game(rules, record["seed"], record["actions"])
+        except (KeyError, TypeError) as exc:
+            raise ReplayError(f"game {index}: malformed action record: {exc!r}") from exc
+        except ReplayError as exc:
+            raise ReplayError(f"game {index}: {exc}") from exc
+        recorded = record["events"]
+        for i, (mine, theirs) in enumerate(zip(game.events, recorded, strict=False)):
+            if mine != theirs:
+                raise ReplayError(f"game {index}: event {i} differs: recorded {theirs!r}, re-simulated {mine!r}")
+        if len(game.events) != len(recorded):
+            raise ReplayError(
+                f"game {index}: recorded {len(recorded)} events, re-simulation gives {len(game.events)}"
+            )
+        if not game.over:
+            raise ReplayError(f"game {index}: the recorded actions do not finish the game")
+        checked += len(recorded)
+    return checked
+
