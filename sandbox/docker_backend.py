@@ -134,6 +134,7 @@ def container_options(limits: Limits, match_id: str, seat: int, seat_dir: str) -
             "python3", "-I", "-S", "/sandbox/host.py",
             "--bot", "/sandbox/bot", "--connect", "/sandbox/chan/referee.sock",
             "--frame-bytes", str(limits.frame_bytes), "--log-bytes", str(limits.log_bytes),
+            "--label", f"{match_id}-{seat}",
         ],
         "detach": True,
         "user": BOT_USER,

@@ -211,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--connect", help="path of the referee's Unix socket")
     parser.add_argument("--frame-bytes", type=int, default=1 << 20)
     parser.add_argument("--log-bytes", type=int, default=64 * 1024)
+    # Only shown in `ps`: tells operators (and leak checks) which match a process serves.
+    parser.add_argument("--label", default="")
     args = parser.parse_args(argv)
     if args.fd is not None:
         sock = socket.socket(fileno=args.fd)

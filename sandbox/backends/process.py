@@ -107,7 +107,7 @@ class ProcessSeatHandle:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def bwrap_command(bwrap: str, interpreter: str, limits: Limits, fd: int) -> list[str]:
+def bwrap_command(bwrap: str, interpreter: str, limits: Limits, fd: int, label: str) -> list[str]:
     """The bubblewrap command line around the bot host (bot in /sandbox/bot, read-only)."""
     command = [
         bwrap,
@@ -141,6 +141,7 @@ def bwrap_command(bwrap: str, interpreter: str, limits: Limits, fd: int) -> list
         interpreter, "-I", "-S", "/sandbox/host.py",
         "--bot", "/sandbox/bot", "--fd", str(fd),
         "--frame-bytes", str(limits.frame_bytes), "--log-bytes", str(limits.log_bytes),
+        "--label", label,
     ]
     return command
 
@@ -163,7 +164,7 @@ def start_seat(package: BotPackage, limits: Limits, *, label: str = "seat", bwra
         if os.geteuid() == 0:
             user, group = BOT_UID, BOT_UID
         if bwrap:
-            command = [str(bot_dir) if part == "{bot}" else part for part in bwrap_command(bwrap, interpreter, limits, fd)]
+            command = [str(bot_dir) if part == "{bot}" else part for part in bwrap_command(bwrap, interpreter, limits, fd, label)]
             env = {"PATH": "/usr/bin:/bin"}
             cwd = "/"
         else:
@@ -171,7 +172,7 @@ def start_seat(package: BotPackage, limits: Limits, *, label: str = "seat", bwra
                 _warned_weak = True
                 log.warning("bubblewrap not found: the process sandbox runs bots with rlimits only (weak isolation: network, files and other processes are reachable)")
             command = [interpreter, "-I", "-S", str(HOST_PROGRAM), "--bot", str(bot_dir), "--fd", str(fd),
-                       "--frame-bytes", str(limits.frame_bytes), "--log-bytes", str(limits.log_bytes)]
+                       "--frame-bytes", str(limits.frame_bytes), "--log-bytes", str(limits.log_bytes), "--label", label]
             env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(bot_dir), "PYTHONDONTWRITEBYTECODE": "1"}
             cwd = str(bot_dir)
         kwargs = {}
