@@ -1,0 +1,192 @@
+"""``arena bench``: engine hands per second, against rlcard's UnoGame when installed.
+
+One hand is one round (rules ``rounds=1``) with random bots in-process, full
+official rules, replay recording on (the referee always records). rlcard
+(optional extra ``bench``) is timed in the same run on its raw ``UnoGame``
+loop with random legal actions.
+
+Like with like: rlcard offers "draw" only when no card fits and plays a drawn
+card that fits by itself, so its random player always plays when it can. The
+engine's seats here do the same (the ``random`` bot choosing among the plays
+when there are any); a bot drawing at random instead makes hands about 20
+times longer, which would measure the bot, not the engine (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import random
+import time
+from typing import Any
+
+from arena_cli.errors import FailureError
+from arena_cli.progress import Progress
+
+SEATS = (2, 4)
+#: games played per referee call: keeps the replay held in memory small
+CHUNK = 100
+#: untimed hands first, so imports and caches do not count
+WARMUP = 20
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    """Measure, print text or one JSON document; return the exit code."""
+    if args.sandbox:
+        return _run_sandbox_bench(args)
+    has_rlcard = importlib.util.find_spec("rlcard") is not None
+    progress = Progress(len(SEATS) * (2 if has_rlcard else 1), label="arena bench ")
+    rows = []
+    try:
+        for players in SEATS:
+            row: dict[str, Any] = {"players": players, "hands": args.games}
+            row["engine_hands_per_second"], row["engine_decisions_per_second"] = bench_engine(
+                players, args.games
+            )
+            progress.update(len(rows) * 2 + 1)
+            row["rlcard_hands_per_second"] = row["rlcard_steps_per_second"] = row["ratio"] = None
+            if has_rlcard:
+                row["rlcard_hands_per_second"], row["rlcard_steps_per_second"] = bench_rlcard(
+                    players, args.games
+                )
+                row["ratio"] = row["engine_hands_per_second"] / row["rlcard_hands_per_second"]
+                progress.update(len(rows) * 2 + 2)
+            rows.append(row)
+    finally:
+        progress.close()
+    report = {"machine": machine(), "rlcard": _rlcard_version() if has_rlcard else None, "results": rows}
+    print(json.dumps(report) if args.json else format_report(report))
+    return 0
+
+
+class RandomPlayer:
+    """The ``random`` bot restricted to plays when any exist: rlcard's random player."""
+
+    def __init__(self) -> None:
+        from engine.bots import get
+
+        self.choose = get("random")
+        self.decisions = 0
+
+    def __call__(self, observation: dict, configuration: dict) -> dict:
+        self.decisions += 1
+        legal = observation["legal_actions"]
+        plays = [a for a in legal if a["type"] == "play"]
+        if plays and len(plays) < len(legal):
+            observation = {**observation, "legal_actions": plays}
+        return self.choose(observation, configuration)
+
+
+def bench_engine(players: int, hands: int, seed: int = 0) -> tuple[float, float]:
+    """(hands, decisions) per second of ``engine.match.play_match`` with random players."""
+    from engine.match import AgentSeat, play_match
+    from engine.rules import Rules
+
+    rules = Rules(players=players, rounds=1)
+    agent = RandomPlayer()
+    seats = [AgentSeat(agent, "random") for _ in range(players)]
+    play_match(rules, seats, seed=seed - 1, games=WARMUP)
+    agent.decisions = 0
+    played = 0
+    chunk = 0
+    started = time.perf_counter()
+    while played < hands:
+        games = min(CHUNK, hands - played)
+        result = play_match(rules, seats, seed=seed + chunk, games=games)
+        played += result.rounds
+        chunk += 1
+    seconds = time.perf_counter() - started
+    return played / seconds, agent.decisions / seconds
+
+
+def bench_rlcard(players: int, hands: int, seed: int = 0) -> tuple[float, float]:
+    """(hands, steps) per second of rlcard's raw ``UnoGame`` loop, random legal actions."""
+    import numpy as np
+    from rlcard.games.uno.game import UnoGame
+
+    game = UnoGame(num_players=players)
+    game.np_random = np.random.RandomState(seed)
+    choose = random.Random(seed).choice
+
+    def hand() -> int:
+        game.init_game()
+        steps = 0
+        while not game.is_over():
+            game.step(choose(game.get_legal_actions()))
+            steps += 1
+        return steps
+
+    for _ in range(WARMUP):
+        hand()
+    started = time.perf_counter()
+    steps = sum(hand() for _ in range(hands))
+    seconds = time.perf_counter() - started
+    return hands / seconds, steps / seconds
+
+
+def machine() -> dict:
+    """What the figures were measured on."""
+    return {
+        "cpus": os.cpu_count(),
+        "cpu": _cpu_model(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "system": f"{platform.system()} {platform.release()}",
+    }
+
+
+def format_report(report: dict) -> str:
+    """The bench report as a small text table."""
+    m = report["machine"]
+    lines = [
+        f"engine: random bots, one round per game, replay on; {m['cpu']}, {m['cpus']} CPUs, "
+        f"Python {m['python']}",
+        "seats  hands  engine hands/s  (decisions/s)  rlcard hands/s  (steps/s)  ours/rlcard",
+    ]
+    for row in report["results"]:
+        rl = row["rlcard_hands_per_second"]
+        lines.append(
+            f"{row['players']:>5}  {row['hands']:>5}  {row['engine_hands_per_second']:>14.0f}  "
+            f"{row['engine_decisions_per_second']:>13.0f}  "
+            + (
+                f"{rl:>14.0f}  {row['rlcard_steps_per_second']:>9.0f}  {row['ratio']:>10.2f}x"
+                if rl
+                else f"{'-':>14}  {'-':>9}  {'-':>11}"
+            )
+        )
+    if report["rlcard"] is None:
+        lines.append("rlcard is not installed: pip install -e '.[bench]' to compare")
+    else:
+        lines.append(f"rlcard {report['rlcard']}")
+    return "\n".join(lines)
+
+
+def _run_sandbox_bench(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec("sandbox.bench") is None:
+        raise FailureError("the sandbox benchmark (sandbox.bench) is not installed yet")
+    from sandbox import bench as sandbox_bench
+
+    return sandbox_bench.main(games=args.games, as_json=args.json)
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def _rlcard_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("rlcard")
+    except PackageNotFoundError:
+        return "unknown version"

@@ -1,0 +1,69 @@
+"""``arena bench``: the report's shape, and the random player it times."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+from arena_cli.bench import RandomPlayer
+from arena_cli.main import main
+
+HAS_RLCARD = importlib.util.find_spec("rlcard") is not None
+
+
+def test_bench_json_reports_two_and_four_seats(capsys):
+    assert main(["bench", "--games", "5", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    report = json.loads(out)
+    assert [row["players"] for row in report["results"]] == [2, 4]
+    assert report["machine"]["cpus"] >= 1 and report["machine"]["python"].startswith("3.")
+    for row in report["results"]:
+        assert row["hands"] == 5
+        assert row["engine_hands_per_second"] > 0
+        # a hand is many decisions
+        assert row["engine_decisions_per_second"] > 5 * row["engine_hands_per_second"]
+        if HAS_RLCARD:
+            assert row["ratio"] == pytest.approx(
+                row["engine_hands_per_second"] / row["rlcard_hands_per_second"]
+            )
+        else:
+            assert row["rlcard_hands_per_second"] is None and row["ratio"] is None
+
+
+def test_bench_text_names_the_measurement(capsys):
+    assert main(["bench", "--games", "3"]) == 0
+    out, _ = capsys.readouterr()
+    assert "one round per game" in out
+    assert len([line for line in out.splitlines() if line.split()[:1] in (["2"], ["4"])]) == 2
+
+
+def test_random_player_is_deterministic_given_the_observation():
+    first = RandomPlayer()
+    second = RandomPlayer()
+    observation = {
+        "legal_actions": [{"type": "play", "card": "R5"}, {"type": "play", "card": "G5"}, {"type": "draw"}],
+        "seat": 0, "round": 1, "decision": "play", "draw_pile": 80, "discard": ["R1"],
+        "top_card": "R1", "color": "R", "hand_sizes": [7, 7], "hand": ["R5", "G5"], "scores": [0, 0],
+        "dealer": 1,
+    }
+    assert all(first(observation, {}) == second(observation, {}) for _ in range(5))
+
+
+def test_random_player_plays_whenever_a_card_fits():
+    player = RandomPlayer()
+    base = {
+        "seat": 0, "round": 1, "decision": "play", "discard": ["R1"], "top_card": "R1",
+        "color": "R", "hand_sizes": [3, 7], "scores": [0, 0], "dealer": 1,
+    }
+    for pile in range(40, 90):
+        observation = {
+            **base,
+            "draw_pile": pile,
+            "hand": ["R5", "G1", "B9"],
+            "legal_actions": [{"type": "play", "card": "R5"}, {"type": "play", "card": "G1"}, {"type": "draw"}],
+        }
+        assert player(observation, {})["type"] == "play"
+    assert player.decisions == 50
