@@ -171,6 +171,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TIMEZONE = "UTC"
+CELERY_TASK_ROUTES = {
+    "matches.tasks.match_play": {"queue": queues.MATCHES},
+    "matches.tasks.match_sweep_stuck": {"queue": queues.MAINTENANCE},
+}
 CELERY_BEAT_SCHEDULE: dict = {
     # Requeue matches whose worker died (running past their deadline).
     "matches-sweep-stuck": {"task": "matches.tasks.match_sweep_stuck", "schedule": 60.0},
@@ -180,8 +184,8 @@ CELERY_BEAT_SCHEDULE: dict = {
 # A running match not finished after this many seconds is presumed abandoned by
 # a dead worker and started again; it must exceed the hard task time limit.
 MATCH_STALE_AFTER = env_int("MATCH_STALE_AFTER", CELERY_TASK_TIME_LIMIT + 60)
-# After this many starts that never finished, the sweeper marks a match failed.
-MATCH_MAX_ATTEMPTS = env_int("MATCH_MAX_ATTEMPTS", 3)
+# After this many starts (worker died, sandbox infrastructure failed) a match is marked failed.
+MATCH_MAX_ATTEMPTS = env_int("MATCH_MAX_ATTEMPTS", 5)
 # The validation match of a new bot version: a short 2-seat game against a reference bot.
 VALIDATION_OPPONENT = os.environ.get("VALIDATION_OPPONENT", "random")
 VALIDATION_RULES = env_list("VALIDATION_RULES", ["players=2", "rounds=1"])

@@ -48,11 +48,11 @@ class Outcome:
     replay: dict
 
 
-def check_reference_bot(name: str) -> None:
-    """Raise ValueError naming the known reference bots when ``name`` is not one of them."""
+def reference_bot_names() -> list[str]:
+    """Names of the reference bots (engine.bots), our own code that may sit in any match."""
     from engine import bots
 
-    bots.get(name)
+    return list(bots.REFERENCE_BOTS)
 
 
 def backend_name() -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import random
 import secrets
 import uuid
 from collections.abc import Sequence
@@ -65,7 +66,9 @@ def match_create(
             if seat.status == BotVersion.Status.REJECTED:
                 raise MatchError(f"{seat.label} was rejected by validation and cannot play")
         elif isinstance(seat, str):
-            sandboxing.check_reference_bot(seat)
+            known = sandboxing.reference_bot_names()
+            if seat not in known:
+                raise MatchError(f"unknown reference bot {seat!r} (known: {', '.join(known)})")
         else:
             raise MatchError(f"a seat is a BotVersion or a reference bot name, got {seat!r}")
     if seed is None:
@@ -88,13 +91,20 @@ def match_create(
     return match
 
 
-def match_enqueue(match: Match) -> None:
+def match_enqueue(match: Match, *, countdown: float | None = None) -> None:
     """Send the match's task once the current transaction commits (the worker must see the row)."""
     from . import tasks
 
     queue = QUEUE_OF_KIND.get(match.kind, queues.MATCHES)
     match_id = match.pk
-    transaction.on_commit(lambda: tasks.match_play.apply_async(args=[match_id], queue=queue))
+    transaction.on_commit(
+        lambda: tasks.match_play.apply_async(args=[match_id], queue=queue, countdown=countdown)
+    )
+
+
+def retry_backoff(attempts: int) -> float:
+    """Seconds before attempt ``attempts + 1``: 5, 10, 20, ... capped at 5 minutes, with jitter."""
+    return min(300.0, 5.0 * 2 ** max(0, attempts - 1)) * random.uniform(0.8, 1.2)
 
 
 def match_start(match_id: int, *, now: datetime | None = None) -> str | None:
@@ -126,8 +136,10 @@ def match_start(match_id: int, *, now: datetime | None = None) -> str | None:
 def match_play(match_id: int) -> bool:
     """Play a match in the sandbox and store the result; True when this call stored it.
 
-    Infrastructure trouble puts the match back in the queue and re-raises
-    (the task retries it); any other failure marks the match failed.
+    Infrastructure trouble (the sandbox's InfrastructureError) sends the match
+    back to the queue with a growing delay, until MATCH_MAX_ATTEMPTS starts
+    were used up; database trouble is re-raised for the task to retry; any
+    other failure marks the match failed. A bot's fault is a result, never an error.
     """
     token = match_start(match_id)
     if token is None:
@@ -135,7 +147,11 @@ def match_play(match_id: int) -> bool:
     match = Match.objects.prefetch_related("seats__bot_version__bot").get(pk=match_id)
     try:
         outcome = sandboxing.play(match)
-    except (InfrastructureError, OperationalError, InterfaceError):
+    except InfrastructureError as exc:
+        logger.warning("match %s attempt %s: infrastructure error: %s", match_id, match.attempts, exc)
+        match_retry(match_id, token, f"{type(exc).__name__}: {exc}")
+        return False
+    except (OperationalError, InterfaceError):
         match_release(match_id, token)
         raise
     except SoftTimeLimitExceeded:
@@ -159,6 +175,25 @@ def match_release(match_id: int, token: str) -> bool:
         logger.exception("match %s could not be released", match_id)
         return False
     return bool(updated)
+
+
+def match_retry(match_id: int, token: str, reason: str) -> bool:
+    """Queue a started match again after a delay, or fail it once its attempts are used up."""
+    with transaction.atomic():
+        match = Match.objects.select_for_update().get(pk=match_id)
+        if match.status != Match.Status.RUNNING or match.attempt_token != token:
+            return False
+        if match.attempts >= settings.MATCH_MAX_ATTEMPTS:
+            return match_fail(
+                match_id, token, f"platform error, gave up after {match.attempts} attempts: {reason}"
+            )
+        match.status = Match.Status.QUEUED
+        match.attempt_token = ""
+        match.deadline = None
+        match.error = reason[:4000]
+        match.save(update_fields=["status", "attempt_token", "deadline", "error"])
+        match_enqueue(match, countdown=retry_backoff(match.attempts))
+    return True
 
 
 def match_fail(match_id: int, token: str | None, reason: str) -> bool:
@@ -220,6 +255,7 @@ def match_record_result(match_id: int, token: str, outcome: sandboxing.Outcome) 
             json.dumps(outcome.replay, separators=(",", ":"), sort_keys=True).encode(), mtime=0
         )
         match.attempt_token = ""
+        match.error = ""
         match.save()
         hooks.run(match)
     return True

@@ -2,36 +2,33 @@
 
 ``match_play`` is sent to the ``matches`` or ``validation`` queue by
 ``services.match_enqueue``; it is idempotent because ``services.match_play`` is.
+Queues of tasks sent without one are in settings.CELERY_TASK_ROUTES.
 """
 
 from __future__ import annotations
 
-import random
-
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from arena import queues
-from engine.faults import InfrastructureError
-
 from . import services
 
-#: platform trouble worth retrying; a bot's fault is a result, never an error here
-RETRYABLE = (InfrastructureError, OperationalError, InterfaceError)
 
-
-@shared_task(bind=True, queue=queues.MATCHES, acks_late=True, reject_on_worker_lost=True, max_retries=5)
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    # The sandbox's InfrastructureError is retried by the service (it requeues the
+    # match with a delay); the database being unreachable is retried here.
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=5,
+    retry_backoff_max=300,
+    retry_jitter=True,
+    max_retries=5,
+)
 def match_play(self, match_id: int) -> bool:
-    try:
-        return services.match_play(match_id)
-    except RETRYABLE as exc:
-        if self.request.retries >= self.max_retries:
-            services.match_fail(match_id, None, f"platform error, gave up after {self.request.retries} retries: {exc}")
-            raise
-        backoff = min(300, 5 * 2**self.request.retries) * random.uniform(0.8, 1.2)
-        raise self.retry(exc=exc, countdown=backoff) from exc
+    return services.match_play(match_id)
 
 
-@shared_task(queue=queues.MAINTENANCE)
+@shared_task
 def match_sweep_stuck() -> list[int]:
     return services.match_sweep_stuck()

@@ -1,0 +1,244 @@
+"""The worker path on the embedded default: validation, playing and storing, idempotency, retries."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from platform_helpers import CRASHING_BOT, good_bot
+
+from bots import services as bot_services
+from bots.models import BotVersion
+from engine.faults import InfrastructureError
+from engine.rules import Rules
+from matches import hooks, sandboxing, services, tasks
+from matches.models import Match
+
+pytestmark = pytest.mark.django_db
+pytest_plugins = ["platform_fixtures"]
+
+
+def challenge(version, *, games: int = 1, enqueue: bool = False) -> Match:
+    return services.match_create(
+        kind="challenge", rules=Rules.parse(["players=2", "rounds=1"]), seats=[version, "first"],
+        seed=11, games=games, enqueue=enqueue,
+    )
+
+
+@pytest.fixture
+def counted_hook():
+    """A hook on challenge matches that counts the calls, as a ladder's rating update would."""
+    calls: list[int] = []
+
+    def hook(match):
+        calls.append(match.pk)
+
+    hooks.register("challenge", hook)
+    yield calls
+    hooks.unregister("challenge", hook)
+
+
+def test_validation_activates_a_good_bot_and_keeps_its_log(validated_version):
+    assert validated_version.status == BotVersion.Status.ACTIVE
+    assert validated_version.rejection_reason == ""
+    assert "seat 0 plays" in validated_version.validation_log
+    assert validated_version.validated_at is not None
+    match = Match.objects.get(kind="validation", seats__bot_version=validated_version)
+    assert match.status == Match.Status.DONE
+    assert [s.reference_bot for s in match.seats.order_by("seat")] == ["", "random"]
+    assert Rules.from_dict(match.rules).rounds == 1
+
+
+def test_validation_rejects_a_crashing_bot_with_the_reason_and_its_log(bot, run_on_commit):
+    with run_on_commit():
+        version = bot_services.bot_version_create(bot=bot, filename="crash.py", data=CRASHING_BOT)
+    version.refresh_from_db()
+    assert version.status == BotVersion.Status.REJECTED
+    assert version.rejection_reason.startswith("exception: ")
+    assert "ZeroDivisionError" in version.rejection_reason
+    assert "decision 2" in version.validation_log
+
+
+def test_a_rejected_version_never_plays_and_cannot_be_seated(bot, run_on_commit):
+    with run_on_commit():
+        version = bot_services.bot_version_create(bot=bot, filename="crash.py", data=CRASHING_BOT)
+    version.refresh_from_db()
+    with pytest.raises(services.MatchError, match="rejected"):
+        challenge(version)
+    with pytest.raises(bot_services.BotError, match="only an active version can play"):
+        bot_services.bot_pin_version(bot, version)
+
+
+def test_the_newest_active_version_plays_unless_the_owner_pins_one(bot, validated_version, run_on_commit):
+    from bots.selectors import bot_playing_version
+
+    with run_on_commit():
+        newer = bot_services.bot_version_create(bot=bot, filename="alpha.py", data=good_bot("v2"))
+    assert bot_playing_version(bot) == newer
+    bot_services.bot_pin_version(bot, validated_version)
+    assert bot_playing_version(bot) == validated_version
+    bot_services.bot_pin_version(bot, None)
+    assert bot_playing_version(bot) == newer
+
+
+def test_a_played_match_stores_results_replay_logs_and_timings(validated_version, counted_hook):
+    match = challenge(validated_version, games=2)
+    assert tasks.match_play.apply(args=[match.pk]).get() is True
+    match.refresh_from_db()
+    assert match.status == Match.Status.DONE
+    assert match.attempts == 1 and match.attempt_token == ""
+    assert match.started_at <= match.finished_at
+    assert match.games_played == 2 and match.rounds_played >= 2
+    seats = list(match.seats.order_by("seat"))
+    assert sorted(s.rank for s in seats) in ([1, 2], [1, 1])
+    assert all(s.score is not None and s.wins is not None for s in seats)
+    assert "seat" in seats[0].log
+    replay = json.loads(gzip.decompress(bytes(match.replay_gz)))
+    assert replay["version"] == 1
+    timings = match.timings["seats"]
+    assert len(timings) == 2 and timings[0]["decisions"] > 0
+    assert counted_hook == [match.pk]
+
+
+def test_the_same_task_run_twice_plays_and_counts_the_match_once(validated_version, counted_hook):
+    match = challenge(validated_version)
+    assert tasks.match_play.apply(args=[match.pk]).get() is True
+    finished = Match.objects.get(pk=match.pk).finished_at
+    assert tasks.match_play.apply(args=[match.pk]).get() is False
+    match.refresh_from_db()
+    assert match.attempts == 1
+    assert match.finished_at == finished
+    assert counted_hook == [match.pk]
+
+
+def test_a_result_from_a_superseded_attempt_is_discarded(validated_version, counted_hook):
+    match = challenge(validated_version)
+    first_token = services.match_start(match.pk)
+    outcome = sandboxing.play(Match.objects.get(pk=match.pk))
+    # The first worker looks dead: past its deadline another attempt starts.
+    later = timezone.now() + timedelta(seconds=10**6)
+    second_token = services.match_start(match.pk, now=later)
+    assert second_token and second_token != first_token
+    assert services.match_record_result(match.pk, first_token, outcome) is False
+    assert services.match_record_result(match.pk, second_token, outcome) is True
+    assert services.match_record_result(match.pk, second_token, outcome) is False
+    assert counted_hook == [match.pk]
+    assert Match.objects.get(pk=match.pk).attempts == 2
+
+
+def test_a_running_match_within_its_deadline_is_not_started_again(validated_version):
+    match = challenge(validated_version)
+    assert services.match_start(match.pk) is not None
+    assert services.match_start(match.pk) is None
+    assert Match.objects.get(pk=match.pk).attempts == 1
+
+
+def test_the_sweeper_requeues_a_match_whose_worker_died(validated_version, run_on_commit, counted_hook):
+    match = challenge(validated_version)
+    services.match_start(match.pk)  # a worker took it, then died
+    assert services.match_sweep_stuck() == []
+    later = timezone.now() + timedelta(seconds=10**6)
+    with run_on_commit():
+        assert services.match_sweep_stuck(now=later) == [match.pk]
+    match.refresh_from_db()
+    assert match.status == Match.Status.DONE and match.attempts == 2
+    assert counted_hook == [match.pk]
+
+
+def test_the_sweeper_fails_a_match_that_used_up_its_attempts(validated_version, settings):
+    settings.MATCH_MAX_ATTEMPTS = 2
+    match = challenge(validated_version)
+    now = timezone.now()
+    for _ in range(2):
+        now += timedelta(seconds=10**6)
+        assert services.match_start(match.pk, now=now) is not None
+    assert services.match_sweep_stuck(now=now + timedelta(seconds=10**6)) == []
+    match.refresh_from_db()
+    assert match.status == Match.Status.FAILED
+    assert "2 attempts" in match.error
+
+
+def test_infrastructure_errors_are_retried_and_the_match_is_played_once(
+    validated_version, monkeypatch, run_on_commit, counted_hook
+):
+    real_play = sandboxing.play
+    calls = []
+
+    def flaky_play(match):
+        calls.append(match.pk)
+        if len(calls) == 1:
+            raise InfrastructureError("Docker engine went away")
+        return real_play(match)
+
+    monkeypatch.setattr(sandboxing, "play", flaky_play)
+    match = challenge(validated_version)
+    with run_on_commit():
+        assert tasks.match_play.apply(args=[match.pk]).get() is False
+    match.refresh_from_db()
+    assert len(calls) == 2
+    assert match.status == Match.Status.DONE and match.attempts == 2
+    assert match.error == ""
+    assert counted_hook == [match.pk]
+
+
+def test_retries_back_off_and_are_capped():
+    delays = [services.retry_backoff(n) for n in range(1, 10)]
+    assert 4 <= delays[0] <= 6 and 8 <= delays[1] <= 12
+    assert max(delays) <= 300 * 1.2
+
+
+def test_infrastructure_errors_that_never_stop_fail_the_match_after_its_attempts(
+    validated_version, monkeypatch, run_on_commit, settings, counted_hook
+):
+    settings.MATCH_MAX_ATTEMPTS = 3
+
+    def broken_play(match):
+        raise InfrastructureError("Docker engine is not running")
+
+    monkeypatch.setattr(sandboxing, "play", broken_play)
+    match = challenge(validated_version)
+    with run_on_commit():
+        tasks.match_play.apply(args=[match.pk])
+    match.refresh_from_db()
+    assert match.status == Match.Status.FAILED
+    assert "gave up after 3 attempts" in match.error
+    assert "Docker engine is not running" in match.error
+    assert match.attempts == 3
+    assert counted_hook == [match.pk]
+
+
+def test_a_bot_fault_is_a_result_not_a_retry(bot, validated_version, run_on_commit):
+    version = bot_services.bot_version_create(bot=bot, filename="crash.py", data=CRASHING_BOT, validate=False)
+    match = services.match_create(
+        kind="challenge", rules=Rules.parse(["players=2", "rounds=1"]), seats=[validated_version, version],
+        seed=5, enqueue=False,
+    )
+    tasks.match_play.apply(args=[match.pk])
+    match.refresh_from_db()
+    crashed = match.seats.get(seat=1)
+    assert match.status == Match.Status.DONE and match.attempts == 1
+    assert crashed.forfeited and crashed.fault_kind == "exception"
+    assert "ZeroDivisionError" in crashed.fault_reason
+    assert crashed.rank == 2
+
+
+def test_the_process_sandbox_is_refused_for_uploads_unless_allowed(validated_version, settings):
+    settings.SANDBOX_BACKEND = "process"
+    settings.SANDBOX_ALLOW_PROCESS = False
+    match = challenge(validated_version)
+    assert tasks.match_play.apply(args=[match.pk]).get() is False
+    match.refresh_from_db()
+    assert match.status == Match.Status.FAILED
+    assert "SANDBOX_ALLOW_PROCESS" in match.error
+
+
+def test_a_match_needs_one_seat_per_player_and_known_reference_bots(validated_version):
+    with pytest.raises(services.MatchError, match="3 players but 2 seats"):
+        services.match_create(kind="ladder", rules=Rules(players=3), seats=[validated_version, "random"])
+    with pytest.raises(services.MatchError, match="unknown reference bot 'nosuchbot'"):
+        services.match_create(kind="ladder", rules=Rules(players=2), seats=[validated_version, "nosuchbot"])
+    with pytest.raises(services.MatchError, match="unknown match kind 'friendly'"):
+        services.match_create(kind="friendly", rules=Rules(players=2), seats=[validated_version, "random"])
