@@ -25,8 +25,8 @@ from tournaments.tables import (
     table_sizes,
 )
 
-# Local-search budget per round and entry: enough to reach the figures in
-# docs/tournaments.md, small enough to schedule 100 entries in about a second.
+# Annealing steps per seat and round: enough to reach the figures in
+# docs/tournaments.md (30 entries in about a second, 100 entries in a few).
 SEARCH_STEPS_PER_SEAT = 400
 # Starting temperature of the annealing, in units of the cost sum(count**3).
 START_TEMPERATURE = 2.0
