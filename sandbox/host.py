@@ -17,6 +17,7 @@ reach the channel.
 from __future__ import annotations
 
 import argparse
+import codecs
 import errno
 import importlib.util
 import json
@@ -133,6 +134,9 @@ class Host:
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.close(devnull)
+        # Line-buffered: a bot's last prints before a timeout or crash are its best clue.
+        for stream in (sys.stdout, sys.stderr):
+            stream.reconfigure(line_buffering=True, errors="backslashreplace")
         thread = threading.Thread(target=self._drain, args=(read_end,), name="log-drain", daemon=True)
         thread.start()
         return thread
@@ -140,6 +144,8 @@ class Host:
     def _drain(self, read_end: int) -> None:
         budget = self.log_bytes
         truncated = False
+        # Incremental: a character split across two reads is not mangled.
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
         while True:
             try:
                 chunk = os.read(read_end, 65536)
@@ -150,8 +156,9 @@ class Host:
             if budget > 0:
                 piece = chunk[:budget]
                 budget -= len(piece)
-                self._send_quietly({"op": "log", "data": piece.decode("utf-8", "replace")})
-            elif not truncated:
+                self._send_quietly({"op": "log", "data": decoder.decode(piece, final=budget == 0)})
+                chunk = chunk[len(piece):]
+            if chunk and not truncated:
                 truncated = True
                 self._send_quietly({"op": "log", "truncated": True})
             # Past the cap the pipe is still drained so a chatty bot never blocks.

@@ -1,0 +1,147 @@
+"""The bot host program, run as a plain subprocess on a socketpair (no sandbox)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+import sandbox.host
+from sandbox.host import encode_frame
+from sandbox.limits import Limits
+from sandbox.seat import Channel, ChannelClosed
+
+HOST = sandbox.host.__file__
+
+
+def start_host(tmp_path, source: str, log_bytes: int = 65536):
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    (bot / "main.py").write_text(textwrap.dedent(source))
+    referee, child = socket.socketpair()
+    process = subprocess.Popen(
+        [sys.executable, "-I", "-S", HOST, "--bot", str(bot), "--fd", str(child.fileno()), "--log-bytes", str(log_bytes)],
+        pass_fds=(child.fileno(),),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    child.close()
+    return process, Channel(referee, Limits().frame_bytes)
+
+
+def frames_until(channel: Channel, op: str, timeout: float = 5.0) -> tuple[dict, list[dict]]:
+    """The first frame with ``op`` and the log frames before it."""
+    logs = []
+    deadline = time.monotonic() + timeout
+    while True:
+        message = channel.recv(deadline)
+        assert message is not None, f"no {op} frame within {timeout} s"
+        if message.get("op") == op:
+            return message, logs
+        logs.append(message)
+
+
+@pytest.fixture
+def host(tmp_path):
+    started = []
+
+    def start(source: str, **kwargs):
+        process, channel = start_host(tmp_path, source, **kwargs)
+        started.append(process)
+        return process, channel
+
+    yield start
+    for process in started:
+        process.kill()
+        process.wait()
+
+
+def test_host_answers_decide_with_the_agents_action_under_the_same_id(host):
+    _, channel = host("def agent(o, c):\n    return {'type': 'draw', 'seen': c['x']}\n")
+    hello, _ = frames_until(channel, "hello")
+    assert hello == {"op": "hello", "id": 0, "ok": True}
+    channel.send({"op": "decide", "id": 7, "observation": {}, "configuration": {"x": 3}})
+    reply, _ = frames_until(channel, "reply")
+    assert reply == {"op": "reply", "id": 7, "action": {"type": "draw", "seen": 3}}
+
+
+def test_prints_from_python_c_level_and_children_become_log_frames_not_protocol(host):
+    process, channel = host(
+        """
+        import os, subprocess, sys
+        print("py stdout")
+        os.write(2, b"raw fd 2\\n")
+        subprocess.run([sys.executable, "-c", "print('from a child')"])
+        def agent(o, c):
+            print("in agent")
+            return {"type": "draw"}
+        """
+    )
+    _, before_hello = frames_until(channel, "hello")
+    channel.send({"op": "decide", "id": 1, "observation": {}, "configuration": {}})
+    _, before_reply = frames_until(channel, "reply")
+    channel.send({"op": "stop", "id": 2})
+    assert process.wait(timeout=5) == 0
+    logs = before_hello + before_reply
+    with pytest.raises(ChannelClosed):  # the host said all it had, then exited
+        while (message := channel.recv(time.monotonic() + 2)) is not None:
+            logs.append(message)
+    text = "".join(m.get("data", "") for m in logs)
+    assert "py stdout\n" in text and "raw fd 2\n" in text and "from a child\n" in text
+    assert process.stdout.read() == b"" and process.stderr.read() == b""
+
+
+def test_exception_in_agent_is_reported_with_type_and_message(host):
+    _, channel = host("def agent(o, c):\n    return 1 / 0\n")
+    frames_until(channel, "hello")
+    channel.send({"op": "decide", "id": 1, "observation": {}, "configuration": {}})
+    reply, _ = frames_until(channel, "reply")
+    assert reply["error"] == {"kind": "exception", "reason": "ZeroDivisionError: division by zero"}
+
+
+def test_sys_exit_in_agent_is_a_fault_not_the_hosts_exit(host):
+    process, channel = host("import sys\ndef agent(o, c):\n    sys.exit(3)\n")
+    frames_until(channel, "hello")
+    channel.send({"op": "decide", "id": 1, "observation": {}, "configuration": {}})
+    reply, _ = frames_until(channel, "reply")
+    assert reply["error"] == {"kind": "exception", "reason": "SystemExit: 3"}
+    assert process.poll() is None
+
+
+def test_non_json_action_is_reported_as_illegal(host):
+    _, channel = host("def agent(o, c):\n    return {1, 2}\n")
+    frames_until(channel, "hello")
+    channel.send({"op": "decide", "id": 1, "observation": {}, "configuration": {}})
+    reply, _ = frames_until(channel, "reply")
+    assert reply["error"]["kind"] == "illegal"
+    assert "not JSON (set)" in reply["error"]["reason"]
+
+
+def test_exception_at_import_is_reported_in_hello(host):
+    _, channel = host("import nonexistent_module_xyz\n")
+    hello, _ = frames_until(channel, "hello")
+    assert hello["error"] == {
+        "kind": "exception",
+        "reason": "exception at import: ModuleNotFoundError: No module named 'nonexistent_module_xyz'",
+    }
+
+
+def test_log_is_capped_and_marked_truncated(host):
+    _, channel = host("print('x' * 5000)\ndef agent(o, c):\n    return {}\n", log_bytes=1000)
+    _, logs = frames_until(channel, "hello")
+    deadline = time.monotonic() + 1
+    while (message := channel.recv(deadline)) is not None:
+        logs.append(message)
+    assert sum(len(m.get("data", "")) for m in logs) == 1000
+    assert logs[-1] == {"op": "log", "truncated": True}
+
+
+def test_oversized_request_frame_makes_the_host_exit(host):
+    process, channel = host("def agent(o, c):\n    return {}\n")
+    frames_until(channel, "hello")
+    channel.sock.sendall(b"\xff\xff\xff\xff" + encode_frame({"op": "decide"}))
+    assert process.wait(timeout=5) == 2
