@@ -2,7 +2,7 @@
 
 They follow BOT_CONTRACT.md exactly and read nothing but the observation and
 configuration, so they are deterministic given their inputs. Graded strength,
-weakest first: ``first``, ``random``, ``greedy``, ``expert`` (docs/bots.md).
+weakest first: ``random``, ``first``, ``greedy``, ``expert`` (docs/bots.md).
 
 >>> get("first")({"legal_actions": [{"type": "draw"}]}, {})
 {'type': 'draw'}
@@ -18,8 +18,8 @@ Agent = Callable[[dict, dict], dict]
 
 #: name -> agent, weakest first
 REFERENCE_BOTS: dict[str, Agent] = {
-    "first": first.agent,
     "random": random_bot.agent,
+    "first": first.agent,
     "greedy": greedy.agent,
     "expert": expert.agent,
 }

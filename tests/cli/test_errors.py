@@ -27,7 +27,7 @@ def fails(capsys, *argv: str) -> str:
 
 def test_unknown_bot_names_it_and_lists_reference_bots(capsys):
     err = fails(capsys, "play", "random", "nobody")
-    assert "'nobody'" in err and "first, random, greedy, expert" in err
+    assert "'nobody'" in err and "random, first, greedy, expert" in err
 
 
 def test_bad_rule_value_names_option_and_allowed_values(capsys):
