@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
+from engine.rules import BOUNDS
+
 EntryId = Hashable
 
-# RULES.md section 2: a game seats 2 to 10 players.
-MIN_SEATS = 2
-MAX_SEATS = 10
+#: a game seats this many players (RULES.md section 2); the engine owns the bounds
+MIN_SEATS, MAX_SEATS = BOUNDS["players"]
 
 
 @dataclass(frozen=True)
