@@ -134,9 +134,10 @@ class Host:
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.close(devnull)
-        # Line-buffered: a bot's last prints before a timeout or crash are its best clue.
-        for stream in (sys.stdout, sys.stderr):
-            stream.reconfigure(line_buffering=True, errors="backslashreplace")
+        # New line-buffered streams on the pipe (the old ones may believe fd 1 is
+        # a seekable /dev/null): a bot's last prints before a kill are its best clue.
+        sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
+        sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
         thread = threading.Thread(target=self._drain, args=(read_end,), name="log-drain", daemon=True)
         thread.start()
         return thread

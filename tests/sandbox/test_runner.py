@@ -1,0 +1,102 @@
+"""sandbox.runner.play_match: backends, faults, logs and the process-backend switch."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.rules import Rules
+from sandbox.limits import Limits
+from sandbox.package import BotPackage
+from sandbox.runner import SandboxNotAllowed, play_match
+
+RULES = Rules.parse(["players=2", "rounds=1", "hand_size=3"])
+CHATTY = BotPackage.from_bytes(
+    "chatty.py",
+    b"print('imported')\n"
+    b"seen = 0\n"
+    b"def agent(observation, configuration):\n"
+    b"    global seen\n"
+    b"    seen += 1\n"
+    b"    print('decision', seen, configuration['time_per_decision'])\n"
+    b"    return observation['legal_actions'][0]\n",
+)
+CRASHER = BotPackage.from_bytes("crash.py", b"def agent(observation, configuration):\n    return {}['missing']\n")
+
+
+def test_reference_bots_play_in_process_and_the_result_reads_through():
+    outcome = play_match(RULES, ["first", "random"], seed=3)
+    assert outcome.backend == "inprocess"
+    assert [p.name for p in outcome.players] == ["first", "random"]
+    assert outcome.players is outcome.result.players
+    assert all(p.forfeit is None for p in outcome.players)
+
+
+def test_in_process_package_keeps_module_state_and_logs_its_prints():
+    outcome = play_match(RULES, [CHATTY, "first"], seed=3, limits=Limits(time_per_decision=0.25))
+    log = outcome.logs[0]
+    assert log.startswith("imported\ndecision 1 0.25\n")
+    decisions = outcome.result.timings[0]["decisions"]
+    assert f"decision {decisions} 0.25\n" in log  # module state lived the whole match
+    assert outcome.players[0].name == CHATTY.short_name
+
+
+def test_exception_in_agent_forfeits_only_that_bot():
+    outcome = play_match(RULES, [CRASHER, "first"], seed=3)
+    assert outcome.players[0].forfeit == "exception: exception in agent: KeyError: 'missing'"
+    assert outcome.players[0].rank == 2
+    assert outcome.players[1].forfeit is None
+    assert outcome.faults[0] == ["exception: exception in agent: KeyError: 'missing'"]
+
+
+def test_process_backend_is_refused_for_packages_unless_allowed():
+    with pytest.raises(SandboxNotAllowed, match="allow_process=True"):
+        play_match(RULES, [CHATTY, "first"], seed=3, backend="process")
+
+
+def test_process_backend_plays_a_package_when_allowed(bwrap_path):
+    outcome = play_match(RULES, [CHATTY, CRASHER], seed=3, backend="process", allow_process=True)
+    assert outcome.players[0].forfeit is None
+    assert outcome.players[1].forfeit == "exception: exception in agent: KeyError: 'missing'"
+    assert outcome.logs[0].startswith("imported\ndecision 1 1.0\n")
+
+
+@pytest.mark.docker
+@pytest.mark.services
+def test_docker_backend_plays_a_package(docker_client):
+    outcome = play_match(RULES, [CHATTY, "first"], seed=3, backend="docker", match_id="runnertest1")
+    assert outcome.players[0].forfeit is None
+    assert outcome.logs[0].startswith("imported\ndecision 1 1.0\n")
+    assert docker_client.containers.list(all=True, filters={"label": "uno-arena.match=runnertest1"}) == []
+
+
+def test_same_seed_same_bots_same_replay_across_backends(bwrap_path):
+    inprocess = play_match(RULES, [CHATTY, "random"], seed=9)
+    process = play_match(RULES, [CHATTY, "random"], seed=9, backend="process", allow_process=True)
+    assert inprocess.replay == process.replay
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"backend": "vm"}, ValueError, "unknown sandbox backend 'vm'"),
+        ({"configuration": {"time_bank": 99}}, ValueError, "configuration may not set time_bank"),
+    ],
+)
+def test_bad_arguments_are_refused_with_the_value(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        play_match(RULES, ["first", "first"], seed=1, **kwargs)
+
+
+def test_a_bot_that_is_neither_name_nor_package_is_refused():
+    with pytest.raises(TypeError, match="bot 1 must be a reference bot name or a BotPackage, got bytes"):
+        play_match(RULES, ["first", b"def agent(o, c): pass"], seed=1)
+
+
+def test_in_process_decision_over_the_bank_is_a_timeout_strike():
+    slow = BotPackage.from_bytes(
+        "slow.py",
+        b"import time\ndef agent(observation, configuration):\n    time.sleep(0.12)\n    return observation['legal_actions'][0]\n",
+    )
+    outcome = play_match(RULES, [slow, "first"], seed=3, limits=Limits(time_per_decision=0.05, time_bank=0.1))
+    kinds = [f["kind"] for f in outcome.players[0].faults]
+    assert kinds and set(kinds) == {"timeout"}
