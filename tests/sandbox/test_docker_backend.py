@@ -1,0 +1,112 @@
+"""The Docker backend: container lockdown, cleanup, the reaper, Docker failures."""
+
+from __future__ import annotations
+
+import glob
+import os
+import tempfile
+import time
+
+import docker
+import pytest
+
+from engine.faults import InfrastructureError
+from engine.rules import Rules
+from sandbox import docker_backend
+from sandbox.limits import Limits
+from sandbox.package import BotPackage
+from sandbox.runner import play_match
+from sandbox.seat import SandboxSeat
+
+BOT = BotPackage.from_bytes("bot.py", b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n")
+OBS = {"legal_actions": [{"type": "draw"}]}
+
+
+@pytest.fixture
+def dead_docker():
+    """A client for a Docker engine that is not there."""
+    client = docker.DockerClient(base_url="unix:///nonexistent/docker.sock", version="1.41", timeout=2)
+    yield client
+    client.close()
+
+
+def test_missing_docker_engine_is_an_infrastructure_error_and_leaves_no_files(dead_docker):
+    rules = Rules.parse(["players=2", "rounds=1", "hand_size=3"])
+    with pytest.raises(InfrastructureError, match="Docker could not start the sandbox of seat"):
+        play_match(rules, [BOT, "first"], seed=1, backend="docker", match_id="deaddocker1", docker_client=dead_docker)
+    assert glob.glob(os.path.join(tempfile.gettempdir(), "uno-arena-deaddocker1*")) == []
+
+
+def test_unreachable_engine_from_environment_is_an_infrastructure_error(monkeypatch):
+    monkeypatch.setattr(docker_backend, "_client", None)
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(InfrastructureError, match="Docker engine not reachable"):
+        docker_backend.get_client()
+
+
+
+@pytest.mark.docker
+@pytest.mark.services
+def test_seat_container_is_locked_down(docker_client, monkeypatch):
+    monkeypatch.setenv("UNO_ARENA_WORKER_SECRET", "do-not-leak")
+    limits = Limits(memory_bytes=128 * 1024 * 1024, processes=32, cpus=0.5)
+    handle = docker_backend.start_seat(BOT, limits, match_id="lockdown1", seat=0)
+    try:
+        handle.container.reload()
+        config, host = handle.container.attrs["Config"], handle.container.attrs["HostConfig"]
+        assert config["User"] == "10001:10001"
+        assert not any("UNO_ARENA_WORKER_SECRET" in e for e in config["Env"])
+        assert config["Labels"]["uno-arena.match"] == "lockdown1"
+        assert host["NetworkMode"] == "none"
+        assert host["ReadonlyRootfs"] is True
+        assert host["CapDrop"] == ["ALL"]
+        assert host["SecurityOpt"] == ["no-new-privileges"]
+        assert host["Memory"] == host["MemorySwap"] == 128 * 1024 * 1024
+        assert host["NanoCpus"] == 500_000_000
+        assert host["PidsLimit"] == 32
+        assert all(m["RW"] is False for m in handle.container.attrs["Mounts"])
+        assert "size=16777216" in host["Tmpfs"]["/tmp"]
+    finally:
+        handle.stop()
+    assert docker_backend.match_containers("lockdown1") == []
+    assert not os.path.exists(handle.seat_dir)
+
+
+@pytest.mark.docker
+@pytest.mark.services
+def test_container_removed_under_a_running_match_is_infrastructure_not_the_bots_fault(docker_client):
+    handle = docker_backend.start_seat(BOT, Limits(), match_id="vanish1", seat=0)
+    seat = SandboxSeat(handle, Limits(), "bot")
+    try:
+        seat.wait_ready()
+        assert seat.decide(OBS, {}) == {"type": "draw"}
+        docker_client.containers.get(handle.container.id).remove(force=True)
+        with pytest.raises(InfrastructureError, match="Docker engine failed while checking container"):
+            seat.decide(OBS, {})
+    finally:
+        seat.stop()
+    assert docker_backend.match_containers("vanish1") == []
+
+
+@pytest.mark.docker
+@pytest.mark.services
+def test_reaper_removes_old_sandbox_containers_and_keeps_young_ones(docker_client):
+    now = int(time.time())
+    labels = {docker_backend.LABEL_MATCH: "reaptest"}
+    old = docker_client.containers.create(
+        docker_backend.IMAGE, ["true"], labels=labels | {docker_backend.LABEL_STARTED: str(now - 7200)}
+    )
+    young = docker_client.containers.create(
+        docker_backend.IMAGE, ["true"], labels=labels | {docker_backend.LABEL_STARTED: str(now)}
+    )
+    try:
+        assert docker_backend.reap(max_age_seconds=3600) >= 1
+        remaining = {c.id for c in docker_backend.match_containers("reaptest")}
+        assert old.id not in remaining
+        assert young.id in remaining
+    finally:
+        for container in (old, young):
+            try:
+                container.remove(force=True)
+            except docker.errors.NotFound:
+                pass
