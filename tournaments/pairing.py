@@ -23,7 +23,7 @@ from tournaments.standings import (
     split_history,
     standings,
 )
-from tournaments.tables import EntryId, Round, Table, check_table_size, table_sizes
+from tournaments.tables import EntryId, Round, Table, check_round, check_table_size, table_sizes
 
 # Search steps the 2-seat backtracking may spend at one rematch budget before
 # it accepts one more rematch; keeps hostile histories from hanging a worker.
@@ -53,6 +53,7 @@ def swiss_round(
     Withdrawn and disqualified entries are not paired; their results stay.
     """
     check_table_size(seats)
+    check_round(number)
     history = list(history)
     lines = standings(
         entries,

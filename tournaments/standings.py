@@ -130,6 +130,7 @@ def standings(
             points[e] += p
             played[e] += 1
         for e, g in zip(t.seats, t.game_points, strict=False):
+            # A float's shortest repr, not its binary expansion: 0.1 stays 1/10.
             game_points[e] += Fraction(str(g)) if isinstance(g, float) else Fraction(g)
     for b in byes:
         points[b.entry] += BYE_POINTS

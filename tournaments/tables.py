@@ -9,8 +9,11 @@ imports Django or does I/O; ``tournaments.models`` maps rows to these values.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 
 from engine.rules import BOUNDS
 
@@ -55,10 +58,18 @@ class TableResult:
     game_points: tuple[int | float, ...] = ()
 
     def __post_init__(self) -> None:
+        check_round(self.round)
+        try:
+            object.__setattr__(self, "seats", tuple(self.seats))
+            object.__setattr__(self, "ranks", tuple(self.ranks))
+            object.__setattr__(self, "game_points", tuple(self.game_points))
+            distinct = len(set(self.seats))
+        except TypeError as exc:
+            raise ValueError(f"round {self.round}: malformed table result: {exc}") from None
         k = len(self.seats)
         if not MIN_SEATS <= k <= MAX_SEATS:
             raise ValueError(f"a table seats {MIN_SEATS}..{MAX_SEATS} entries, got {k}: {self.seats!r}")
-        if len(set(self.seats)) != k:
+        if distinct != k:
             raise ValueError(f"an entry sits twice at one table: {self.seats!r}")
         if len(self.ranks) != k:
             raise ValueError(f"{k} seats need {k} ranks, got {self.ranks!r}")
@@ -66,6 +77,9 @@ class TableResult:
             raise ValueError(f"ranks must be integers 1..{k}, got {self.ranks!r}")
         if self.game_points and len(self.game_points) != k:
             raise ValueError(f"{k} seats need {k} game points, got {self.game_points!r}")
+        for g in self.game_points:
+            if isinstance(g, bool) or not isinstance(g, int | float | Decimal | Fraction) or not math.isfinite(g):
+                raise ValueError(f"game points must be finite numbers, got {self.game_points!r}")
 
 
 @dataclass(frozen=True)
@@ -74,6 +88,19 @@ class Bye:
 
     round: int
     entry: EntryId
+
+    def __post_init__(self) -> None:
+        check_round(self.round)
+        try:
+            hash(self.entry)
+        except TypeError:
+            raise ValueError(f"round {self.round}: entry ids must be hashable, got {self.entry!r}") from None
+
+
+def check_round(number: int) -> None:
+    """Raise ValueError unless ``number`` is a round number (1, 2, ...)."""
+    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+        raise ValueError(f"a round number is a positive integer, got {number!r}")
 
 
 def check_table_size(k: int) -> None:

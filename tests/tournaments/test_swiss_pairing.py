@@ -180,6 +180,7 @@ def test_default_swiss_rounds_is_ceil_log2(n, rounds):
         (("abc", [], 1), {"withdrawn": ["a", "b"]}, "at least 2 active"),
         (("abc", [], 1), {"seats": 12}, "12"),
         (("abc", [win(1, "a", "x")], 2), {}, "unknown entry 'x'"),
+        (("abc", [], 0), {}, "positive integer, got 0"),
     ],
 )
 def test_swiss_round_rejects_bad_input_naming_it(args, kwargs, message):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from fractions import Fraction as F
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tournaments.standings import crosstable, placement_points, standings
 from tournaments.tables import Bye, TableResult
@@ -207,8 +209,47 @@ def test_standings_reject_bad_input_naming_it(history, kwargs, message):
         ((1, ("a", "b"), (0, 1)), "1..2"),
         ((1, ("a", "b"), (1, True)), "1..2"),
         ((1, ("a", "b"), (1, 2), (5,)), "game points"),
+        ((1, ("a", "b"), (1, 2), (5, float("nan"))), "finite"),
+        ((1, ("a", "b"), (1, 2), (5, "7")), "finite"),
+        ((0, ("a", "b"), (1, 2)), "positive integer, got 0"),
+        (("1", ("a", "b"), (1, 2)), "positive integer, got '1'"),
+        ((1, (["a"], "b"), (1, 2)), "malformed"),
+        ((1, 5, (1, 2)), "malformed"),
     ],
 )
 def test_table_result_rejects_malformed_results(args, message):
     with pytest.raises(ValueError, match=message):
         TableResult(*args)
+
+
+def test_table_result_keeps_lists_as_tuples():
+    result = TableResult(1, ["a", "b"], [2, 1], [10, 20.5])
+    assert (result.seats, result.ranks, result.game_points) == (("a", "b"), (2, 1), (10, 20.5))
+
+
+@pytest.mark.parametrize(("args", "message"), [((0, "a"), "got 0"), ((1, ["a"]), "hashable")])
+def test_bye_rejects_malformed_values(args, message):
+    with pytest.raises(ValueError, match=message):
+        Bye(*args)
+
+
+JUNK = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 12), st.floats(allow_nan=True), st.text(max_size=3),
+    st.lists(st.integers(0, 3), max_size=3), st.tuples(st.sampled_from("abcdz"), st.sampled_from("abcd")),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(JUNK, JUNK, JUNK, JUNK), max_size=6))
+def test_hostile_results_are_refused_with_value_error_never_a_crash(rows):
+    history = []
+    for rnd, seats, ranks, points in rows:
+        try:
+            history.append(TableResult(rnd, seats, ranks, points or ()))
+        except ValueError:
+            continue
+    try:
+        lines = standings("abcd", history)
+    except ValueError:
+        return
+    assert sorted(s.entry for s in lines) == ["a", "b", "c", "d"]
