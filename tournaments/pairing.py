@@ -235,40 +235,53 @@ def _pair_tables(number: int, state: _State, k: int, header: str) -> Round:
     if len(set(sizes)) > 1:
         explanation.append(f"tables of {'/'.join(map(str, sizes))} seat all {len(playing)} entries")
 
-    def cost(table: Sequence[EntryId]) -> tuple[int, Fraction]:
-        repeats = sum(state.meetings(a, b) for a, b in combinations(table, 2))
-        pts = [state.points[e] for e in table]
-        return repeats, max(pts) - min(pts)
+    # Points scaled to integers (exact, and fast to compare in the inner loop).
+    scale = math.lcm(*(p.denominator for p in state.points.values()))
+    points = {e: int(p * scale) for e, p in state.points.items()}
 
-    costs = [cost(t) for t in tables]
+    def linked(table: Sequence[EntryId]) -> dict[EntryId, int]:
+        """Meetings of every playing entry with the occupants of ``table``."""
+        return {e: sum(state.meetings(e, x) for x in table) for e in playing}
+
+    def spread(table: Sequence[EntryId], leaving: EntryId, coming: EntryId) -> int:
+        pts = [points[x] for x in table if x != leaving] + [points[coming]]
+        return max(pts) - min(pts)
+
+    links = [linked(t) for t in tables]
+    repeats = [sum(state.meetings(a, b) for a, b in combinations(t, 2)) for t in tables]
+    spreads = [max(points[e] for e in t) - min(points[e] for e in t) for t in tables]
     for _ in range(len(playing) ** 2):
         best = None
         for i, j in combinations(range(len(tables)), 2):
-            before = (costs[i][0] + costs[j][0], costs[i][1] + costs[j][1])
-            for pa, a in enumerate(tables[i]):
-                for pb, b in enumerate(tables[j]):
-                    ti = tables[i][:pa] + [b] + tables[i][pa + 1 :]
-                    tj = tables[j][:pb] + [a] + tables[j][pb + 1 :]
-                    ci, cj = cost(ti), cost(tj)
-                    after = (ci[0] + cj[0], ci[1] + cj[1])
-                    gain = (before[0] - after[0], before[1] - after[1])
+            for a in tables[i]:
+                for b in tables[j]:
+                    both = state.meetings(a, b)
+                    rep_i = repeats[i] - links[i][a] + links[i][b] - both
+                    rep_j = repeats[j] - links[j][b] + links[j][a] - both
+                    gain_repeats = repeats[i] + repeats[j] - rep_i - rep_j
+                    if gain_repeats < 0:
+                        continue
+                    sp_i, sp_j = spread(tables[i], a, b), spread(tables[j], b, a)
+                    gain = (gain_repeats, spreads[i] + spreads[j] - sp_i - sp_j)
                     if gain > (0, 0) and (best is None or gain > best[0]):
-                        best = (gain, i, j, ti, tj, ci, cj, a, b)
+                        best = (gain, i, j, a, b, rep_i, rep_j, sp_i, sp_j)
         if best is None:
             break
-        gain, i, j, ti, tj, ci, cj, a, b = best
-        tables[i], tables[j], costs[i], costs[j] = ti, tj, ci, cj
+        gain, i, j, a, b, repeats[i], repeats[j], spreads[i], spreads[j] = best
+        tables[i] = [b if e == a else e for e in tables[i]]
+        tables[j] = [a if e == b else e for e in tables[j]]
+        links[i], links[j] = linked(tables[i]), linked(tables[j])
         if gain[0] > 0:
             explanation.append(f"swap {a}<->{b} avoided {gain[0]} repeat meeting(s)")
         else:
-            explanation.append(f"swap {a}<->{b} narrowed the score spread by {_fmt(gain[1])}")
+            narrowed = Fraction(gain[1], scale)
+            explanation.append(f"swap {a}<->{b} narrowed the score spread by {_fmt(narrowed)}")
     out = []
     for n, table in enumerate(tables, start=1):
         seats = state.seat_order(table)
         out.append(Table(seats))
         line = f"table {n}: " + ", ".join(f"{e} ({_fmt(state.points[e])})" for e in seats)
-        repeats = costs[n - 1][0]
-        if repeats:
-            line += f"; {repeats} repeat meeting(s) left: no single swap removed them"
+        if repeats[n - 1]:
+            line += f"; {repeats[n - 1]} repeat meeting(s) left: no single swap removed them"
         explanation.append(line)
     return Round(number, tuple(out), tuple(byes), tuple(explanation))
