@@ -21,10 +21,12 @@ from typing import Any
 
 from engine.cards import (
     CODES,
+    COLOR_INDEX,
     COLORS,
     DECK,
     DECK_SIZE,
     DRAW_TWO,
+    KIND,
     KIND_COLOR,
     KIND_POINTS,
     KIND_RANK,
@@ -34,6 +36,7 @@ from engine.cards import (
     WILD_DRAW_FOUR,
     WILD_DRAW_FOUR_KIND,
     WILD_KIND,
+    kind_of,
 )
 from engine.rules import Rules
 
@@ -45,12 +48,47 @@ DECISIONS = ("play", "play_drawn", "choose_color", "challenge", "stack", "jump_i
 PLAY, DRAW, PASS, ACCEPT, CHALLENGE, SWAP, COLOR = range(7)
 _TYPE_NAMES = ("play", "draw", "pass", "accept", "challenge", "swap", "color")
 _SIMPLE = {"draw": (DRAW,), "pass": (PASS,), "accept": (ACCEPT,), "challenge": (CHALLENGE,)}
-_MISSING = object()
 
 #: safety net, not a rule option: a game of bots that never go out still ends
 MAX_ROUNDS_PER_GAME = 100
 #: cards a seat draws for a refused action or a timeout (RULES.md section 9)
 STRIKE_DRAW = 2
+
+
+#: physical card id -> code
+ID_CODE: tuple[str, ...] = tuple(CODES[k] for k in DECK)
+
+
+def _action_dict(act: tuple, uno: bool) -> dict:
+    t = act[0]
+    if t == PLAY:
+        k = act[1]
+        d: dict[str, Any] = {"type": "play", "card": CODES[k]}
+        if KIND_COLOR[k] < 0:
+            d["color"] = COLORS[act[2]]
+        if uno:
+            d["uno"] = True
+        return d
+    if t == SWAP:
+        return {"type": "swap", "target": act[1]}
+    if t == COLOR:
+        return {"type": "color", "color": COLORS[act[1]]}
+    return {"type": _TYPE_NAMES[t]}
+
+
+def _all_actions() -> list[tuple]:
+    acts: list[tuple] = [(t,) for t in (DRAW, PASS, ACCEPT, CHALLENGE)]
+    for k in range(len(CODES)):
+        colors = range(4) if KIND_COLOR[k] < 0 else (KIND_COLOR[k],)
+        acts.extend((PLAY, k, c) for c in colors)
+    acts.extend((SWAP, t) for t in range(10))
+    acts.extend((COLOR, c) for c in range(4))
+    return acts
+
+
+# every action dict prebuilt: the hot loop only copies them
+_DICTS = {a: _action_dict(a, False) for a in _all_actions()}
+_DICTS_UNO = {a: _action_dict(a, a[0] == PLAY) for a in _all_actions()}
 
 
 class IllegalAction(ValueError):
@@ -66,6 +104,78 @@ class Game:
     """One game between ``rules.players`` seats, from its first deal to the end."""
 
     def __init__(self, rules: Rules, seed: int):
+        self._init(rules, seed)
+        self._start_round()
+
+    @classmethod
+    def setup(
+        cls,
+        rules: Rules,
+        hands: list[list[str]],
+        top: str,
+        *,
+        color: str | None = None,
+        dealer: int = 0,
+        current: int | None = None,
+        draws: dict[int, list[str]] | None = None,
+        scores: list[int] | None = None,
+        first_card_effect: bool = False,
+        seed: int = 0,
+    ) -> Game:
+        """A game whose first round starts from a chosen position (scenarios, puzzles, tests).
+
+        ``hands`` and ``top`` are card codes; the other cards form the draw pile.
+        ``draws[seat]`` lists the cards that seat draws next (before its stream).
+        Without ``first_card_effect`` seat ``current`` (default: left of the
+        dealer) is asked to play on ``top`` with ``color`` (default: top's colour);
+        with it, the starting card is handled as RULES.md section 2 says. Later
+        rounds are dealt from ``seed``.
+
+        >>> g = Game.setup(Rules(players=2), [["R1", "G2"], ["B3"]], "R5")
+        >>> g.seat, [a["card"] for a in g.legal_actions()[:-1]]
+        (1, [])
+        """
+        game = cls.__new__(cls)
+        game._init(rules, seed)
+        n = game.n
+        if len(hands) != n:
+            raise ValueError(f"setup: {len(hands)} hands for {n} players")
+        free: dict[int, list[int]] = {}
+        for c in range(DECK_SIZE - 1, -1, -1):
+            free.setdefault(DECK[c], []).append(c)
+
+        def take(code: str) -> int:
+            ids = free.get(kind_of(code))
+            if not ids:
+                raise ValueError(f"setup: no {code!r} left in the deck (each card exists as often as in the 108-card deck)")
+            return ids.pop()
+
+        game.hands = [[take(code) for code in hand] for hand in hands]
+        top_id = take(top)
+        in_pile = bytearray(DECK_SIZE)
+        for ids in free.values():
+            for c in ids:
+                in_pile[c] = 1
+        forced: dict[int, list[int]] = {}
+        for seat, codes in (draws or {}).items():
+            forced[seat] = [take(code) for code in codes]
+            for c in forced[seat]:
+                in_pile[c] = 1
+        game._forced = forced
+        game.round = 1
+        game.dealer = dealer % n
+        if scores is not None:
+            game.scores = list(scores)
+        if not first_card_effect and color is None and KIND_COLOR[DECK[top_id]] < 0:
+            raise ValueError(f"setup: top card {top!r} is a wild: name its colour with color=")
+        if color is not None and color not in COLOR_INDEX:
+            raise ValueError(f"setup: colour {color!r} is not one of {', '.join(COLORS)}")
+        game._open_round(
+            in_pile, top_id, Random(f"{seed}:1"), f"{seed}:1", first_card_effect, current, color
+        )
+        return game
+
+    def _init(self, rules: Rules, seed: int) -> None:
         if not isinstance(rules, Rules):
             raise TypeError(f"rules must be engine.rules.Rules, got {type(rules).__name__}")
         self.rules = rules
@@ -101,7 +211,7 @@ class Game:
         self._jump_queue: list[int] = []
         self._wd4_player = -1
         self._wd4_honest = False
-        self._start_round()
+        self._forced: dict[int, list[int]] = {}
 
     # ------------------------------------------------------------------ deal
     def _start_round(self) -> None:
@@ -111,27 +221,54 @@ class Game:
             self.dealer = (self.dealer + 1) % n
         deal_seed = f"{self.seed}:{self.round}"
         rng = Random(deal_seed)
-        perm = list(range(DECK_SIZE))
-        rng.shuffle(perm)
         h = rules.hand_size
-        self.hands = [perm[s * h : (s + 1) * h] for s in range(n)]
-        pile = perm[n * h :]
+        # only the dealt cards and the turned card need an order: the draw
+        # pile is a set, read through each seat's private order
+        dealt = rng.sample(range(DECK_SIZE), n * h + 1)
+        self.hands = [dealt[s * h : (s + 1) * h] for s in range(n)]
+        top = dealt[-1]
+        in_pile = bytearray(b"\x01" * DECK_SIZE)
+        for c in dealt:
+            in_pile[c] = 0
+        self._open_round(in_pile, top, rng, deal_seed)
+
+    def _open_round(
+        self,
+        in_pile: bytearray,
+        top: int,
+        rng: Random,
+        deal_seed: str,
+        effect: bool = True,
+        current: int | None = None,
+        color: str | None = None,
+    ) -> None:
+        """Turn ``top`` up (RULES.md section 2) and start play; ``in_pile`` marks the draw pile."""
+        n, rules = self.n, self.rules
+        self.in_pile = in_pile
         returned: list[str] = []
-        if rules.first_card == "apply":
-            # a Wild Draw Four goes back and the deck is reshuffled; if only
-            # Wild Draw Fours are left (a huge deal) the top one starts as a Wild
-            while DECK[pile[0]] == WILD_DRAW_FOUR_KIND and any(DECK[c] != WILD_DRAW_FOUR_KIND for c in pile):
-                returned.append(CODES[DECK[pile[0]]])
-                rng.shuffle(pile)
+        if not effect:
+            unfit = None
+        elif rules.first_card == "apply":
+            # a Wild Draw Four goes back and a new card is turned from the
+            # reshuffled deck; if only Wild Draw Fours are left (a huge deal)
+            # the top one starts as a Wild
+            def unfit(c: int) -> bool:
+                return DECK[c] == WILD_DRAW_FOUR_KIND
+
         else:
-            while KIND_RANK[DECK[pile[0]]] > 9 and any(KIND_RANK[DECK[c]] <= 9 for c in pile):
-                returned.append(CODES[DECK[pile[0]]])
-                rng.shuffle(pile)
-        top = pile[0]
-        self.in_pile = in_pile = bytearray(DECK_SIZE)
-        for c in pile[1:]:
-            in_pile[c] = 1
-        self.pile_count = len(pile) - 1
+
+            def unfit(c: int) -> bool:
+                return KIND_RANK[DECK[c]] > 9
+
+        while unfit is not None and unfit(top):
+            pile = [c for c in range(DECK_SIZE) if in_pile[c]] + [top]
+            if all(unfit(c) for c in pile):
+                break
+            returned.append(ID_CODE[top])
+            in_pile[top] = 1
+            top = pile[int(rng.random() * len(pile))]
+            in_pile[top] = 0
+        self.pile_count = sum(in_pile)
         self.discard = [top]
         top_kind = DECK[top]
         self.discard_codes = [CODES[top_kind]]
@@ -139,7 +276,7 @@ class Game:
         self.pending = 0
         self.turns = 0
         self.uno = [False] * n
-        self.color = KIND_COLOR[top_kind]
+        self.color = KIND_COLOR[top_kind] if color is None else COLOR_INDEX[color]
         self._deal_seed = deal_seed
         # per-seat draw streams: a lazily generated private permutation of the
         # 108 card ids per seat (docs/engine.md "Draws")
@@ -151,7 +288,7 @@ class Game:
                 "e": "round_start",
                 "round": self.round,
                 "dealer": self.dealer,
-                "hands": [[CODES[DECK[c]] for c in hand] for hand in self.hands],
+                "hands": [[ID_CODE[c] for c in hand] for hand in self.hands],
                 "returned": returned,
                 "top": CODES[top_kind],
                 "color": None if self.color < 0 else COLORS[self.color],
@@ -161,7 +298,9 @@ class Game:
         )
         first = (self.dealer + 1) % n
         rank = KIND_RANK[top_kind]
-        if rank <= 9:
+        if not effect:
+            self._start_turn(first if current is None else current % n)
+        elif rank <= 9:
             self._start_turn(first)
         elif rank == SKIP:
             self._emit({"e": "skip", "seat": first})
@@ -179,6 +318,14 @@ class Game:
 
     # ----------------------------------------------------------------- draws
     def _draw_one(self, s: int) -> int:
+        if self._forced:
+            forced = self._forced.get(s)
+            while forced:
+                c = forced.pop(0)
+                if self.in_pile[c]:
+                    self.in_pile[c] = 0
+                    self.pile_count -= 1
+                    return c
         order = self._order[s]
         if order is None:
             order = self._order[s] = list(range(DECK_SIZE))
@@ -231,7 +378,7 @@ class Game:
                     break
             last = self._draw_one(s)
             hand.append(last)
-            chunk.append(CODES[DECK[last]])
+            chunk.append(ID_CODE[last])
             drawn += 1
             if until_playable and self._playable(s, DECK[last]):
                 break
@@ -508,28 +655,12 @@ class Game:
         self._legal = legal
         return legal
 
-    def _action_dict(self, act: tuple, leaves_one: bool) -> dict:
-        t = act[0]
-        if t == PLAY:
-            k = act[1]
-            d: dict[str, Any] = {"type": "play", "card": CODES[k]}
-            if KIND_COLOR[k] < 0:
-                d["color"] = COLORS[act[2]]
-            if leaves_one:
-                d["uno"] = True
-            return d
-        if t == SWAP:
-            return {"type": "swap", "target": act[1]}
-        if t == COLOR:
-            return {"type": "color", "color": COLORS[act[1]]}
-        return {"type": _TYPE_NAMES[t]}
-
     def legal_actions(self) -> list[dict]:
         """Every action allowed now, as BOT_CONTRACT.md dicts (fresh copies)."""
         if self.over:
             return []
-        leaves_one = len(self.hands[self.seat]) == 2  # type: ignore[index]
-        return [self._action_dict(a, leaves_one) for a in self._legal_internal()]
+        table = _DICTS_UNO if len(self.hands[self.seat]) == 2 else _DICTS  # type: ignore[index]
+        return [table[a].copy() for a in self._legal_internal()]
 
     # ---------------------------------------------------------- observation
     def view(self, seat: int) -> dict:
@@ -538,7 +669,7 @@ class Game:
         return {
             "seat": seat,
             "players": self.n,
-            "hand": [CODES[DECK[c]] for c in hands[seat]],
+            "hand": [ID_CODE[c] for c in hands[seat]],
             "top_card": self.discard_codes[-1],
             "color": None if self.color < 0 else COLORS[self.color],
             "direction": self.direction,
@@ -567,7 +698,7 @@ class Game:
         return {
             "round": self.round,
             "dealer": self.dealer,
-            "hands": [[CODES[DECK[c]] for c in hand] for hand in self.hands],
+            "hands": [[ID_CODE[c] for c in hand] for hand in self.hands],
             "discard": list(self.discard_codes),
             "draw_pile": self.pile_count,
             "color": None if self.color < 0 else COLORS[self.color],
@@ -589,18 +720,17 @@ class Game:
         decision = self.decision
         if t == "play":
             code = action.get("card")
-            color = action.get("color", _MISSING)
-            if type(code) is not str:
+            k = KIND.get(code) if type(code) is str else None
+            if k is None:
                 return None
-            for act in self._legal_internal():
-                if act[0] == PLAY and CODES[act[1]] == code:
-                    if KIND_COLOR[act[1]] >= 0:
-                        if color is _MISSING and size == 2:
-                            return act
-                        return None
-                    if size == 3 and type(color) is str and COLORS[act[2]] == color:
-                        return act
-            return None
+            kc = KIND_COLOR[k]
+            if kc >= 0:
+                act = (PLAY, k, kc) if size == 2 else None
+            else:
+                color = action.get("color")
+                ci = COLOR_INDEX.get(color) if size == 3 and type(color) is str else None
+                act = None if ci is None else (PLAY, k, ci)
+            return act if act is not None and act in self._legal_internal() else None
         if type(t) is not str:
             return None
         simple = _SIMPLE.get(t)
@@ -628,7 +758,7 @@ class Game:
                 f" (legal: {_short(self.legal_actions(), 400)})"
             )
         uno = act[0] == PLAY and action.get("uno") is True
-        record = self._action_dict(act, uno)
+        record = (_DICTS_UNO if uno else _DICTS)[act].copy()
         self.actions.append(
             {"at": len(self.events), "seat": self.seat, "decision": self.decision, "action": record}
         )

@@ -116,6 +116,9 @@ def play_match(
     names = [str(x) for x in names]
     rules_dict = rules.to_dict()
     extra = dict(configuration or {})
+    # one configuration per bot for the whole match: a bot that alters its
+    # copy cannot affect another bot or the referee
+    configs = [{"rules": dict(rules_dict), **extra} for _ in range(n)]
 
     strikes = [0] * n
     forfeit: list[str | None] = [None] * n
@@ -144,7 +147,7 @@ def play_match(
                 observation = game.observation()
                 seat = seats[b]
                 try:
-                    action = seat.decide(observation, {"rules": dict(rules_dict), **extra})
+                    action = seat.decide(observation, configs[b])
                     fault = None
                 except SeatFault as exc:
                     fault = exc
