@@ -23,7 +23,15 @@ from tournaments.standings import (
     split_history,
     standings,
 )
-from tournaments.tables import EntryId, Round, Table, check_round, check_table_size, table_sizes
+from tournaments.tables import (
+    EntryId,
+    Round,
+    Table,
+    TableResult,
+    check_round,
+    check_table_size,
+    table_sizes,
+)
 
 # Search steps the 2-seat backtracking may spend at one rematch budget before
 # it accepts one more rematch; keeps hostile histories from hanging a worker.
@@ -83,7 +91,7 @@ def swiss_round(
 class _State:
     """What pairing needs from the past: rank, points, meetings, byes, seats taken."""
 
-    def __init__(self, ranked: list[Standing], tables) -> None:
+    def __init__(self, ranked: list[Standing], tables: Sequence[TableResult]) -> None:
         self.order = [s.entry for s in ranked]
         self.rank = {e: i for i, e in enumerate(self.order)}
         self.points = {s.entry: s.points for s in ranked}
@@ -126,17 +134,20 @@ def _pair_two(number: int, state: _State, header: str) -> Round:
     explanation = [header]
     odd = len(state.order) % 2 == 1
     candidates, why = state.bye_choice() if odd else ([None], "")
-    budget = 0
-    while True:
+    pairs, bye, budget, gave_up = None, None, 0, False
+    while pairs is None and not gave_up:
         for bye in candidates:
             rest = [e for e in state.order if e != bye]
-            pairs = _search(rest, state, budget)
-            if pairs is not None:
+            pairs, gave_up = _search(rest, state, budget)
+            if pairs is not None or gave_up:
                 break
         else:
             budget += 1
-            continue
-        break
+    if pairs is None:
+        # The exact search ran out of steps: pair greedily, fresh opponents first.
+        bye = candidates[0]
+        rest = [e for e in state.order if e != bye]
+        pairs, _ = _search(rest, state, None)
     tables = []
     for a, b in pairs:
         seats = state.seat_order((a, b))
@@ -151,8 +162,14 @@ def _pair_two(number: int, state: _State, header: str) -> Round:
             explanation.append(
                 f"  ({', '.join(map(str, skipped))} kept playing: a bye to them forced more rematches)"
             )
-    if budget:
-        explanation.append(f"{budget} repeat meeting(s): no pairing without them exists")
+    repeats = sum(state.meetings(a, b) for a, b in pairs)
+    if gave_up:
+        explanation.append(
+            f"the search for a pairing with at most {budget} repeat meeting(s) gave up after "
+            f"{MAX_SEARCH_STEPS} steps; paired greedily, fresh opponents first ({repeats} repeats)"
+        )
+    elif repeats:
+        explanation.append(f"{repeats} repeat meeting(s): no pairing with fewer exists")
     return Round(number, tuple(tables), byes, tuple(explanation))
 
 
@@ -170,8 +187,15 @@ def _explain_pair(state: _State, a: EntryId, b: EntryId, seats: tuple) -> str:
     return text
 
 
-def _search(rest: list[EntryId], state: _State, budget: int) -> list[tuple] | None:
-    """First pairing in preference order whose repeat meetings total at most ``budget``."""
+def _search(
+    rest: list[EntryId], state: _State, budget: int | None
+) -> tuple[list[tuple] | None, bool]:
+    """First pairing in preference order with at most ``budget`` repeat meetings.
+
+    Returns (pairs or None, whether it gave up after MAX_SEARCH_STEPS). With
+    ``budget`` None any pairing goes and fresh opponents are preferred first:
+    the greedy fallback, which never backtracks.
+    """
     failed: set[tuple[frozenset, int]] = set()
     steps = 0
 
@@ -184,6 +208,7 @@ def _search(rest: list[EntryId], state: _State, budget: int) -> list[tuple] | No
         return sorted(
             others,
             key=lambda q: (
+                state.meetings(p, q) if budget is None else 0,
                 abs(state.points[p] - state.points[q]),
                 abs(index[q] - half) if q in index else 0,
                 state.rank[q],
@@ -198,11 +223,11 @@ def _search(rest: list[EntryId], state: _State, budget: int) -> list[tuple] | No
         if key in failed:
             return None
         steps += 1
-        if steps > MAX_SEARCH_STEPS:
+        if steps > MAX_SEARCH_STEPS and budget is not None:
             return None
         p = remaining[0]
         for q in preferences(p, remaining):
-            cost = state.meetings(p, q)
+            cost = 0 if budget is None else state.meetings(p, q)
             if cost > left:
                 continue
             tail = go([e for e in remaining if e not in (p, q)], left - cost)
@@ -211,7 +236,8 @@ def _search(rest: list[EntryId], state: _State, budget: int) -> list[tuple] | No
         failed.add(key)
         return None
 
-    return go(rest, budget)
+    pairs = go(rest, 0 if budget is None else budget)
+    return pairs, pairs is None and steps > MAX_SEARCH_STEPS
 
 
 def _pair_tables(number: int, state: _State, k: int, header: str) -> Round:

@@ -132,7 +132,17 @@ def test_unavoidable_rematch_is_made_and_explained():
     rnd = swiss_round("ab", [win(1, "a", "b")], 2)
     assert pairs_of(rnd) == {frozenset("ab")}
     assert any("rematch (met 1 time(s) before)" in line for line in rnd.explanation)
-    assert any("no pairing without them exists" in line for line in rnd.explanation)
+    assert "1 repeat meeting(s): no pairing with fewer exists" in rnd.explanation
+
+
+def test_search_that_runs_out_of_steps_still_pairs_everyone_and_says_so(monkeypatch):
+    monkeypatch.setattr("tournaments.pairing.MAX_SEARCH_STEPS", 2)
+    # The backtracking case above needs more than 2 steps to find its rematch-free pairing.
+    history = [draw(1, "b", "d"), draw(1, "a", "e"), draw(1, "c", "f"), Bye(1, "g")]
+    rnd = swiss_round("abcdefg", history, 2)
+    assert sorted(rnd.entries()) == list("abcdefg")
+    assert rnd.byes == ("f",)  # still the lowest ranked without a bye
+    assert any("gave up after 2 steps" in line for line in rnd.explanation)
 
 
 def test_bye_goes_to_the_lowest_ranked_entry_without_one():
