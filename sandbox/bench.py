@@ -1,0 +1,198 @@
+"""Sandbox benchmark: decision round trip and seat start+teardown per backend.
+
+Beside them, in the same run, a plain Unix-socket echo (same frames, a second
+process) is the yardstick: targets are Docker decision overhead <= 2x the echo
+and seat start plus teardown <= 0.5 s median. ``arena bench --sandbox`` calls
+``run`` and ``print_table``; ``python -m sandbox.bench`` does both.
+
+>>> figures = run(decisions=200, starts=3, backends=("process",))  # doctest: +SKIP
+>>> figures["backends"]["process"]["decision_us"]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+from sandbox.host import encode_frame
+from sandbox.limits import Limits
+from sandbox.package import BotPackage
+from sandbox.seat import Channel, SandboxSeat
+
+TRIVIAL_BOT = b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"
+DOCKER_DECISION_TARGET = 2.0  # x the echo round trip
+START_STOP_TARGET = 0.5  # seconds, median
+
+# The echo peer: reads frames, answers each with the same body.
+_ECHO = r"""
+import socket, struct, sys
+sock = socket.socket(fileno=int(sys.argv[1]))
+head = struct.Struct(">I")
+def exact(n):
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            sys.exit(0)
+        data += chunk
+    return data
+while True:
+    (size,) = head.unpack(exact(4))
+    body = exact(size)
+    sock.sendall(head.pack(len(body)) + body)
+"""
+
+
+def sample_observation() -> dict:
+    """A real observation of a 2-seat game, so frames have a realistic size."""
+    from engine.game import Game
+    from engine.rules import Rules
+
+    return Game(Rules.parse(["players=2"]), 1).observation()
+
+
+def _median_us(samples: list[float]) -> float:
+    return statistics.median(samples) * 1e6
+
+
+def _p95_us(samples: list[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))] * 1e6
+
+
+def measure_echo(message: dict, decisions: int) -> dict:
+    """Round trip of ``message`` through a Unix socket to an echo process."""
+    ours, theirs = socket.socketpair()
+    peer = subprocess.Popen([sys.executable, "-I", "-S", "-c", _ECHO, str(theirs.fileno())], pass_fds=(theirs.fileno(),))
+    theirs.close()
+    channel = Channel(ours, 1 << 20)
+    try:
+        samples = []
+        for _ in range(decisions):
+            started = time.perf_counter()
+            channel.send(message)
+            if channel.recv(time.monotonic() + 5) is None:
+                raise RuntimeError("echo peer did not answer within 5 s")
+            samples.append(time.perf_counter() - started)
+    finally:
+        channel.close()
+        peer.kill()
+        peer.wait()
+    return {"decision_us": _median_us(samples), "decision_p95_us": _p95_us(samples)}
+
+
+def _start(backend: str, package: BotPackage, limits: Limits, index: int) -> SandboxSeat:
+    if backend == "process":
+        from sandbox.backends import process
+
+        handle = process.start_seat(package, limits, label=f"bench-{os.getpid()}-{index}")
+    elif backend == "docker":
+        from sandbox import docker_backend
+
+        handle = docker_backend.start_seat(package, limits, match_id=f"bench-{os.getpid()}", seat=index)
+    else:
+        raise ValueError(f"unknown sandbox backend to benchmark: {backend!r} (process or docker)")
+    seat = SandboxSeat(handle, limits, package.short_name)
+    seat.wait_ready()
+    if seat.fault is not None:
+        raise RuntimeError(f"benchmark bot failed to start on {backend}: {seat.fault}")
+    return seat
+
+
+def measure_backend(backend: str, message: dict, decisions: int, starts: int) -> dict:
+    """Median decision round trip and seat start+teardown time of ``backend``."""
+    package = BotPackage.from_bytes("bench.py", TRIVIAL_BOT)
+    limits = Limits()
+    observation, configuration = message["observation"], message["configuration"]
+    seat = _start(backend, package, limits, 0)
+    try:
+        samples = []
+        for _ in range(decisions):
+            started = time.perf_counter()
+            seat.decide(observation, configuration)
+            samples.append(time.perf_counter() - started)
+    finally:
+        seat.stop()
+    start_stop, start_only = [], []
+    for index in range(starts):
+        started = time.perf_counter()
+        seat = _start(backend, package, limits, index + 1)
+        ready = time.perf_counter()
+        seat.stop()
+        start_stop.append(time.perf_counter() - started)
+        start_only.append(ready - started)
+    return {
+        "decision_us": _median_us(samples),
+        "decision_p95_us": _p95_us(samples),
+        "start_stop_s": statistics.median(start_stop),
+        "start_s": statistics.median(start_only),
+    }
+
+
+def run(decisions: int = 2000, starts: int = 10, backends: tuple[str, ...] = ("process", "docker")) -> dict:
+    """Measure everything; returns the figures and whether the targets are met."""
+    observation = sample_observation()
+    configuration = {"rules": {}, **Limits().configuration()}
+    message = {"op": "decide", "id": 1, "observation": observation, "configuration": configuration}
+    figures = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+        },
+        "decisions": decisions,
+        "starts": starts,
+        "frame_bytes": len(encode_frame(message)),
+        "echo": measure_echo(message, decisions),
+        "backends": {},
+    }
+    for backend in backends:
+        figures["backends"][backend] = measure_backend(backend, message, decisions, starts)
+    echo = figures["echo"]["decision_us"]
+    targets = {}
+    for backend, numbers in figures["backends"].items():
+        numbers["x_echo"] = numbers["decision_us"] / echo
+        if backend == "docker":
+            targets["docker_decision_within_2x_echo"] = numbers["x_echo"] <= DOCKER_DECISION_TARGET
+            targets["docker_start_stop_within_0.5s"] = numbers["start_stop_s"] <= START_STOP_TARGET
+        else:
+            targets[f"{backend}_start_stop_within_0.5s"] = numbers["start_stop_s"] <= START_STOP_TARGET
+    figures["targets"] = targets
+    return figures
+
+
+def print_table(figures: dict, out=None) -> None:
+    """The figures as a small text table."""
+    out = out or sys.stdout
+    echo = figures["echo"]
+    print(f"sandbox bench: {figures['decisions']} decisions, {figures['starts']} starts, "
+          f"frame {figures['frame_bytes']} bytes, {figures['machine']['cpus']} CPUs, "
+          f"{figures['machine']['platform']}", file=out)
+    print(f"{'path':<14}{'decision us':>13}{'p95 us':>10}{'x echo':>9}{'start s':>10}{'start+stop s':>14}", file=out)
+    print(f"{'unix echo':<14}{echo['decision_us']:>13.1f}{echo['decision_p95_us']:>10.1f}{1.0:>9.2f}{'-':>10}{'-':>14}", file=out)
+    for backend, n in figures["backends"].items():
+        print(f"{backend:<14}{n['decision_us']:>13.1f}{n['decision_p95_us']:>10.1f}{n['x_echo']:>9.2f}"
+              f"{n['start_s']:>10.3f}{n['start_stop_s']:>14.3f}", file=out)
+    for name, met in figures["targets"].items():
+        print(f"target {name}: {'met' if met else 'NOT met'}", file=out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Benchmark the sandbox backends.")
+    parser.add_argument("--decisions", type=int, default=2000)
+    parser.add_argument("--starts", type=int, default=10)
+    parser.add_argument("--backend", action="append", choices=["process", "docker"], help="repeatable; default both")
+    args = parser.parse_args(argv)
+    figures = run(args.decisions, args.starts, tuple(args.backend or ("process", "docker")))
+    print_table(figures)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
