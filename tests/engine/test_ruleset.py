@@ -1,0 +1,146 @@
+"""Rule options: defaults, parsing, validation (RULES.md, every option)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.rules import OPTIONS, Rules, RulesError
+
+DEFAULTS = {
+    "players": 4,
+    "hand_size": 7,
+    "first_card": "apply",
+    "draw": "one",
+    "draw_limit": 10,
+    "two_player_reverse_skips": True,
+    "wd4": "challenge",
+    "stacking": "off",
+    "uno_penalty": 2,
+    "seven_zero": False,
+    "jump_in": False,
+    "scoring": "winner",
+    "target": 500,
+    "rounds": None,
+    "max_turns": 2000,
+    "max_strikes": 3,
+}
+
+
+def test_defaults_are_the_official_rules():
+    assert Rules().to_dict() == DEFAULTS
+
+
+def test_to_dict_lists_every_option_and_is_json():
+    d = Rules().to_dict()
+    assert tuple(d) == OPTIONS
+    assert json.loads(json.dumps(d)) == d
+
+
+def test_target_defaults_to_200_for_penalty_scoring():
+    assert Rules(scoring="penalty").target == 200
+    assert Rules.parse(["scoring=penalty"]).target == 200
+    assert Rules.parse(["scoring=penalty", "target=300"]).target == 300
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        [],
+        ["players=2", "two_player_reverse_skips=off"],
+        ["wd4=free", "stacking=stack", "jump_in=on", "seven_zero=1"],
+        ["wd4=enforced", "stacking=deflect", "draw=until_playable", "draw_limit=3"],
+        ["scoring=penalty", "rounds=5", "max_turns=100", "max_strikes=1", "uno_penalty=0"],
+        ["players=10", "hand_size=10", "first_card=number_only"],
+    ],
+)
+def test_from_dict_of_to_dict_gives_the_same_rules(items):
+    rules = Rules.parse(items)
+    again = Rules.from_dict(json.loads(json.dumps(rules.to_dict())))
+    assert again == rules
+    assert again.to_dict() == rules.to_dict()
+
+
+@pytest.mark.parametrize("text,value", [("true", True), ("1", True), ("on", True), ("false", False),
+                                        ("0", False), ("off", False), ("TRUE", True)])
+def test_parse_reads_booleans_in_every_spelling(text, value):
+    assert Rules.parse([f"jump_in={text}"]).jump_in is value
+
+
+def test_parse_reads_integers_and_none_for_rounds():
+    rules = Rules.parse(["hand_size=5", "rounds=3", "max_turns=50"])
+    assert (rules.hand_size, rules.rounds, rules.max_turns) == (5, 3, 50)
+    assert Rules.parse(["rounds=none"]).rounds is None
+
+
+@pytest.mark.parametrize(
+    "items,option,allowed",
+    [
+        (["wd4=sometimes"], "wd4", "challenge, enforced, free"),
+        (["stacking=yes", "wd4=free"], "stacking", "off, deflect, stack"),
+        (["first_card=any"], "first_card", "apply, number_only"),
+        (["draw=two"], "draw", "one, until_playable"),
+        (["scoring=elo"], "scoring", "winner, penalty"),
+        (["jump_in=maybe"], "jump_in", "true, false"),
+        (["players=11"], "players", "2..10"),
+        (["players=1"], "players", "2..10"),
+        (["hand_size=0"], "hand_size", "1..20"),
+        (["hand_size=seven"], "hand_size", "1..20"),
+        (["draw_limit=0"], "draw_limit", "1..108"),
+        (["max_strikes=0"], "max_strikes", "1..1000"),
+        (["rounds=0"], "rounds", "1..10000"),
+        (["target=-5"], "target", "1..1000000"),
+    ],
+)
+def test_bad_value_names_the_option_and_what_is_allowed(items, option, allowed):
+    with pytest.raises(RulesError) as info:
+        Rules.parse(items)
+    assert info.value.option == option
+    assert allowed in str(info.value)
+    assert items[0].split("=", 1)[1] in str(info.value)
+
+
+def test_unknown_option_is_an_error_naming_it():
+    with pytest.raises(RulesError, match="'colour_blind'") as info:
+        Rules.parse(["colour_blind=true"])
+    assert info.value.option == "colour_blind"
+    with pytest.raises(RulesError, match="unknown option"):
+        Rules.from_dict({"speed": 3})
+
+
+def test_item_without_equals_sign_is_an_error():
+    with pytest.raises(RulesError, match="key=value"):
+        Rules.parse(["wd4"])
+
+
+@pytest.mark.parametrize("stacking", ["deflect", "stack"])
+def test_stacking_with_wd4_challenge_is_a_configuration_error(stacking):
+    with pytest.raises(RulesError, match="wd4=enforced or wd4=free") as info:
+        Rules.parse([f"stacking={stacking}"])
+    assert info.value.option == "stacking"
+    assert Rules.parse([f"stacking={stacking}", "wd4=enforced"]).stacking == stacking
+
+
+def test_deal_that_does_not_fit_the_deck_is_an_error():
+    with pytest.raises(RulesError, match="does not fit the deck") as info:
+        Rules(players=10, hand_size=11)
+    assert info.value.option == "hand_size"
+    assert "110" in str(info.value)
+    assert Rules(players=10, hand_size=10).hand_size == 10
+
+
+def test_booleans_are_not_accepted_as_integers_and_vice_versa():
+    with pytest.raises(RulesError, match="players"):
+        Rules(players=True)
+    with pytest.raises(RulesError, match="jump_in"):
+        Rules(jump_in=1)
+    with pytest.raises(RulesError, match="rules"):
+        Rules.from_dict(["players", 2])
+
+
+def test_rules_are_immutable_and_hashable():
+    rules = Rules()
+    with pytest.raises(AttributeError):
+        rules.players = 3
+    assert hash(rules) == hash(Rules.from_dict(rules.to_dict()))
