@@ -28,6 +28,8 @@ from tournaments.tables import (
 # Annealing steps per seat and round: enough to reach the figures in
 # docs/tournaments.md (30 entries in about a second, 100 entries in a few).
 SEARCH_STEPS_PER_SEAT = 400
+# Cap on the whole search, so a schedule of many rounds takes seconds, not minutes.
+MAX_SEARCH_STEPS = 2_000_000
 # Starting temperature of the annealing, in units of the cost sum(count**3).
 START_TEMPERATURE = 2.0
 
@@ -152,7 +154,12 @@ def _multi_seat(entries: list[EntryId], k: int, rounds: int, seed: int) -> list[
         for t in tables:
             meetings.add_table(t)
         plan.append((tables, byes))
-    _improve(plan, meetings, rng, SEARCH_STEPS_PER_SEAT * seated * rounds)
+    _improve(plan, meetings, rng, min(MAX_SEARCH_STEPS, SEARCH_STEPS_PER_SEAT * seated * rounds))
+    counts = [meetings.count[a][b] for a, b in combinations(range(n), 2)]
+    balance = (
+        f"over {rounds} rounds each pair meets {min(counts)} to {max(counts)} times"
+        f" ({counts.count(0)} of {len(counts)} pairs never)"
+    )
     out: list[Round] = []
     for number, (tables, byes) in enumerate(plan, start=1):
         seated_tables = []
@@ -161,7 +168,9 @@ def _multi_seat(entries: list[EntryId], k: int, rounds: int, seed: int) -> list[
             ordered = sorted(t, key=lambda i: (first_count[i], rng.random()))
             first_count[ordered[0]] += 1
             seated_tables.append(Table(tuple(entries[i] for i in ordered)))
-        explanation = [f"round robin round {number} of {rounds}: tables of {'/'.join(map(str, sizes))}"]
+        explanation = [
+            f"round robin round {number} of {rounds}: tables of {'/'.join(map(str, sizes))}; {balance}"
+        ]
         explanation += [f"bye to {entries[i]}: fewest byes so far" for i in byes]
         out.append(Round(number, tuple(seated_tables), tuple(entries[i] for i in byes), tuple(explanation)))
     return out

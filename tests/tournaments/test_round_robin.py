@@ -180,3 +180,22 @@ def test_nine_entries_in_triples_meet_every_pair_exactly_once_whatever_the_seed(
     schedule = round_robin(entries, 3, seed=seed)
     counts = meeting_counts(schedule)
     assert all(counts.get(frozenset(p), 0) == 1 for p in combinations(entries, 2))
+
+
+def test_k_seat_round_robin_states_its_balance_for_the_organiser():
+    entries = names(12)
+    schedule = round_robin(entries, 4, seed=1)
+    lo, hi = meeting_spread(entries, schedule)
+    unmet = sum(1 for p in combinations(entries, 2) if frozenset(p) not in meeting_counts(schedule))
+    assert f"each pair meets {lo} to {hi} times ({unmet} of 66 pairs never)" in schedule[0].explanation[0]
+
+
+def test_k_seat_round_robin_without_search_steps_is_still_legal_but_less_even(monkeypatch):
+    entries = names(16)
+    searched = meeting_spread(entries, round_robin(entries, 4, seed=1))
+    monkeypatch.setattr("tournaments.schedule.MAX_SEARCH_STEPS", 0)
+    greedy = round_robin(entries, 4, seed=1)
+    assert_each_entry_once_per_round(entries, greedy)
+    lo, hi = meeting_spread(entries, greedy)
+    assert searched == (1, 1)
+    assert hi - lo > 0
