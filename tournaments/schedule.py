@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import combinations
 
 from tournaments.tables import (
@@ -220,6 +220,32 @@ def _improve(
             ta[pa], tb[pb] = b, a
             meetings.add_table(ta)
             meetings.add_table(tb)
+
+
+def skip_entries(rnd: Round, gone: Iterable[EntryId]) -> Round:
+    """``rnd`` without the withdrawn or disqualified entries ``gone``.
+
+    A table keeps playing while it still seats 2; an entry left alone gets a
+    bye (it scores as a win, as a forfeit by the missing opponent would).
+
+    >>> skip_entries(Round(1, (Table(("a", "b")), Table(("c", "d")))), ["b"]).byes
+    ('a',)
+    """
+    gone = set(gone)
+    tables: list[Table] = []
+    byes = [e for e in rnd.byes if e not in gone]
+    explanation = list(rnd.explanation)
+    for table in rnd.tables:
+        left = tuple(e for e in table.seats if e not in gone)
+        missing = [str(e) for e in table.seats if e in gone]
+        if len(left) >= MIN_SEATS:
+            tables.append(Table(left))
+            if missing:
+                explanation.append(f"{', '.join(missing)} left: {', '.join(map(str, left))} play on")
+        elif left:
+            byes.append(left[0])
+            explanation.append(f"bye to {left[0]}: {', '.join(missing)} left the event")
+    return Round(rnd.number, tuple(tables), tuple(byes), tuple(explanation))
 
 
 def meeting_counts(schedule: Sequence[Round]) -> dict[frozenset, int]:

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tournaments.schedule import meeting_counts, meeting_spread, round_robin
-from tournaments.tables import MAX_SEATS, MIN_SEATS, table_sizes
+from tournaments.schedule import meeting_counts, meeting_spread, round_robin, skip_entries
+from tournaments.tables import MAX_SEATS, MIN_SEATS, Round, Table, table_sizes
 
 
 def names(n: int) -> list[str]:
@@ -199,3 +199,20 @@ def test_k_seat_round_robin_without_search_steps_is_still_legal_but_less_even(mo
     lo, hi = meeting_spread(entries, greedy)
     assert searched == (1, 1)
     assert hi - lo > 0
+
+
+def test_withdrawn_entry_is_skipped_and_its_lone_opponent_gets_a_bye():
+    rnd = Round(3, (Table(("a", "b")), Table(("c", "d", "e")), Table(("f", "g"))), ("h",))
+    later = skip_entries(rnd, ["b", "d", "h"])
+    assert later.tables == (Table(("c", "e")), Table(("f", "g")))
+    assert later.byes == ("a",)
+    assert "bye to a: b left the event" in later.explanation
+    assert "d left: c, e play on" in later.explanation
+
+
+def test_skipping_entries_keeps_every_remaining_entry_once():
+    entries = names(9)
+    for rnd in round_robin(entries, 3, seed=4):
+        later = skip_entries(rnd, entries[:4])
+        assert sorted(later.entries()) == entries[4:]
+        assert all(len(t.seats) >= 2 for t in later.tables)
