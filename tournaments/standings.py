@@ -116,6 +116,8 @@ def standings(
     played results stay and count for their opponents.
     """
     entries = check_entries(entries)
+    if isinstance(tie_breaks, str):
+        raise ValueError(f"tie_breaks is a sequence of names, got the string {tie_breaks!r}")
     unknown_tb = [t for t in tie_breaks if t not in TIE_BREAKS]
     if unknown_tb or len(set(tie_breaks)) != len(tie_breaks):
         raise ValueError(f"tie-breaks must be distinct names from {TIE_BREAKS}, got {tuple(tie_breaks)!r}")

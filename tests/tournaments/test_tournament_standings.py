@@ -191,6 +191,7 @@ def test_crosstable_refuses_multi_seat_tables():
         ([win(1, "a", "b"), Bye(1, "a")], {}, "entry 'a' is paired twice"),
         ([("a", "b")], {}, "TableResult and Bye"),
         ([], {"tie_breaks": ("median",)}, "median"),
+        ([], {"tie_breaks": "buchholz"}, "the string 'buchholz'"),
         ([], {"tie_breaks": ("buchholz", "buchholz")}, "distinct"),
         ([], {"withdrawn": ["zz"]}, "withdrawn entry 'zz'"),
     ],
