@@ -3,13 +3,15 @@
 With bwrap: no network, own PID/IPC/UTS namespaces, read-only system
 directories, private size-limited /tmp and home, empty environment, killed with
 its parent. Always: rlimits (address space, CPU time, processes, file size).
-As root the host runs as the unprivileged uid 10001 (root ignores RLIMIT_NPROC).
+As root each seat runs as its own unprivileged uid (root ignores RLIMIT_NPROC,
+and the limit counts per uid); inside bwrap the bot sees uid 10001.
 Without bwrap it still runs with rlimits and warns once that isolation is weak.
 Weaker than Docker: the runner only uses it for untrusted code when allowed.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import resource
@@ -28,9 +30,18 @@ from sandbox.seat import Channel
 log = logging.getLogger(__name__)
 
 HOST_PROGRAM = Path(__file__).resolve().parent.parent / "host.py"
-#: the unprivileged user a root worker drops to (same uid as the sandbox image's `bot`)
+#: the uid bots see inside bwrap (same as the sandbox image's `bot` user)
 BOT_UID = 10001
+#: real uids a root worker gives seats, one per seat: RLIMIT_NPROC counts per
+#: real uid, so a shared uid would let one seat's fork bomb stop others starting
+SEAT_UIDS = range(20000, 30000)
+_seat_counter = itertools.count((os.getpid() * 97) % len(SEAT_UIDS))
 _warned_weak = False
+
+
+def next_seat_uid() -> int:
+    """A real uid for the next seat (distinct for the last len(SEAT_UIDS) seats of this worker)."""
+    return SEAT_UIDS[next(_seat_counter) % len(SEAT_UIDS)]
 
 
 def find_interpreter() -> str:
@@ -162,7 +173,7 @@ def start_seat(package: BotPackage, limits: Limits, *, label: str = "seat", bwra
         fd = child_sock.fileno()
         user = None
         if os.geteuid() == 0:
-            user, group = BOT_UID, BOT_UID
+            user = group = next_seat_uid()
         if bwrap:
             command = [str(bot_dir) if part == "{bot}" else part for part in bwrap_command(bwrap, interpreter, limits, fd, label)]
             env = {"PATH": "/usr/bin:/bin"}

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
+import time
 
 import pytest
 
@@ -283,3 +285,31 @@ def test_worker_environment_is_untouched(backend):
         backend,
     )
     assert dict(os.environ) == before
+
+
+def test_persistent_fork_bomb_does_not_stop_another_match_from_playing(backend):
+    # The bomb swallows its errors and keeps forking until its sandbox is
+    # killed; a match started meanwhile on the same worker must be unaffected.
+    results = {}
+
+    def bomb_match():
+        results["bomb"] = play_hostile(
+            """
+            import os, time
+            def agent(observation, configuration):
+                while True:
+                    try:
+                        os.fork()
+                    except OSError:
+                        time.sleep(0.01)
+            """,
+            backend,
+        )
+
+    thread = threading.Thread(target=bomb_match)
+    thread.start()
+    time.sleep(1.0)  # the bomb is at its process limit by now
+    bystander = play_hostile("def agent(observation, configuration):\n" + PLAY, backend)
+    thread.join(timeout=60)
+    assert bystander.hostile.forfeit is None and bystander.hostile.faults == []
+    assert results["bomb"].hostile.forfeit.startswith("strikes:")
