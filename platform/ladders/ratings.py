@@ -95,11 +95,15 @@ def rate_match(
     behind. All updates use the pre-match ratings. A bot missing from
     ``ratings`` starts at START.
     """
-    ranking = [(bot, _as_rank(bot, rank)) for bot, rank in ranking]
-    bots = [bot for bot, _ in ranking]
+    try:
+        ranking = [(bot, _as_rank(bot, rank)) for bot, rank in ranking]
+        bots = [bot for bot, _ in ranking]
+        distinct = len(set(bots))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"a ranking is a list of (bot, rank) pairs: {exc}") from None
     if len(bots) < 2:
         raise ValueError(f"a rated match needs at least 2 bots, got {bots!r}")
-    if len(set(bots)) != len(bots):
+    if distinct != len(bots):
         raise ValueError(f"a bot appears twice in one match: {bots!r}")
     before = {bot: ratings.get(bot, Rating()) for bot in bots}
     rank = dict(ranking)

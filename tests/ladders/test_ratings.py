@@ -108,6 +108,9 @@ def test_rating_accepts_text_and_integers_exactly():
         ([("a", 1), ("b", 0)], "rank of 'b'"),
         ([("a", 1), ("b", "2")], "rank of 'b'"),
         ([("a", True), ("b", 2)], "rank of 'a'"),
+        ([("a", 1), "b2"], "pairs"),
+        ([(["a"], 1), ("b", 2)], "pairs"),
+        (None, "pairs"),
     ],
 )
 def test_rate_match_rejects_bad_rankings_naming_them(ranking, message):
