@@ -75,8 +75,9 @@ def _set_rlimits(limits: Limits):
 class ProcessSeatHandle:
     """One running bot host process (or bwrap tree) and its channel."""
 
-    def __init__(self, process: subprocess.Popen, channel: Channel, workdir: str, limits: Limits):
+    def __init__(self, process: subprocess.Popen, channel: Channel, workdir: str, limits: Limits, sandboxed: bool):
         self.process = process
+        self.sandboxed = sandboxed
         self.channel = channel
         self.workdir = workdir
         self.limits = limits
@@ -87,6 +88,9 @@ class ProcessSeatHandle:
             code = self.process.wait(timeout=2.0)
         except subprocess.TimeoutExpired:
             return SeatFault("crash", "bot host closed its channel but kept running")
+        # bwrap reports a child killed by signal N as exit code 128 + N.
+        if code is not None and code > 128 and self.sandboxed:
+            code = 128 - code
         if code is None or code >= 0:
             return SeatFault("crash", f"bot host exited with code {code}")
         signum = -code
@@ -94,7 +98,11 @@ class ProcessSeatHandle:
             return SeatFault("crash", f"killed: CPU time limit exceeded ({self.limits.cpu_seconds} s)")
         if signum == signal.SIGXFSZ:
             return SeatFault("crash", f"killed: file size limit exceeded ({describe_bytes(self.limits.file_bytes)})")
-        return SeatFault("crash", f"killed by signal {signal.Signals(signum).name}")
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = str(signum)
+        return SeatFault("crash", f"killed by signal {name}")
 
     def _cpu_exhausted(self) -> bool:
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -205,7 +213,7 @@ def start_seat(package: BotPackage, limits: Limits, *, label: str = "seat", bwra
         except OSError as exc:
             raise InfrastructureError(f"cannot start the bot host ({command[0]}): {exc}") from exc
         child_sock.close()
-        return ProcessSeatHandle(process, Channel(parent_sock, limits.frame_bytes), workdir, limits)
+        return ProcessSeatHandle(process, Channel(parent_sock, limits.frame_bytes), workdir, limits, bool(bwrap))
     except BaseException:
         for sock in (parent_sock, child_sock):
             if sock is not None:
