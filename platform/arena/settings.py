@@ -174,10 +174,13 @@ CELERY_TIMEZONE = "UTC"
 CELERY_TASK_ROUTES = {
     "matches.tasks.match_play": {"queue": queues.MATCHES},
     "matches.tasks.match_sweep_stuck": {"queue": queues.MAINTENANCE},
+    "matches.tasks.sandbox_reap": {"queue": queues.MAINTENANCE},
 }
 CELERY_BEAT_SCHEDULE: dict = {
     # Requeue matches whose worker died (running past their deadline).
     "matches-sweep-stuck": {"task": "matches.tasks.match_sweep_stuck", "schedule": 60.0},
+    # Remove sandbox containers a killed worker left behind.
+    "sandbox-reap": {"task": "matches.tasks.sandbox_reap", "schedule": 600.0},
 }
 
 # --- matches (see platform/matches and docs/platform.md)

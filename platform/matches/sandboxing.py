@@ -83,6 +83,28 @@ def _docker_answers() -> bool:
         return False
 
 
+def reap_sandboxes() -> int:
+    """Remove sandbox containers left by dead workers (older than MATCH_STALE_AFTER); how many."""
+    from engine.faults import InfrastructureError
+    from sandbox import runner
+
+    if settings.SANDBOX_BACKEND == "process":
+        return 0
+    reap = getattr(runner, "reap", None)
+    if reap is None:
+        # sandbox.runner does not re-export the reaper yet; the sandbox's own
+        # function is the one place that talks to Docker, so call it there.
+        from sandbox import docker_backend
+
+        reap = docker_backend.reap
+    try:
+        return reap(max_age_seconds=settings.MATCH_STALE_AFTER)
+    except InfrastructureError:
+        if settings.SANDBOX_BACKEND == "auto":
+            return 0  # no Docker engine here: the process sandbox leaves no containers
+        raise
+
+
 def bots_of(match) -> list:
     """The runner's bots for the match's seats: reference names or checked packages."""
     bots = []

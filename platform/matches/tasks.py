@@ -10,7 +10,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from . import services
+from . import sandboxing, services
 
 
 @shared_task(
@@ -32,3 +32,8 @@ def match_play(self, match_id: int) -> bool:
 @shared_task
 def match_sweep_stuck() -> list[int]:
     return services.match_sweep_stuck()
+
+
+@shared_task
+def sandbox_reap() -> int:
+    return sandboxing.reap_sandboxes()

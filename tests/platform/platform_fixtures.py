@@ -34,12 +34,18 @@ def bot(alice):
 
 @pytest.fixture
 def run_on_commit(django_capture_on_commit_callbacks):
-    """Run the tasks a block enqueues (on commit) right away, in-process, as the embedded default does."""
+    """Run the tasks a block enqueues (on commit) right away, in-process, as the embedded default does
+    (also when REDIS_URL is set for the worker tests)."""
+    from celery import current_app
+
+    eager = current_app.conf.task_always_eager
+    current_app.conf.task_always_eager = True
 
     def runner():
         return django_capture_on_commit_callbacks(execute=True)
 
-    return runner
+    yield runner
+    current_app.conf.task_always_eager = eager
 
 
 @pytest.fixture
