@@ -46,7 +46,8 @@ def round_robin(
 
     Two seats: ``cycles`` full cycles (seats swap in every second cycle). With a
     seed the entries are shuffled onto the circle first. k seats: ``rounds``
-    rounds (default: the fewest in which every pair could meet once).
+    rounds (default: the fewest in which every pair could meet once), seed 0
+    when none is given.
     """
     entries = check_entries(entries)
     check_table_size(seats)
@@ -61,6 +62,8 @@ def round_robin(
         if isinstance(cycles, bool) or not isinstance(cycles, int) or cycles < 1:
             raise ValueError(f"cycles must be a positive integer, got {cycles!r}")
         return _circle(entries, cycles)
+    if cycles != 1:
+        raise ValueError(f"cycles applies to 2 seats; with {seats} seats give rounds, got cycles={cycles!r}")
     if rounds is None:
         rounds = math.ceil((len(entries) - 1) / (seats - 1))
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:

@@ -120,6 +120,7 @@ def test_round_robin_explains_byes():
         ({"entries": ["a", "b", "c"], "cycles": 0}, "cycles"),
         ({"entries": ["a", "b", "c"], "rounds": 3}, "rounds"),
         ({"entries": names(6), "seats": 3, "rounds": 0}, "rounds"),
+        ({"entries": names(6), "seats": 3, "cycles": 2}, "cycles=2"),
         ({"entries": [["unhashable"], "b"]}, "hashable"),
     ],
 )
