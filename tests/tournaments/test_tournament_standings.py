@@ -254,3 +254,27 @@ def test_hostile_results_are_refused_with_value_error_never_a_crash(rows):
     except ValueError:
         return
     assert sorted(s.entry for s in lines) == ["a", "b", "c", "d"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_standings_hand_out_half_a_point_per_seat_and_rank_by_points(data):
+    entries = [f"e{i}" for i in range(8)]
+    history = []
+    for rnd in range(1, data.draw(st.integers(1, 4)) + 1):
+        pool = data.draw(st.permutations(entries))
+        while len(pool) >= 2:
+            k = data.draw(st.integers(2, min(4, len(pool))))
+            seats, pool = tuple(pool[:k]), pool[k:]
+            ranks = tuple(data.draw(st.integers(1, k)) for _ in seats)
+            history.append(TableResult(rnd, seats, ranks))
+        history += [Bye(rnd, e) for e in pool]
+    lines = standings(entries, history)
+    expected_total = sum(F(len(t.seats), 2) for t in history if isinstance(t, TableResult))
+    expected_total += sum(1 for b in history if isinstance(b, Bye))
+    assert sum(s.points for s in lines) == expected_total
+    assert [s.points for s in lines] == sorted((s.points for s in lines), reverse=True)
+    assert [s.rank for s in lines] == sorted(s.rank for s in lines)
+    for a, b in zip(lines, lines[1:], strict=False):
+        if a.rank == b.rank:
+            assert a.points == b.points and a.tie_breaks == b.tie_breaks
