@@ -23,10 +23,14 @@ import random
 import time
 from typing import Any
 
-from arena_cli.errors import FailureError
+from arena_cli.errors import CommandError, FailureError
 from arena_cli.progress import Progress
 
 SEATS = (2, 4)
+#: hands per measurement unless ``--games`` says otherwise
+DEFAULT_HANDS = 2000
+#: what ``--sandbox`` measures unless ``--backend`` narrows it
+SANDBOX_BACKENDS = ("process", "docker")
 #: games played per referee call: keeps the replay held in memory small
 CHUNK = 100
 #: untimed hands first, so imports and caches do not count
@@ -35,22 +39,28 @@ WARMUP = 20
 
 def run_bench(args: argparse.Namespace) -> int:
     """Measure, print text or one JSON document; return the exit code."""
+    sandbox_only = [f"--{name}" for name in ("backend", "decisions", "starts") if getattr(args, name) is not None]
     if args.sandbox:
+        if args.games is not None:
+            raise CommandError("--games does not apply to --sandbox (use --decisions and --starts)")
         return _run_sandbox_bench(args)
+    if sandbox_only:
+        raise CommandError(f"{', '.join(sandbox_only)}: only used with --sandbox")
+    hands = DEFAULT_HANDS if args.games is None else args.games
     has_rlcard = importlib.util.find_spec("rlcard") is not None
     progress = Progress(len(SEATS) * (2 if has_rlcard else 1), label="arena bench ")
     rows = []
     try:
         for players in SEATS:
-            row: dict[str, Any] = {"players": players, "hands": args.games}
+            row: dict[str, Any] = {"players": players, "hands": hands}
             row["engine_hands_per_second"], row["engine_decisions_per_second"] = bench_engine(
-                players, args.games
+                players, hands
             )
             progress.update(len(rows) * 2 + 1)
             row["rlcard_hands_per_second"] = row["rlcard_steps_per_second"] = row["ratio"] = None
             if has_rlcard:
                 row["rlcard_hands_per_second"], row["rlcard_steps_per_second"] = bench_rlcard(
-                    players, args.games
+                    players, hands
                 )
                 row["ratio"] = row["engine_hands_per_second"] / row["rlcard_hands_per_second"]
                 progress.update(len(rows) * 2 + 2)
@@ -165,11 +175,21 @@ def format_report(report: dict) -> str:
 
 
 def _run_sandbox_bench(args: argparse.Namespace) -> int:
-    if importlib.util.find_spec("sandbox.bench") is None:
-        raise FailureError("the sandbox benchmark (sandbox.bench) is not installed yet")
+    """``sandbox.bench``: decision round trip and seat start per backend (docs/sandbox.md)."""
+    from engine.faults import InfrastructureError
     from sandbox import bench as sandbox_bench
 
-    return sandbox_bench.main(games=args.games, as_json=args.json)
+    backends = tuple(dict.fromkeys(args.backend or SANDBOX_BACKENDS))
+    try:
+        counts = {k: getattr(args, k) for k in ("decisions", "starts") if getattr(args, k) is not None}
+        figures = sandbox_bench.run(backends=backends, **counts)
+    except (InfrastructureError, RuntimeError, OSError) as exc:
+        raise FailureError(f"sandbox bench ({', '.join(backends)}): {exc}") from exc
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        sandbox_bench.print_table(figures)
+    return 0
 
 
 def _cpu_model() -> str:

@@ -78,9 +78,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="Hands per second of the engine with random bots (one round per game), "
         "against rlcard's UnoGame when rlcard is installed.",
     )
-    bench.add_argument("--games", type=_positive_int, default=2000, metavar="N", help="hands per measurement (default 2000)")
+    bench.add_argument("--games", type=_positive_int, metavar="N", help="hands per measurement (default 2000)")
     bench.add_argument("--json", action="store_true", help="print one JSON document instead of text")
     bench.add_argument("--sandbox", action="store_true", help="measure the sandbox backends instead (sandbox.bench)")
+    bench.add_argument(
+        "--backend", action="append", choices=("process", "docker"),
+        help="with --sandbox: a backend to measure (repeatable; default both)",
+    )
+    bench.add_argument("--decisions", type=_positive_int, metavar="N", help="with --sandbox: decisions timed per backend")
+    bench.add_argument("--starts", type=_positive_int, metavar="N", help="with --sandbox: seat starts timed per backend")
     return parser
 
 
@@ -100,6 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except FailureError as exc:
         _say(f"arena: failed: {exc}")
+        return EXIT_FAILURE
+    except BrokenPipeError:
+        # The reader went away (``arena ... | head``): nothing left to say to it.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
         return EXIT_FAILURE
     except KeyboardInterrupt:
         _say("arena: interrupted")

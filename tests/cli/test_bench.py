@@ -67,3 +67,27 @@ def test_random_player_plays_whenever_a_card_fits():
         }
         assert player(observation, {})["type"] == "play"
     assert player.decisions == 50
+
+
+def test_sandbox_bench_measures_the_process_backend(capsys, bwrap_path):
+    code = main(["bench", "--sandbox", "--backend", "process", "--decisions", "20", "--starts", "1", "--json"])
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, "")
+    figures = json.loads(out)
+    assert list(figures["backends"]) == ["process"]
+    assert figures["backends"]["process"]["decision_us"] > 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["bench", "--backend", "docker"], "--backend"),
+        (["bench", "--decisions", "5"], "--decisions"),
+        (["bench", "--sandbox", "--games", "5"], "--games"),
+        (["bench", "--sandbox", "--backend", "vm"], "'vm'"),
+    ],
+)
+def test_bench_options_that_do_not_fit_are_refused(capsys, argv, named):
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and named in err
