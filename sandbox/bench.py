@@ -3,7 +3,8 @@
 Beside them, in the same run, a plain Unix-socket echo (same frames, a second
 process) is the yardstick: targets are Docker decision overhead <= 2x the echo
 and seat start plus teardown <= 0.5 s median. ``arena bench --sandbox`` calls
-``run`` and ``print_table``; ``python -m sandbox.bench`` does both.
+``main(games=N, as_json=...)`` (N decisions per backend); ``python -m
+sandbox.bench`` takes the same options on the command line.
 
 >>> figures = run(decisions=200, starts=3, backends=("process",))  # doctest: +SKIP
 >>> figures["backends"]["process"]["decision_us"]  # doctest: +SKIP
@@ -12,6 +13,7 @@ and seat start plus teardown <= 0.5 s median. ``arena bench --sandbox`` calls
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import socket
@@ -20,6 +22,7 @@ import subprocess
 import sys
 import time
 
+from engine.faults import InfrastructureError
 from sandbox.host import encode_frame
 from sandbox.limits import Limits
 from sandbox.package import BotPackage
@@ -153,10 +156,16 @@ def run(decisions: int = 2000, starts: int = 10, backends: tuple[str, ...] = ("p
         "backends": {},
     }
     for backend in backends:
-        figures["backends"][backend] = measure_backend(backend, message, decisions, starts)
+        try:
+            figures["backends"][backend] = measure_backend(backend, message, decisions, starts)
+        except (InfrastructureError, RuntimeError) as exc:
+            # No Docker here, say: report it beside the other figures.
+            figures["backends"][backend] = {"error": str(exc)}
     echo = figures["echo"]["decision_us"]
     targets = {}
     for backend, numbers in figures["backends"].items():
+        if "error" in numbers:
+            continue
         numbers["x_echo"] = numbers["decision_us"] / echo
         if backend == "docker":
             targets["docker_decision_within_2x_echo"] = numbers["x_echo"] <= DOCKER_DECISION_TARGET
@@ -177,20 +186,28 @@ def print_table(figures: dict, out=None) -> None:
     print(f"{'path':<14}{'decision us':>13}{'p95 us':>10}{'x echo':>9}{'start s':>10}{'start+stop s':>14}", file=out)
     print(f"{'unix echo':<14}{echo['decision_us']:>13.1f}{echo['decision_p95_us']:>10.1f}{1.0:>9.2f}{'-':>10}{'-':>14}", file=out)
     for backend, n in figures["backends"].items():
+        if "error" in n:
+            print(f"{backend:<14}not measured: {n['error']}", file=out)
+            continue
         print(f"{backend:<14}{n['decision_us']:>13.1f}{n['decision_p95_us']:>10.1f}{n['x_echo']:>9.2f}"
               f"{n['start_s']:>10.3f}{n['start_stop_s']:>14.3f}", file=out)
     for name, met in figures["targets"].items():
         print(f"target {name}: {'met' if met else 'NOT met'}", file=out)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, games: int | None = None, as_json: bool = False) -> int:
+    """Command line (``python -m sandbox.bench``) or ``arena bench --sandbox`` (games = decisions)."""
     parser = argparse.ArgumentParser(description="Benchmark the sandbox backends.")
-    parser.add_argument("--decisions", type=int, default=2000)
+    parser.add_argument("--decisions", type=int, default=games or 2000)
     parser.add_argument("--starts", type=int, default=10)
     parser.add_argument("--backend", action="append", choices=["process", "docker"], help="repeatable; default both")
-    args = parser.parse_args(argv)
+    parser.add_argument("--json", action="store_true", default=as_json)
+    args = parser.parse_args([] if argv is None and (games is not None or as_json) else argv)
     figures = run(args.decisions, args.starts, tuple(args.backend or ("process", "docker")))
-    print_table(figures)
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        print_table(figures)
     return 0
 
 

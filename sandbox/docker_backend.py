@@ -251,6 +251,18 @@ def reap(max_age_seconds: float | None = None, client=None) -> int:
     return removed
 
 
+def available(image: str | None = None, client=None) -> bool:
+    """True when the Docker engine answers and holds ``image`` (default: the sandbox image)."""
+    try:
+        client = get_client(client)
+        client.images.get(image or IMAGE)
+    except InfrastructureError:
+        return False
+    except _docker_errors():
+        return False
+    return True
+
+
 def match_containers(match_id: str, client=None) -> list:
     """Containers (running or not) still carrying ``match_id``'s label."""
     client = get_client(client)

@@ -179,3 +179,17 @@ def _stop_all(seats: list) -> None:
             raise error
         if error is not None:
             log.error("stopping a seat failed: %r", error)
+
+
+def docker_available(image: str | None = None) -> bool:
+    """True when a Docker engine answers and has the sandbox image (for choosing a backend)."""
+    from sandbox import docker_backend
+
+    return docker_backend.available(image)
+
+
+def reap(max_age_seconds: float | None = None) -> int:
+    """Remove sandbox containers older than ``max_age_seconds``; see ``docker_backend.reap``."""
+    from sandbox import docker_backend
+
+    return docker_backend.reap(max_age_seconds)
