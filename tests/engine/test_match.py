@@ -1,0 +1,218 @@
+"""The referee: play_match, duplicate deals, faults and ranking (RULES.md section 9)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from uno_scenarios import first_legal, of, position, scripted
+
+from engine.faults import InfrastructureError, SeatFault
+from engine.match import AgentSeat, play_match, rank_bots
+from engine.rules import Rules
+
+BAD = {"type": "fly"}
+
+
+class FaultySeat:
+    """Raises the given SeatFault on its first ``times`` decisions, then plays first legal."""
+
+    def __init__(self, kind, times=1):
+        self.kind, self.times = kind, times
+
+    def decide(self, observation, configuration):
+        if self.times:
+            self.times -= 1
+            raise SeatFault(self.kind, f"{self.kind} for the test")
+        return observation["legal_actions"][0]
+
+
+def dump(result):
+    return json.dumps(result.replay, sort_keys=True)
+
+
+def test_match_result_has_a_rank_score_and_wins_per_bot_in_seat_order():
+    result = play_match(Rules(players=3), [first_legal(), first_legal(), first_legal()], seed=1, games=2)
+    assert [p.bot for p in result.players] == [0, 1, 2]
+    assert result.games == 2 and result.rounds >= 2
+    assert sum(p.wins for p in result.players) >= 2
+    assert sorted(p.rank for p in result.players)[0] == 1
+    assert [p.score for p in result.players] == result.replay["result"]["scores"]
+    best = max(p.score for p in result.players)
+    assert [p.rank == 1 for p in result.players] == [p.score == best for p in result.players]
+
+
+def test_same_inputs_give_a_byte_identical_replay():
+    def seats():
+        return [first_legal(), AgentSeat(lambda o, c: o["legal_actions"][-1], "last")]
+
+    a = play_match(Rules(players=2), seats(), seed=9, games=2, duplicate=True)
+    b = play_match(Rules(players=2), seats(), seed=9, games=2, duplicate=True)
+    assert dump(a) == dump(b)
+    c = play_match(Rules(players=2), seats(), seed=10, games=2, duplicate=True)
+    assert dump(a) != dump(c)
+
+
+def test_duplicate_plays_every_deal_once_per_rotation_so_every_bot_plays_every_seat():
+    result = play_match(Rules(players=3, rounds=1), [first_legal()] * 3, seed=4, games=2, duplicate=True)
+    games = result.replay["games"]
+    assert result.games == 6 and len(games) == 6
+    for deal in range(2):
+        rotations = [g for g in games if g["deal"] == deal]
+        assert len({g["seed"] for g in rotations}) == 1
+        first_hands = {json.dumps(of(g["events"], "round_start")[0]["hands"]) for g in rotations}
+        assert len(first_hands) == 1  # the same cards at the same seats
+        for bot in range(3):
+            assert sorted(g["seats"].index(bot) for g in rotations) == [0, 1, 2]
+
+
+def test_seat_draws_do_not_depend_on_other_seats_draws():
+    hands = [["R1", "B2", "B3"], ["G1", "G2"], ["Y1", "Y2"]]
+    played = position(hands, "R5", current=0, seed=21)
+    drew = position(hands, "R5", current=0, seed=21)
+    played.apply({"type": "play", "card": "R1"})
+    drew.apply({"type": "draw"})
+    if drew.decision == "play_drawn":
+        drew.apply({"type": "pass"})
+    # seat 1 draws the same card whether or not seat 0 drew before it: each
+    # seat reads its own stream, not the top of a shared deck
+    played.apply({"type": "draw"})
+    drew.apply({"type": "draw"})
+    first_of_seat_0 = of(drew.events, "draw")[0]["cards"]
+    assert of(played.events, "draw")[-1]["cards"] == of(drew.events, "draw")[-1]["cards"]
+    assert of(drew.events, "draw")[-1]["seat"] == 1
+    assert first_of_seat_0 != of(drew.events, "draw")[-1]["cards"]
+
+
+def test_illegal_action_costs_two_cards_the_turn_and_a_strike():
+    result = play_match(Rules(players=2, rounds=1), [scripted(BAD), first_legal()], seed=3)
+    events = result.replay["games"][0]["events"]
+    fault = of(events, "fault")[0]
+    assert fault["seat"] == 0 and fault["kind"] == "illegal" and fault["strikes"] == 1
+    assert "'fly'" in fault["reason"]
+    i = events.index(fault)
+    assert events[i + 1] == {"e": "draw", "seat": 0, "cards": events[i + 1]["cards"], "reason": "strike"}
+    assert len(events[i + 1]["cards"]) == 2
+    assert events[i + 2] == {"e": "turn", "seat": 1}
+    player = result.players[0]
+    assert player.strikes == 1 and player.forfeit is None
+    assert player.faults[0]["kind"] == "illegal"
+
+
+def test_timeout_is_handled_like_an_illegal_action():
+    result = play_match(Rules(players=2, rounds=1), [FaultySeat("timeout"), first_legal()], seed=3)
+    assert result.players[0].strikes == 1 and result.players[0].forfeit is None
+    assert of(result.replay["games"][0]["events"], "fault")[0]["kind"] == "timeout"
+
+
+def test_reaching_max_strikes_forfeits_and_the_fallback_plays_on():
+    result = play_match(Rules(players=3, rounds=1, max_strikes=2), [scripted(BAD, BAD), first_legal(),
+                                                                     first_legal()], seed=6)
+    loser = result.players[0]
+    assert loser.strikes == 2
+    assert loser.forfeit.startswith("strikes: 2 strikes (max_strikes=2)")
+    assert loser.rank == 3 and [p.rank for p in result.players[1:]] != [3, 3]
+    events = result.replay["games"][0]["events"]
+    assert of(events, "forfeit")[0]["seat"] == 0
+    assert of(events, "game_end")  # the others' game went on to the end
+
+
+@pytest.mark.parametrize("kind", ["crash", "protocol", "exception", "memory"])
+def test_crash_or_protocol_error_forfeits_at_once(kind):
+    result = play_match(Rules(players=2, rounds=1), [FaultySeat(kind), first_legal()], seed=2)
+    loser = result.players[0]
+    assert loser.forfeit == f"{kind}: {kind} for the test"
+    assert loser.strikes == 0 and loser.rank == 2
+    assert of(result.replay["games"][0]["events"], "game_end")
+
+
+def test_forfeiting_bot_ranks_last_even_with_the_best_score():
+    # penalty scoring: the fallback seat could score well, but forfeits rank last
+    result = play_match(Rules(players=2, rounds=1, scoring="penalty"),
+                        [FaultySeat("crash"), AgentSeat(lambda o, c: {"type": "draw"}
+                                                        if {"type": "draw"} in o["legal_actions"]
+                                                        else o["legal_actions"][-1], "drawer")],
+                        seed=2)
+    assert result.players[0].score < result.players[1].score
+    assert result.players[0].rank == 2 and result.players[1].rank == 1
+
+
+def test_forfeited_bot_is_played_by_the_fallback_in_later_games():
+    calls = []
+
+    def crashing(observation, configuration):
+        calls.append(1)
+        raise RuntimeError("boom")
+
+    result = play_match(Rules(players=2, rounds=1), [AgentSeat(crashing, "crash"), first_legal()], seed=2,
+                        games=3)
+    assert len(calls) == 1
+    assert result.players[0].forfeit == "exception: RuntimeError: boom"
+    assert [g["forfeited"] for g in result.replay["games"]] == [[], [0], [0]]
+
+
+def test_infrastructure_error_passes_through():
+    class Broken:
+        def decide(self, observation, configuration):
+            raise InfrastructureError("docker engine gone")
+
+    with pytest.raises(InfrastructureError, match="docker engine gone"):
+        play_match(Rules(players=2), [Broken(), first_legal()], seed=1)
+
+
+def test_bots_get_the_rules_and_the_extra_configuration():
+    seen = []
+
+    def agent(observation, configuration):
+        seen.append(configuration)
+        return observation["legal_actions"][0]
+
+    rules = Rules(players=2, rounds=1, wd4="free")
+    play_match(rules, [AgentSeat(agent), first_legal()], seed=1,
+               configuration={"time_per_decision": 1.0, "time_bank": 10.0})
+    assert seen[0] == {"rules": rules.to_dict(), "time_per_decision": 1.0, "time_bank": 10.0}
+
+
+def test_decision_seconds_go_into_timings_not_into_the_replay():
+    class Timed:
+        def __init__(self, seconds):
+            self.seconds = seconds
+
+        def decide(self, observation, configuration):
+            self.last_decision_seconds = self.seconds
+            return observation["legal_actions"][0]
+
+    slow = play_match(Rules(players=2, rounds=1), [Timed(0.5), Timed(0.01)], seed=8)
+    fast = play_match(Rules(players=2, rounds=1), [Timed(0.001), Timed(0.002)], seed=8)
+    assert dump(slow) == dump(fast)
+    assert slow.timings[0]["max_seconds"] == 0.5
+    assert slow.timings[0]["decisions"] > 0
+    assert slow.timings[0]["total_seconds"] == pytest.approx(0.5 * slow.timings[0]["decisions"])
+
+
+def test_names_are_recorded_in_the_replay():
+    result = play_match(Rules(players=2, rounds=1), [first_legal(), first_legal()], seed=1,
+                        names=["alice", "bob"], games=1, duplicate=True)
+    assert result.replay["names"] == ["alice", "bob"]
+    assert [g["names"] for g in result.replay["games"]] == [["alice", "bob"], ["bob", "alice"]]
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [({"games": 0}, "games"), ({"seed": "x"}, "seed"), ({"names": ["a"]}, "names")],
+)
+def test_bad_arguments_are_refused_with_their_value(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        play_match(Rules(players=2), [first_legal(), first_legal()], **kwargs)
+
+
+def test_rules_players_must_match_the_number_of_seats():
+    with pytest.raises(ValueError, match="rules.players is 3 but 2 seats"):
+        play_match(Rules(players=3), [first_legal(), first_legal()])
+
+
+def test_ranking_uses_points_then_wins_and_ties_share_a_rank():
+    assert rank_bots([100, 100, 50], [2, 1, 0], [False] * 3, "winner") == [1, 2, 3]
+    assert rank_bots([100, 100, 50], [1, 1, 0], [False] * 3, "winner") == [1, 1, 3]
+    assert rank_bots([100, 20, 50], [0, 1, 0], [False] * 3, "penalty") == [3, 1, 2]
+    assert rank_bots([100, 20, 50], [0, 1, 0], [False, True, True], "winner") == [1, 2, 2]
