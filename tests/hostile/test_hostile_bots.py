@@ -12,6 +12,7 @@ import os
 import socket
 import threading
 import time
+import uuid
 
 import pytest
 
@@ -97,11 +98,13 @@ def test_fork_bomb_forfeits_with_process_limit_reason(backend):
 def test_filling_the_disk_is_contained_and_leaves_host_disk_alone(backend, tmp_path):
     outside = tmp_path / "outside.txt"
     outside.write_text("unchanged")
+    # The sandbox's /tmp is its own: this name must never appear in the host's /tmp.
+    fill = f"/tmp/uno-arena-fill-{uuid.uuid4().hex[:8]}"
     played = play_hostile(
         f"""
         import os
         results = []
-        for target in ["/tmp/fill", "/home/bot/fill", "/sandbox/bot/fill", {str(outside)!r}]:
+        for target in [{fill!r}, "/home/bot/fill", "/sandbox/bot/fill", {str(outside)!r}]:
             try:
                 with open(target, "wb") as handle:
                     while True:
@@ -115,8 +118,9 @@ def test_filling_the_disk_is_contained_and_leaves_host_disk_alone(backend, tmp_p
     )
     assert played.hostile.forfeit is None
     assert "DISK:" in played.log
-    assert "/tmp/fill: No space left on device" in played.log or "/tmp/fill: File too large" in played.log
+    assert f"{fill}: No space left on device" in played.log or f"{fill}: File too large" in played.log
     assert outside.read_text() == "unchanged"
+    assert not os.path.exists(fill)
 
 
 def test_ten_megabytes_of_prints_are_capped_and_children_are_captured(backend):
