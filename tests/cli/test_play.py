@@ -132,9 +132,16 @@ def test_console_script_runs_and_prints_json():
     assert json.loads(proc.stdout)["games"] == 20
 
 
-@pytest.mark.parametrize("backend", ["process"])
-def test_bot_file_in_process_sandbox(capsys, tmp_path, bwrap_path, backend):
+def test_bot_file_in_process_sandbox(capsys, tmp_path, bwrap_path):
     bot = tmp_path / "mine.py"
     bot.write_text(FIRST_BOT)
-    doc = play_json(capsys, str(bot), "first", "--games", "1", "--sandbox", backend)
+    doc = play_json(capsys, str(bot), "first", "--games", "1", "--sandbox", "process")
+    assert doc["players"][0]["forfeit"] is None
+
+
+@pytest.mark.docker
+def test_bot_file_in_docker_sandbox(capsys, tmp_path, docker_client):
+    bot = tmp_path / "mine.py"
+    bot.write_text(FIRST_BOT)
+    doc = play_json(capsys, str(bot), "first", "--games", "1", "--sandbox", "docker")
     assert doc["players"][0]["forfeit"] is None
