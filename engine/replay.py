@@ -146,8 +146,12 @@ def seat_view(replay: dict, game_index: int, event_index: int, seat: int) -> dic
         "dealer": state["dealer"],
     }
     for action in _game(replay, game_index)["actions"]:
-        if action["at"] == event_index and action["seat"] == seat:
-            view["decision"] = action["decision"]
+        if action["at"] == event_index:
+            # as in an observation, a pending draw shows only while someone must answer it
+            if action["decision"] not in ("stack", "challenge"):
+                view["pending_draw"] = 0
+            if action["seat"] == seat:
+                view["decision"] = action["decision"]
             break
     return view
 
