@@ -5,7 +5,9 @@ Stateless (a pure function of the observation, so matches stay reproducible).
   points faster as an opponent nears going out; in two-seat games it values
   Skip/Reverse/Draw Two as a free extra turn.
 - When the next seat holds one or two cards it hits it first: Draw Two, an
-  honest Wild Draw Four, Skip (or Reverse with two seats).
+  honest Wild Draw Four, Skip (or Reverse with two seats). With three or more
+  seats it avoids plays that hand the turn to a seat about to go out (a Skip
+  to the seat after next, a Reverse to the previous seat).
 - Keeps wilds: draws rather than spending one while its hand is long and
   nobody is close to going out; an honest Wild Draw Four goes before a Wild.
 - Names the colour it holds most, ties to the colour the others hold least
@@ -39,6 +41,8 @@ from engine.bots._view import (
 CHALLENGE_THRESHOLD = 0.85
 #: an opponent with at most this many cards is about to go out
 THREAT = 2
+#: score lost per card below THREAT + 1 of the seat a play lets move next
+DANGER = 3.0
 
 
 def agent(observation: dict, configuration: dict) -> dict:
@@ -94,7 +98,8 @@ def _play(observation: dict, plays: list[dict], rules: dict, can_draw: bool) -> 
         if hit is not None:
             return hit
     if colored:
-        return max(colored, key=lambda a: _score(a["card"], hand, nearest, two_seats))
+        after = _after_turn(observation)
+        return max(colored, key=lambda a: _score(a["card"], hand, nearest, two_seats, after))
     if not wilds:
         return None
     # Only a wild fits. Keep it while the hand is long and nobody is close.
@@ -122,7 +127,14 @@ def _hit(observation, colored, wilds, wd4_ok, two_seats) -> dict | None:
     return order[0] if order else None
 
 
-def _score(card: str, hand: list[str], nearest: int, two_seats: bool) -> float:
+def _after_turn(observation: dict) -> dict[str, int]:
+    """Hand size of the seat that plays after a number, a Skip, a Reverse (3+ seats)."""
+    sizes = observation["hand_sizes"]
+    seat, step, n = observation["seat"], observation["direction"], observation["players"]
+    return {"number": sizes[(seat + step) % n], "skip": sizes[(seat + 2 * step) % n], "reverse": sizes[(seat - step) % n]}
+
+
+def _score(card: str, hand: list[str], nearest: int, two_seats: bool, after: dict[str, int]) -> float:
     rest = without(hand, card)
     color = COLOR[card]
     same_color = sum(1 for c in rest if COLOR[c] == color)
@@ -132,6 +144,16 @@ def _score(card: str, hand: list[str], nearest: int, two_seats: bool) -> float:
     score += POINTS[card] * (0.15 if nearest <= 3 else 0.04)
     if two_seats and (card in BLOCKERS or card in REVERSES) and same_color:
         score += 3.0  # a free extra turn with a follow-up card
+    if not two_seats:
+        # Do not hand the next turn to a seat about to go out.
+        if card in BLOCKERS:
+            nxt = after["skip"]
+        elif card in REVERSES:
+            nxt = after["reverse"]
+        else:
+            nxt = after["number"]
+        if nxt <= THREAT:
+            score -= DANGER * (THREAT + 1 - nxt)
     return score
 
 
