@@ -43,3 +43,14 @@ def can_view_source(user, bot: Bot) -> bool:
 
 def can_view_validation_log(user, bot: Bot) -> bool:
     return user_is_owner_or_staff(user, bot)
+
+
+def site_counts() -> dict:
+    """Figures for the home page: bots, active versions, finished matches."""
+    from matches.models import Match
+
+    return {
+        "bots": Bot.objects.count(),
+        "active_versions": BotVersion.objects.filter(status=BotVersion.Status.ACTIVE).count(),
+        "matches": Match.objects.filter(status=Match.Status.DONE).exclude(kind=Match.Kind.VALIDATION).count(),
+    }

@@ -106,7 +106,9 @@ def bot_version_validation_finish(match) -> None:
         version.rejection_reason = f"the validation match could not be played: {match.error or match.status}"
     elif seat.fault_kind:
         version.status = BotVersion.Status.REJECTED
-        version.rejection_reason = f"{seat.fault_kind}: {seat.fault_reason}"
+        reason = seat.fault_reason or seat.fault_kind
+        # "exception in agent: ..." names its kind already; "3 strikes ..." does not.
+        version.rejection_reason = reason if reason.startswith(seat.fault_kind) else f"{seat.fault_kind}: {reason}"
     else:
         version.status = BotVersion.Status.ACTIVE
         version.rejection_reason = ""

@@ -85,7 +85,12 @@ def bot_upload(request, bot_id: int):
             form.add_error("file", str(exc))
         else:
             version.refresh_from_db()
-            messages.success(request, f"Version {version.number} uploaded: {version.status}.")
+            if version.status == BotVersion.Status.REJECTED:
+                messages.error(request, f"Version {version.number} was rejected by validation: {version.rejection_reason}")
+            elif version.status == BotVersion.Status.ACTIVE:
+                messages.success(request, f"Version {version.number} passed validation and is active.")
+            else:
+                messages.info(request, f"Version {version.number} uploaded; its validation match is queued.")
             return redirect(version)
     return render(request, "bots/upload.html", {"bot": bot, "form": form})
 

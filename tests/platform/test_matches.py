@@ -57,7 +57,7 @@ def test_validation_rejects_a_crashing_bot_with_the_reason_and_its_log(bot, run_
         version = bot_services.bot_version_create(bot=bot, filename="crash.py", data=CRASHING_BOT)
     version.refresh_from_db()
     assert version.status == BotVersion.Status.REJECTED
-    assert version.rejection_reason.startswith("exception: ")
+    assert version.rejection_reason.startswith("exception in agent: ")
     assert "ZeroDivisionError" in version.rejection_reason
     assert "decision 2" in version.validation_log
 
