@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "accounts",
     "bots",
     "matches",
+    "web",
 ]
 
 MIDDLEWARE = [

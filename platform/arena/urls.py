@@ -9,4 +9,5 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("bots/", include("bots.urls")),
     path("matches/", include("matches.urls")),
+    path("", include("web.urls")),
 ]

@@ -1,0 +1,67 @@
+"""Selectors of the web app: what the replay viewer and the live pages may show (functions that read)."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+
+from bots.models import BotVersion
+from matches.models import Match
+from matches.selectors import can_view_seat_log, queue_summary
+
+
+def replay_viewer_data(match: Match, user) -> dict:
+    """What the viewer needs beside the replay JSON: who each bot is, timings, and the logs
+    ``user`` may read (a bot's owner and staff only; nobody else receives them)."""
+    bots = []
+    logs = {}
+    for seat in match.seats.all():  # seat order of the first game = the replay's bot index
+        if seat.bot_version_id:
+            version = seat.bot_version
+            bots.append(
+                {
+                    "label": version.label,
+                    "url": version.get_absolute_url(),
+                    "owner": version.bot.owner.username,
+                    "reference": False,
+                }
+            )
+        else:
+            bots.append({"label": seat.reference_bot, "url": "", "owner": "", "reference": True})
+        if match.is_finished and can_view_seat_log(user, seat):
+            logs[str(seat.seat)] = seat.log
+    return {
+        "match": match.pk,
+        "kind": match.kind,
+        "replay_url": reverse("matches:replay", args=[match.pk]),
+        "match_url": match.get_absolute_url(),
+        "bots": bots,
+        "timings": match.timings or {},
+        "logs": logs,
+    }
+
+
+def queue_counts() -> dict:
+    """The queue page's numbers as plain JSON values."""
+    summary = queue_summary()
+    oldest = summary["oldest"]
+    return {
+        "queued": summary["queued"],
+        "running": summary["running"],
+        "workers": len(summary["workers"]),
+        "stuck": summary["stuck"],
+        "kinds": summary["kinds"],
+        "oldest": {"id": oldest.pk, "kind": oldest.kind, "url": oldest.get_absolute_url()} if oldest else None,
+        "oldest_wait_seconds": round(summary["oldest_wait"].total_seconds()) if summary["oldest_wait"] else None,
+    }
+
+
+def version_status(version: BotVersion) -> dict:
+    """A bot version's validation state, as the bot and version pages show it."""
+    return {
+        "bot": version.bot_id,
+        "number": version.number,
+        "status": version.status,
+        "final": version.status != BotVersion.Status.VALIDATING,
+        "rejection_reason": version.rejection_reason if version.status == BotVersion.Status.REJECTED else "",
+        "validated_at": version.validated_at.isoformat() if version.validated_at else None,
+    }

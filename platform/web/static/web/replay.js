@@ -1,0 +1,375 @@
+// The replay viewer: loads a match's replay JSON, applies its events (replay-state.js) and draws the table.
+// No build step: a plain ES module. The page gives the viewer its metadata in <script id="replay-meta">.
+import { GameTimeline, describeStep } from "./replay-state.js";
+
+const COLOR_NAMES = { R: "red", Y: "yellow", G: "green", B: "blue" };
+// A shape per colour as well as the colour itself, for colour-blind players.
+const COLOR_MARKS = { R: "▲", Y: "●", G: "■", B: "◆" };
+const COLOR_ORDER = { R: 0, Y: 1, G: 2, B: 3 };
+const SPEEDS = [0.5, 1, 2, 4, 8];
+const STEP_MS = 900;
+
+const $ = (id) => document.getElementById(id);
+
+function escapeHtml(text) {
+  return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
+
+function cardParts(code) {
+  if (code === "W" || code === "W+4") return { color: "W", face: code === "W" ? "W" : "+4", mark: "★" };
+  const color = code.charAt(0);
+  const rank = code.slice(1);
+  return { color, face: { S: "⊘", R: "⇄" }[rank] || rank, mark: COLOR_MARKS[color] || "?" };
+}
+
+function cardTitle(code) {
+  if (code === "W") return "Wild";
+  if (code === "W+4") return "Wild Draw Four";
+  const rank = code.slice(1);
+  const word = { S: "Skip", R: "Reverse", "+2": "Draw Two" }[rank] || rank;
+  return `${COLOR_NAMES[code.charAt(0)] || code.charAt(0)} ${word}`;
+}
+
+export function cardHtml(code, extra = "") {
+  const p = cardParts(code);
+  const letter = p.color === "W" ? "" : p.color;
+  return (
+    `<span class="card c-${p.color} ${extra}" data-card="${escapeHtml(code)}" title="${escapeHtml(cardTitle(code))}">` +
+    `<span class="card-corner">${letter}${p.mark}</span><span class="card-face">${escapeHtml(p.face)}</span>` +
+    `<span class="card-corner card-corner-end">${letter}${p.mark}</span></span>`
+  );
+}
+
+function sortHand(hand) {
+  const rank = (c) => (c === "W" ? 98 : c === "W+4" ? 99 : COLOR_ORDER[c.charAt(0)] * 20);
+  return hand.slice().sort((a, b) => rank(a) - rank(b) || a.localeCompare(b, "en", { numeric: true }));
+}
+
+function readHash() {
+  const params = new URLSearchParams(location.hash.replace(/^#/, ""));
+  const int = (k) => (params.has(k) && /^\d+$/.test(params.get(k)) ? Number(params.get(k)) : null);
+  return { g: int("g"), r: int("r"), e: int("e"), v: params.get("v") };
+}
+
+function seconds(value) {
+  if (value === null || value === undefined) return "—";
+  return value < 0.1 ? `${(value * 1000).toFixed(1)} ms` : `${value.toFixed(2)} s`;
+}
+
+class Viewer {
+  constructor(root, meta, replay) {
+    this.root = root;
+    this.meta = meta;
+    this.replay = replay;
+    this.timelines = replay.games.map((g) => new GameTimeline(g));
+    this.game = 0;
+    this.pos = 0;
+    this.view = "full"; // or a seat number
+    this.playing = null;
+    this.speed = 1;
+  }
+
+  get timeline() {
+    return this.timelines[this.game];
+  }
+
+  // the bot sitting at `seat` in the current game
+  bot(seat) {
+    const index = this.timeline.game.seats[seat];
+    return { index, ...(this.meta.bots[index] || { label: this.timeline.game.names[seat], url: "", reference: false }) };
+  }
+
+  seatName(seat) {
+    return `seat ${seat} (${this.bot(seat).label})`;
+  }
+
+  setup() {
+    const games = $("rv-game");
+    games.innerHTML = this.replay.games
+      .map((g, i) => {
+        const extra = this.replay.duplicate ? ` · deal ${g.deal + 1}, rotation ${g.rotation + 1}` : "";
+        return `<option value="${i}">Game ${i + 1}${extra}</option>`;
+      })
+      .join("");
+    games.disabled = this.replay.games.length < 2;
+    games.addEventListener("change", () => this.go(Number(games.value), null));
+    $("rv-round").addEventListener("change", (e) => this.goRound(Number(e.target.value)));
+    $("rv-view").addEventListener("change", (e) => {
+      this.view = e.target.value === "full" ? "full" : Number(e.target.value);
+      this.render();
+    });
+    $("rv-speed").innerHTML = SPEEDS.map((s) => `<option value="${s}"${s === 1 ? " selected" : ""}>${s}×</option>`).join("");
+    $("rv-speed").addEventListener("change", (e) => {
+      this.speed = Number(e.target.value);
+      if (this.playing) this.play();
+    });
+    $("rv-slider").addEventListener("input", (e) => this.go(this.game, Number(e.target.value)));
+    $("rv-start").addEventListener("click", () => this.go(this.game, 0));
+    $("rv-back").addEventListener("click", () => this.step(-1));
+    $("rv-play").addEventListener("click", () => this.toggle());
+    $("rv-forward").addEventListener("click", () => this.step(1));
+    $("rv-end").addEventListener("click", () => this.go(this.game, this.timeline.length));
+    $("rv-history").addEventListener("click", (e) => {
+      const item = e.target.closest("[data-pos]");
+      if (item) this.go(this.game, Number(item.dataset.pos));
+    });
+    document.addEventListener("keydown", (e) => this.key(e));
+    window.addEventListener("hashchange", () => this.fromHash());
+    this.fromHash();
+  }
+
+  fromHash() {
+    const h = readHash();
+    const game = h.g !== null && h.g >= 1 && h.g <= this.timelines.length ? h.g - 1 : 0;
+    if (h.v !== null) this.view = h.v === "full" || !/^\d+$/.test(h.v) ? "full" : Number(h.v);
+    const t = this.timelines[game];
+    if (this.view !== "full" && !(this.view < t.players)) this.view = "full";
+    if (h.e !== null) return this.go(game, Math.min(h.e, t.length));
+    if (h.r !== null) {
+      this.game = game;
+      return this.goRound(h.r);
+    }
+    return this.go(game, null);
+  }
+
+  key(e) {
+    if (e.target.closest && e.target.closest("input, select, textarea")) return;
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    const actions = {
+      " ": () => this.toggle(),
+      ArrowRight: () => this.step(1),
+      ArrowLeft: () => this.step(-1),
+      Home: () => this.go(this.game, 0),
+      End: () => this.go(this.game, this.timeline.length),
+      ArrowUp: () => this.roundStep(-1),
+      ArrowDown: () => this.roundStep(1),
+    };
+    if (actions[e.key]) {
+      e.preventDefault();
+      actions[e.key]();
+    }
+  }
+
+  // go to a game and an event index (null: just after the first deal)
+  go(game, pos) {
+    if (game !== this.game) this.stop();
+    this.game = game;
+    const t = this.timeline;
+    if (pos === null) pos = t.rounds.length ? t.nextStop(t.rounds[0].start) : 0;
+    this.pos = Math.max(0, Math.min(pos, t.length));
+    if (this.pos >= t.length) this.stop();
+    this.render();
+  }
+
+  goRound(round) {
+    const t = this.timeline;
+    const r = t.rounds.find((x) => x.round === round) || t.rounds[0];
+    this.go(this.game, r ? t.nextStop(r.start) : 0);
+  }
+
+  roundStep(delta) {
+    const t = this.timeline;
+    const current = t.roundAt(this.pos);
+    if (!current) return;
+    const next = t.rounds[t.rounds.indexOf(current) + delta];
+    if (next) this.goRound(next.round);
+    else if (delta < 0) this.go(this.game, 0);
+  }
+
+  step(delta) {
+    const t = this.timeline;
+    this.go(this.game, delta > 0 ? t.nextStop(this.pos) : t.prevStop(this.pos));
+  }
+
+  toggle() {
+    if (this.playing) this.stop();
+    else this.play();
+    this.renderPlayButton();
+  }
+
+  play() {
+    clearTimeout(this.playing);
+    if (this.pos >= this.timeline.length) this.go(this.game, 0);
+    const tick = () => {
+      this.step(1);
+      this.playing = this.pos < this.timeline.length ? setTimeout(tick, STEP_MS / this.speed) : null;
+      this.renderPlayButton();
+    };
+    this.playing = setTimeout(tick, STEP_MS / this.speed);
+    this.renderPlayButton();
+  }
+
+  stop() {
+    clearTimeout(this.playing);
+    this.playing = null;
+    this.renderPlayButton();
+  }
+
+  renderPlayButton() {
+    const b = $("rv-play");
+    b.textContent = this.playing ? "❚❚ Pause" : "▶ Play";
+    b.setAttribute("aria-pressed", this.playing ? "true" : "false");
+  }
+
+  canSee(seat) {
+    return this.view === "full" || this.view === seat;
+  }
+
+  render() {
+    const t = this.timeline;
+    const state = t.stateAt(this.pos);
+    const from = t.prevStop(this.pos);
+    const stepEvents = t.events.slice(from, this.pos);
+    const round = t.roundAt(this.pos);
+
+    this.renderSelectors(t, round);
+    this.renderTable(t, state, stepEvents);
+
+    const text = this.pos === 0 ? "Before the first deal." : describeStep(stepEvents, (s) => this.seatName(s), (s) => this.canSee(s));
+    $("rv-event").textContent = text;
+    $("rv-slider").max = String(t.length);
+    $("rv-slider").value = String(this.pos);
+    $("rv-position").textContent = `event ${this.pos} of ${t.length}`;
+    this.renderDecisions(t.actionsBetween(from, this.pos));
+    this.renderHistory(t);
+    this.renderLog();
+    this.root.dataset.game = String(this.game);
+    this.root.dataset.pos = String(this.pos);
+    const hash = `#g=${this.game + 1}&r=${round ? round.round : 0}&e=${this.pos}${this.view === "full" ? "" : `&v=${this.view}`}`;
+    if (location.hash !== hash) history.replaceState(null, "", hash);
+  }
+
+  renderSelectors(t, round) {
+    $("rv-game").value = String(this.game);
+    const rounds = $("rv-round");
+    const key = `${this.game}:${t.rounds.length}`;
+    if (rounds.dataset.key !== key) {
+      rounds.innerHTML = t.rounds.map((r) => `<option value="${r.round}">Round ${r.round}</option>`).join("");
+      rounds.dataset.key = key;
+      $("rv-view").innerHTML =
+        `<option value="full">Full view (every hand)</option>` +
+        t.game.seats.map((_, s) => `<option value="${s}">As ${escapeHtml(this.seatName(s))} saw it</option>`).join("");
+    }
+    if (round) rounds.value = String(round.round);
+    $("rv-view").value = String(this.view);
+  }
+
+  renderTable(t, state, stepEvents) {
+    const n = t.players;
+    const acted = new Set(stepEvents.filter((e) => "seat" in e && e.e !== "turn").map((e) => e.seat));
+    const seats = [];
+    for (let s = 0; s < n; s++) {
+      const bot = this.bot(s);
+      const hand = state.hands[s];
+      const visible = this.canSee(s);
+      const cards = visible
+        ? sortHand(hand).map((c) => cardHtml(c, "card-small")).join("")
+        : hand.map(() => '<span class="card card-back card-small" aria-hidden="true"></span>').join("");
+      const botLink = bot.url ? `<a href="${escapeHtml(bot.url)}">${escapeHtml(bot.label)}</a>` : escapeHtml(bot.label);
+      const badges = [
+        state.current === s && !state.over && state.round ? '<span class="badge badge-turn">to play</span>' : "",
+        state.dealer === s && state.round ? '<span class="badge">dealer</span>' : "",
+        state.uno[s] ? '<span class="badge badge-uno">UNO</span>' : "",
+        this.view === s ? '<span class="badge badge-ok">you</span>' : "",
+      ].join(" ");
+      seats.push(
+        `<section class="seat${state.current === s && state.round ? " seat-current" : ""}${acted.has(s) ? " seat-acted" : ""}" ` +
+          `data-seat="${s}" data-hand-size="${hand.length}" data-visible="${visible}">` +
+          `<header class="seat-head"><span class="seat-name">Seat ${s} · ${botLink}${bot.reference ? ' <span class="muted">(reference)</span>' : ""}</span>` +
+          `<span class="seat-score" title="game points">${state.scores[s]} pts</span></header>` +
+          `<div class="seat-badges">${badges}</div>` +
+          `<div class="hand ${visible ? "hand-open" : "hand-hidden"}" aria-label="${hand.length} cards">${cards || '<span class="muted">no cards</span>'}</div>` +
+          `<div class="seat-count">${hand.length} card${hand.length === 1 ? "" : "s"}</div>` +
+          `</section>`,
+      );
+    }
+    const top = state.discard[state.discard.length - 1];
+    const under = state.discard.slice(-4, -1).map((c) => cardHtml(c, "card-under")).join("");
+    const color = state.color;
+    const center =
+      `<section class="pile" aria-label="table">` +
+      `<div class="pile-cards"><div class="discard" title="discard pile (${state.discard.length} cards)">${under}${top ? cardHtml(top, "card-top") : '<span class="card card-empty"></span>'}</div>` +
+      `<div class="drawpile"><span class="card card-back" aria-hidden="true"></span><span class="drawpile-count" data-draw-pile="${state.draw_pile}">${state.draw_pile}</span><span class="muted">draw pile</span></div></div>` +
+      `<dl class="pile-facts">` +
+      `<dt>Colour</dt><dd><span class="swatch c-${color || "W"}" data-color="${color || ""}">${color ? `${color}${COLOR_MARKS[color]}` : "?"}</span> ${color ? COLOR_NAMES[color] : "not named yet"}</dd>` +
+      `<dt>Direction</dt><dd data-direction="${state.direction}">${state.direction === 1 ? "↻ clockwise (seat numbers up)" : "↺ counter-clockwise"}</dd>` +
+      `<dt>Round</dt><dd>${state.round || "—"}${state.pending_draw ? ` · <strong>+${state.pending_draw} pending</strong>` : ""}</dd>` +
+      `</dl></section>`;
+    $("rv-table").className = `replay-table players-${n}`;
+    $("rv-table").innerHTML = center + seats.join("");
+  }
+
+  renderDecisions(actions) {
+    const box = $("rv-decision");
+    if (!actions.length) {
+      box.innerHTML = '<p class="muted">No bot decided anything in this step.</p>';
+      return;
+    }
+    const seatsTimings = (this.meta.timings && this.meta.timings.seats) || [];
+    box.innerHTML = actions
+      .map((a) => {
+        const bot = this.bot(a.seat);
+        const timing = seatsTimings[bot.index] || {};
+        const did = a.fault
+          ? `<span class="reason">fault ${escapeHtml(a.fault.kind)}: ${escapeHtml(a.fault.reason)}</span>`
+          : `<code>${escapeHtml(JSON.stringify(a.action))}</code>`;
+        const times = timing.decisions
+          ? `<span class="muted">this bot: mean ${seconds(timing.mean)}, max ${seconds(timing.max)} per decision over the match</span>`
+          : "";
+        return `<p class="decision"><strong>${escapeHtml(this.seatName(a.seat))}</strong> asked <em>${escapeHtml(a.decision)}</em> → ${did}<br>${times}</p>`;
+      })
+      .join("");
+  }
+
+  renderHistory(t) {
+    // the last few steps up to here, newest first; a click jumps there
+    const items = [];
+    let to = this.pos;
+    for (let i = 0; i < 8 && to > 0; i++) {
+      const from = t.prevStop(to);
+      const text = describeStep(t.events.slice(from, to), (s) => this.seatName(s), (s) => this.canSee(s));
+      items.push(`<li><a href="#" data-pos="${to}">${escapeHtml(text)}</a></li>`);
+      to = from;
+    }
+    $("rv-history").innerHTML = items.join("") || '<li class="muted">Nothing yet.</li>';
+  }
+
+  renderLog() {
+    const panel = $("rv-log-panel");
+    const logs = this.meta.logs || {};
+    const seats = this.timeline.game.seats.map((bot, seat) => ({ seat, bot })).filter((x) => String(x.bot) in logs);
+    const shown = this.view === "full" ? seats : seats.filter((x) => x.seat === this.view);
+    panel.hidden = !shown.length;
+    if (!shown.length) return;
+    const key = `${this.game}:${this.view}`;
+    if (panel.dataset.key === key) return;
+    panel.dataset.key = key;
+    $("rv-log").innerHTML = shown
+      .map((x) => `<h3>${escapeHtml(this.seatName(x.seat))}</h3><pre>${escapeHtml(logs[String(x.bot)] || "(printed nothing)")}</pre>`)
+      .join("");
+  }
+}
+
+async function main() {
+  const root = $("replay");
+  const meta = JSON.parse($("replay-meta").textContent);
+  try {
+    const response = await fetch(meta.replay_url, { credentials: "same-origin" });
+    if (!response.ok) throw new Error(`the replay could not be loaded (HTTP ${response.status})`);
+    const replay = await response.json();
+    if (replay.version !== 1 || !Array.isArray(replay.games) || !replay.games.length) {
+      throw new Error(`unsupported replay (version ${JSON.stringify(replay.version)})`);
+    }
+    const viewer = new Viewer(root, meta, replay);
+    viewer.setup();
+    window.replayViewer = viewer;
+    root.dataset.state = "ready";
+    performance.mark("replay-ready");
+  } catch (err) {
+    root.dataset.state = "error";
+    $("rv-error").hidden = false;
+    $("rv-error").textContent = `This replay cannot be shown: ${err.message}`;
+  }
+}
+
+main();

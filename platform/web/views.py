@@ -1,0 +1,61 @@
+"""Pages of the web app: the replay viewer, the bot author guide, and the JSON the live pages poll."""
+
+from __future__ import annotations
+
+from django.http import FileResponse, Http404, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.cache import never_cache
+
+from bots.models import BotVersion
+from matches import selectors as match_selectors
+from matches.models import Match
+
+from . import guide, selectors
+
+
+def replay(request, match_id: int):
+    try:
+        match = match_selectors.match_detail(match_id)
+    except Match.DoesNotExist:
+        raise Http404(f"no match {match_id}") from None
+    has_replay = match.status == Match.Status.DONE
+    return render(
+        request,
+        "web/replay.html",
+        {
+            "match": match,
+            "has_replay": has_replay,
+            "viewer": selectors.replay_viewer_data(match, request.user) if has_replay else None,
+        },
+    )
+
+
+def bot_guide(request):
+    return render(
+        request,
+        "web/guide.html",
+        {
+            "rule_options": guide.rule_options(),
+            "observation_keys": guide.observation_keys(),
+            "limits": guide.limits(),
+            "configuration_keys": guide.configuration_keys(),
+            "starter_source": guide.STARTER_BOT.read_text(),
+        },
+    )
+
+
+def starter_bot(request):
+    return FileResponse(
+        guide.STARTER_BOT.open("rb"), as_attachment=True, filename="starter_bot.py", content_type="text/x-python"
+    )
+
+
+@never_cache
+def live_queue(request):
+    return JsonResponse(selectors.queue_counts())
+
+
+@never_cache
+def live_version(request, bot_id: int, number: int):
+    version = get_object_or_404(BotVersion.objects.defer("source"), bot_id=bot_id, number=number)
+    return JsonResponse(selectors.version_status(version))

@@ -1,0 +1,111 @@
+"""The viewer's JavaScript replay state (web/static/web/replay-state.js) against engine.replay.state_at.
+
+Runs the ES module under node on replays of varied rule sets and compares the
+state after every event with the engine's own reading of the replay.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engine import bots
+from engine.match import AgentSeat, play_match
+from engine.replay import state_at
+from engine.rules import Rules
+
+ROOT = Path(__file__).resolve().parents[2]
+STATE_JS = ROOT / "platform" / "web" / "static" / "web" / "replay-state.js"
+DUMP_JS = Path(__file__).with_name("node_state_dump.mjs")
+
+
+def _node() -> str:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (apt-get install nodejs)")
+    return node
+
+
+def _illegal_every_fifth():
+    calls = {"n": 0}
+
+    def agent(observation, configuration):
+        calls["n"] += 1
+        if calls["n"] % 5 == 0:
+            return {"type": "play", "card": "R99"}
+        return observation["legal_actions"][-1]
+
+    return agent
+
+
+def _replay(rules: list[str], names: list[str], seed: int, games: int = 1, duplicate: bool = False) -> dict:
+    seats = [
+        AgentSeat(_illegal_every_fifth(), "faulty") if n == "faulty" else AgentSeat(bots.get(n), n) for n in names
+    ]
+    parsed = Rules.parse([f"players={len(names)}", *rules])
+    return play_match(parsed, seats, seed=seed, games=games, duplicate=duplicate).replay
+
+
+CASES = {
+    "official-4": (["rounds=2"], ["random", "first", "greedy", "expert"], 3),
+    "two-player-reverse": (["rounds=2"], ["greedy", "random"], 11),
+    "seven-zero-jump-in": (["rounds=2", "seven_zero=true", "jump_in=true"], ["random", "expert", "greedy"], 5),
+    "stacking": (["rounds=2", "stacking=stack", "wd4=free", "draw=until_playable"], ["random", "greedy", "expert"], 8),
+    "reshuffles-10-seats": (["rounds=1", "hand_size=10"], ["random"] * 10, 2),
+    "faults-and-forfeit": (["rounds=2"], ["faulty", "greedy", "random"], 4),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_js_state_equals_engine_state_after_every_event(case, tmp_path):
+    node = _node()
+    rules, names, seed = CASES[case]
+    replay = _replay(rules, names, seed, games=2, duplicate=False)
+    path = tmp_path / "replay.json"
+    path.write_text(json.dumps(replay))
+    out = subprocess.run(
+        [node, str(DUMP_JS), str(STATE_JS), str(path)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    checked = 0
+    for line in out.stdout.splitlines():
+        row = json.loads(line)
+        if "state" not in row:
+            continue
+        expected = state_at(replay, row["g"], row["e"])
+        assert row["state"] == expected, f"{case}: game {row['g']} event {row['e']}"
+        checked += 1
+    assert checked == sum(len(g["events"]) + 1 for g in replay["games"])
+
+
+def test_case_set_exercises_every_state_changing_event():
+    kinds = set()
+    for rules, names, seed in CASES.values():
+        for game in _replay(rules, names, seed, games=2)["games"]:
+            kinds.update(event["e"] for event in game["events"])
+    needed = {"round_start", "turn", "play", "draw", "reshuffle", "direction", "pending", "color",
+              "pass_hands", "swap", "round_end", "game_end", "fault", "forfeit"}
+    assert needed <= kinds, f"not exercised: {sorted(needed - kinds)}"
+
+
+def test_steps_stop_before_each_turn_and_rounds_are_found(tmp_path):
+    node = _node()
+    replay = _replay(["rounds=2"], ["greedy", "random"], 11)
+    path = tmp_path / "replay.json"
+    path.write_text(json.dumps(replay))
+    out = subprocess.run([node, str(DUMP_JS), str(STATE_JS), str(path)], capture_output=True, text=True, check=True)
+    summary = [json.loads(line) for line in out.stdout.splitlines() if '"stops"' in line][0]
+    events = replay["games"][0]["events"]
+    starts = [i for i, ev in enumerate(events) if ev["e"] == "round_start"]
+    assert [r["start"] for r in summary["rounds"]] == starts
+    assert [r["round"] for r in summary["rounds"]] == [1, 2]
+    stops = summary["stops"]
+    assert stops[0] == 0 and stops[-1] == len(events)
+    assert all(events[s]["e"] in ("turn", "round_start") or events[s - 1]["e"] == "round_end"
+               for s in stops[1:-1])
+    turns = [i for i, ev in enumerate(events) if ev["e"] == "turn"]
+    assert set(turns) <= set(stops)
