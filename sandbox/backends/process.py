@@ -149,6 +149,9 @@ def bwrap_command(bwrap: str, interpreter: str, limits: Limits, fd: int, label: 
     command += [
         "--proc", "/proc",
         "--dev", "/dev",
+        # Every writable place is a size-limited tmpfs: files there are RAM.
+        "--size", tmp, "--tmpfs", "/dev/shm",
+        "--remount-ro", "/dev",
         "--size", tmp, "--tmpfs", "/tmp",
         "--size", tmp, "--tmpfs", "/home/bot",
         "--ro-bind", "{bot}", "/sandbox/bot",

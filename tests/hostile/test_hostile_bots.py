@@ -104,7 +104,8 @@ def test_filling_the_disk_is_contained_and_leaves_host_disk_alone(backend, tmp_p
         f"""
         import os
         results = []
-        for target in [{fill!r}, "/home/bot/fill", "/sandbox/bot/fill", {str(outside)!r}]:
+        for target in [{fill!r}, "/home/bot/fill", "/sandbox/bot/fill", "/dev/shm/fill", "/dev/fill",
+                       {str(outside)!r}]:
             try:
                 with open(target, "wb") as handle:
                     while True:
@@ -118,6 +119,7 @@ def test_filling_the_disk_is_contained_and_leaves_host_disk_alone(backend, tmp_p
     )
     assert played.hostile.forfeit is None
     assert "DISK:" in played.log
+    assert played.log.count(": ", played.log.index("DISK:")) >= 6  # every target ended in an error
     assert f"{fill}: No space left on device" in played.log or f"{fill}: File too large" in played.log
     assert outside.read_text() == "unchanged"
     assert not os.path.exists(fill)
