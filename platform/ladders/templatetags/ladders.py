@@ -1,0 +1,44 @@
+"""Template tags of the ladders app: the ladder section of the bot page."""
+
+from __future__ import annotations
+
+from django import template
+
+from bots.selectors import user_is_owner_or_staff
+
+from .. import selectors
+
+register = template.Library()
+
+
+@register.inclusion_tag("ladders/_bot_ladders.html", takes_context=True)
+def bot_ladders(context, bot):
+    """The bot's ladders with rating and status; for its owner, enter and leave buttons.
+
+    Usage on the bot page: ``{% load ladders %}{% bot_ladders bot %}``
+    """
+    request = context.get("request")
+    user = getattr(request, "user", None)
+    rows = selectors.bot_ladders(bot)
+    return {
+        "bot": bot,
+        "rows": rows,
+        "entered": [r for r in rows if r.entry is not None],
+        "open": [r for r in rows if r.entry is None or r.entry.status != "active"],
+        "is_owner": user is not None and user_is_owner_or_staff(user, bot),
+        "csrf_token": context.get("csrf_token"),
+        "in_play": any(r.entry is not None and r.entry.status == "active" for r in rows),
+    }
+
+
+@register.filter
+def signed(value) -> str:
+    """A rating change with its sign: +12.30, -4.00, 0.00."""
+    if value is None:
+        return ""
+    return f"+{value}" if value > 0 else str(value)
+
+
+@register.filter
+def percent(value) -> str:
+    return "" if value is None else f"{value * 100:.0f}%"

@@ -1,0 +1,99 @@
+"""Pages of the ladders app: thin views over services and selectors."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from bots.models import Bot
+from bots.selectors import user_is_owner_or_staff
+
+from . import charts, selectors, services
+from .forms import EnterForm
+from .models import Ladder, LadderEntry
+
+
+def ladder_list(request):
+    return render(request, "ladders/ladder_list.html", {"ladders": selectors.ladder_list()})
+
+
+def ladder_detail(request, slug: str):
+    ladder = get_object_or_404(Ladder, slug=slug)
+    return render(
+        request,
+        "ladders/ladder_detail.html",
+        {
+            "ladder": ladder,
+            "standings": selectors.ladder_standings(ladder),
+            "matches": selectors.ladder_matches(ladder, limit=20),
+        },
+    )
+
+
+def entry_detail(request, slug: str, bot_id: int):
+    ladder = get_object_or_404(Ladder, slug=slug)
+    try:
+        standing = selectors.entry_standing(ladder, bot_id)
+    except LadderEntry.DoesNotExist:
+        raise Http404(f"bot {bot_id} is not on the ladder {slug!r}") from None
+    entry = standing.entry
+    history = selectors.entry_history(entry)
+    chart = charts.rating_chart(
+        [change.after for change in history],
+        labels=[f"match #{c.match_id} (v{c.bot_version.number}, rank {c.rank})" for c in history],
+    )
+    return render(
+        request,
+        "ladders/entry_detail.html",
+        {
+            "ladder": ladder,
+            "entry": entry,
+            "standing": standing,
+            "chart": chart,
+            "head_to_head": selectors.entry_head_to_head(entry),
+            "matches": selectors.ladder_matches(ladder, entry=entry, limit=20),
+            "is_owner": user_is_owner_or_staff(request.user, entry.bot),
+        },
+    )
+
+
+def _owned_bot(request, bot_id: int) -> Bot:
+    bot = get_object_or_404(Bot.objects.select_related("owner"), pk=bot_id)
+    if not user_is_owner_or_staff(request.user, bot):
+        raise Http404("not your bot")
+    return bot
+
+
+@login_required
+@require_POST
+def ladder_enter(request, bot_id: int):
+    bot = _owned_bot(request, bot_id)
+    form = EnterForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose a ladder to enter.")
+        return redirect(bot)
+    ladder = get_object_or_404(Ladder, slug=form.cleaned_data["ladder"])
+    try:
+        services.ladder_enter(ladder, bot)
+    except services.LadderError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"{bot.name} entered {ladder.name}: matchmaking will give it matches.")
+    return redirect(bot)
+
+
+@login_required
+@require_POST
+def ladder_leave(request, slug: str, bot_id: int):
+    bot = _owned_bot(request, bot_id)
+    ladder = get_object_or_404(Ladder, slug=slug)
+    try:
+        services.ladder_leave(ladder, bot)
+    except services.LadderError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"{bot.name} left {ladder.name}; its rating and matches stay on record.")
+    return redirect(bot)

@@ -1,0 +1,67 @@
+"""Builders for ladder tests: bots with an active version, ladders, results recorded without a sandbox."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+
+from bots import services as bot_services
+from bots.models import Bot, BotVersion
+from ladders.models import Ladder
+from matches import services as match_services
+from matches.models import Match
+from matches.sandboxing import Outcome, SeatOutcome
+
+BOT_SOURCE = b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"
+
+
+def user(name: str):
+    User = get_user_model()
+    return User.objects.filter(username=name).first() or User.objects.create_user(name, password="pw-for-tests-1")
+
+
+def active_bot(name: str, owner: str = "owner") -> Bot:
+    """A bot whose first version is active (its validation is not what these tests are about)."""
+    bot = bot_services.bot_create(owner=user(owner), name=name)
+    new_version(bot)
+    return bot
+
+
+def new_version(bot: Bot, status: str = BotVersion.Status.ACTIVE) -> BotVersion:
+    tag = f"# {bot.name} {bot.versions.count() + 1}\n".encode()
+    version = bot_services.bot_version_create(bot=bot, filename="bot.py", data=BOT_SOURCE + tag, validate=False)
+    reason = "crash: test" if status == BotVersion.Status.REJECTED else ""
+    BotVersion.objects.filter(pk=version.pk).update(status=status, rejection_reason=reason)
+    version.refresh_from_db()
+    return version
+
+
+def ladder(**fields) -> Ladder:
+    fields.setdefault("name", "Test ladder")
+    fields.setdefault("slug", "test")
+    fields.setdefault("rules", {"players": fields.get("seats", 2), "rounds": 1})
+    item = Ladder(**fields)
+    item.full_clean()
+    item.save()
+    return item
+
+
+def record(match: Match, ranks: dict[int, int], forfeits: frozenset[int] = frozenset()) -> None:
+    """Store a result as the worker would: ``ranks`` maps bot id -> rank; ``forfeits`` holds bot ids."""
+    token = match_services.match_start(match.pk)
+    assert token is not None
+    seats = []
+    for seat in match.seats.select_related("bot_version").order_by("seat"):
+        bot_id = seat.bot_version.bot_id
+        forfeit = bot_id in forfeits
+        seats.append(
+            SeatOutcome(
+                score=0.0, rank=ranks[bot_id], wins=int(ranks[bot_id] == 1), forfeited=forfeit,
+                fault_kind="crash" if forfeit else "", fault_reason="ZeroDivisionError" if forfeit else "",
+            )
+        )
+    outcome = Outcome(seats=seats, rounds=1, games=1, timings={}, replay={"version": 1})
+    assert match_services.match_record_result(match.pk, token, outcome)
+
+
+def bots_of(match: Match) -> list[int]:
+    return [seat.bot_version.bot_id for seat in match.seats.select_related("bot_version").order_by("seat")]
