@@ -47,6 +47,8 @@ INSTALLED_APPS = [
     "bots",
     "matches",
     "web",
+    "tournaments",
+    "ladders",
 ]
 
 MIDDLEWARE = [
@@ -178,6 +180,12 @@ CELERY_TASK_ROUTES = {
     "matches.tasks.sandbox_reap": {"queue": queues.MAINTENANCE},
 }
 CELERY_BEAT_SCHEDULE: dict = {
+    # Keep every active ladder busy up to its cap of queued+running matches (ladders.services).
+    "ladders-matchmake": {
+        "task": "ladders.tasks.ladder_matchmake_all",
+        "schedule": env_int("LADDER_MATCHMAKE_SECONDS", 30),
+        "options": {"queue": queues.MAINTENANCE},
+    },
     # Requeue matches whose worker died (running past their deadline).
     "matches-sweep-stuck": {"task": "matches.tasks.match_sweep_stuck", "schedule": 60.0},
     # Remove sandbox containers a killed worker left behind.
