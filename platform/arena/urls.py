@@ -10,4 +10,5 @@ urlpatterns = [
     path("bots/", include("bots.urls")),
     path("matches/", include("matches.urls")),
     path("", include("web.urls")),
+    path("ladders/", include("ladders.urls")),
 ]
