@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import io
+
 from django import forms
+from django.core.files.uploadedfile import InMemoryUploadedFile
+from django.core.files.uploadhandler import FileUploadHandler
 
 from sandbox.limits import DEFAULT_UPLOAD_LIMITS, describe_bytes
 
@@ -55,3 +59,34 @@ def read_capped(upload, cap: int) -> bytes:
         if total >= cap:
             break
     return b"".join(parts)
+
+
+class CappedUploadHandler(FileUploadHandler):
+    """Keeps at most ``cap`` bytes of each uploaded file in memory; the rest is read and dropped.
+
+    An upload larger than any allowed bot is never held whole, in memory or on
+    disk; the kept prefix is still over the limit, so the checks refuse it.
+    """
+
+    def __init__(self, request=None, cap: int = UPLOAD_READ_CAP):
+        super().__init__(request)
+        self.cap = cap
+
+    def new_file(self, *args, **kwargs):
+        super().new_file(*args, **kwargs)
+        self.buffer = io.BytesIO()
+        self.received = 0
+
+    def receive_data_chunk(self, raw_data, start):
+        self.received += len(raw_data)
+        room = self.cap - self.buffer.tell()
+        if room > 0:
+            self.buffer.write(raw_data[:room])
+        return None  # nothing for later handlers: this one keeps what is needed
+
+    def file_complete(self, file_size):
+        self.buffer.seek(0)
+        return InMemoryUploadedFile(
+            self.buffer, self.field_name, self.file_name, self.content_type,
+            self.buffer.getbuffer().nbytes, self.charset, self.content_type_extra,
+        )

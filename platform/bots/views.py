@@ -7,13 +7,14 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import content_disposition_header
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from matches.selectors import match_list
 from sandbox.package import PackageError
 
 from . import selectors, services
-from .forms import BotEditForm, BotForm, UploadForm
+from .forms import BotEditForm, BotForm, CappedUploadHandler, UploadForm
 from .models import Bot, BotVersion
 
 
@@ -73,8 +74,17 @@ def bot_detail(request, bot_id: int):
     )
 
 
-@login_required
+@csrf_exempt
 def bot_upload(request, bot_id: int):
+    # The upload handler must be set before anything reads the body, CSRF
+    # middleware included; the CSRF check runs right after, in the inner view.
+    request.upload_handlers = [CappedUploadHandler(request)]
+    return _bot_upload(request, bot_id)
+
+
+@csrf_protect
+@login_required
+def _bot_upload(request, bot_id: int):
     bot = _owned_bot(request, bot_id)
     form = UploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():

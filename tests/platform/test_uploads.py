@@ -10,7 +10,7 @@ from django.urls import reverse
 from platform_helpers import good_bot, make_zip
 
 from bots import services
-from bots.forms import UPLOAD_READ_CAP, read_capped
+from bots.forms import UPLOAD_READ_CAP, CappedUploadHandler, read_capped
 from bots.models import BotVersion
 from sandbox.limits import DEFAULT_UPLOAD_LIMITS, MIB
 
@@ -124,3 +124,31 @@ def test_bot_names_are_unique_per_owner(client, alice, bot):
     response = client.post(reverse("bots:new"), {"name": "alpha", "description": ""})
     assert response.status_code == 200
     assert "already have a bot named 'alpha'" in response.context["form"].errors["name"][0]
+
+
+def test_a_huge_upload_is_refused_and_only_a_capped_prefix_is_kept(client, bot):
+    huge = AGENT + b"#" * (UPLOAD_READ_CAP + 4 * MIB)
+    response = post_upload(client, bot, "huge.py", huge)
+    message = upload_error(response)
+    assert "too large" in message and f"({UPLOAD_READ_CAP} bytes read)" in message
+    assert not BotVersion.objects.exists()
+
+
+def test_the_capped_upload_handler_keeps_at_most_the_cap():
+    handler = CappedUploadHandler(cap=10)
+    handler.new_file("file", "bot.py", "text/x-python", None)
+    for start in range(0, 1000, 100):
+        handler.receive_data_chunk(b"x" * 100, start)
+    kept = handler.file_complete(1000)
+    assert kept.read() == b"x" * 10
+    assert handler.received == 1000
+
+
+def test_the_upload_form_still_checks_csrf(bot):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(bot.owner)
+    response = client.post(reverse("bots:upload", args=[bot.pk]), {"file": SimpleUploadedFile("a.py", AGENT)})
+    assert response.status_code == 403
+    assert not BotVersion.objects.exists()
