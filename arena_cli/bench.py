@@ -28,7 +28,9 @@ from arena_cli.progress import Progress
 
 SEATS = (2, 4)
 #: hands per measurement unless ``--games`` says otherwise
-DEFAULT_HANDS = 2000
+DEFAULT_HANDS = 1000
+#: measurements per seat count unless ``--repeat`` says otherwise; the best is kept
+DEFAULT_REPEAT = 3
 #: what ``--sandbox`` measures unless ``--backend`` narrows it
 SANDBOX_BACKENDS = ("process", "docker")
 #: games played per referee call: keeps the replay held in memory small
@@ -41,29 +43,34 @@ def run_bench(args: argparse.Namespace) -> int:
     """Measure, print text or one JSON document; return the exit code."""
     sandbox_only = [f"--{name}" for name in ("backend", "decisions", "starts") if getattr(args, name) is not None]
     if args.sandbox:
-        if args.games is not None:
-            raise CommandError("--games does not apply to --sandbox (use --decisions and --starts)")
+        engine_only = [f"--{name}" for name in ("games", "repeat") if getattr(args, name) is not None]
+        if engine_only:
+            raise CommandError(f"{', '.join(engine_only)}: not used with --sandbox (use --decisions and --starts)")
         return _run_sandbox_bench(args)
     if sandbox_only:
         raise CommandError(f"{', '.join(sandbox_only)}: only used with --sandbox")
     hands = DEFAULT_HANDS if args.games is None else args.games
+    repeats = DEFAULT_REPEAT if args.repeat is None else args.repeat
     has_rlcard = importlib.util.find_spec("rlcard") is not None
-    progress = Progress(len(SEATS) * (2 if has_rlcard else 1), label="arena bench ")
+    steps = len(SEATS) * repeats
+    progress = Progress(steps, label="arena bench ")
     rows = []
     try:
         for players in SEATS:
-            row: dict[str, Any] = {"players": players, "hands": hands}
-            row["engine_hands_per_second"], row["engine_decisions_per_second"] = bench_engine(
-                players, hands
-            )
-            progress.update(len(rows) * 2 + 1)
+            engine_runs, rlcard_runs = [], []
+            # Interleaved and best of --repeat: on a shared machine the other
+            # load comes and goes, and it should slow both sides alike.
+            for repeat in range(repeats):
+                engine_runs.append(bench_engine(players, hands, seed=repeat * 1_000_003))
+                if has_rlcard:
+                    rlcard_runs.append(bench_rlcard(players, hands, seed=repeat))
+                progress.update(len(rows) * repeats + repeat + 1)
+            row: dict[str, Any] = {"players": players, "hands": hands, "repeat": repeats}
+            row["engine_hands_per_second"], row["engine_decisions_per_second"] = max(engine_runs)
             row["rlcard_hands_per_second"] = row["rlcard_steps_per_second"] = row["ratio"] = None
             if has_rlcard:
-                row["rlcard_hands_per_second"], row["rlcard_steps_per_second"] = bench_rlcard(
-                    players, hands
-                )
+                row["rlcard_hands_per_second"], row["rlcard_steps_per_second"] = max(rlcard_runs)
                 row["ratio"] = row["engine_hands_per_second"] / row["rlcard_hands_per_second"]
-                progress.update(len(rows) * 2 + 2)
             rows.append(row)
     finally:
         progress.close()
@@ -152,8 +159,8 @@ def format_report(report: dict) -> str:
     """The bench report as a small text table."""
     m = report["machine"]
     lines = [
-        f"engine: random bots, one round per game, replay on; {m['cpu']}, {m['cpus']} CPUs, "
-        f"Python {m['python']}",
+        f"engine: random bots, one round per game, replay on, best of {report['results'][0]['repeat']}; "
+        f"{m['cpu']}, {m['cpus']} CPUs, Python {m['python']}",
         "seats  hands  engine hands/s  (decisions/s)  rlcard hands/s  (steps/s)  ours/rlcard",
     ]
     for row in report["results"]:

@@ -78,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Hands per second of the engine with random bots (one round per game), "
         "against rlcard's UnoGame when rlcard is installed.",
     )
-    bench.add_argument("--games", type=_positive_int, metavar="N", help="hands per measurement (default 2000)")
+    bench.add_argument("--games", type=_positive_int, metavar="N", help="hands per measurement (default 1000)")
+    bench.add_argument("--repeat", type=_positive_int, metavar="N", help="measurements per seat count, the best is kept (default 3)")
     bench.add_argument("--json", action="store_true", help="print one JSON document instead of text")
     bench.add_argument("--sandbox", action="store_true", help="measure the sandbox backends instead (sandbox.bench)")
     bench.add_argument(

@@ -14,14 +14,14 @@ HAS_RLCARD = importlib.util.find_spec("rlcard") is not None
 
 
 def test_bench_json_reports_two_and_four_seats(capsys):
-    assert main(["bench", "--games", "5", "--json"]) == 0
+    assert main(["bench", "--games", "5", "--repeat", "2", "--json"]) == 0
     out, err = capsys.readouterr()
     assert err == ""
     report = json.loads(out)
     assert [row["players"] for row in report["results"]] == [2, 4]
     assert report["machine"]["cpus"] >= 1 and report["machine"]["python"].startswith("3.")
     for row in report["results"]:
-        assert row["hands"] == 5
+        assert row["hands"] == 5 and row["repeat"] == 2
         assert row["engine_hands_per_second"] > 0
         # a hand is many decisions
         assert row["engine_decisions_per_second"] > 5 * row["engine_hands_per_second"]
@@ -34,7 +34,7 @@ def test_bench_json_reports_two_and_four_seats(capsys):
 
 
 def test_bench_text_names_the_measurement(capsys):
-    assert main(["bench", "--games", "3"]) == 0
+    assert main(["bench", "--games", "3", "--repeat", "1"]) == 0
     out, _ = capsys.readouterr()
     assert "one round per game" in out
     assert len([line for line in out.splitlines() if line.split()[:1] in (["2"], ["4"])]) == 2
@@ -84,6 +84,7 @@ def test_sandbox_bench_measures_the_process_backend(capsys, bwrap_path):
         (["bench", "--backend", "docker"], "--backend"),
         (["bench", "--decisions", "5"], "--decisions"),
         (["bench", "--sandbox", "--games", "5"], "--games"),
+        (["bench", "--sandbox", "--repeat", "2"], "--repeat"),
         (["bench", "--sandbox", "--backend", "vm"], "'vm'"),
     ],
 )
