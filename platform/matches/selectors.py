@@ -15,8 +15,11 @@ from .models import Match, MatchSeat
 WORKER_ALIVE_WINDOW = timedelta(minutes=3)
 
 
-def match_list(*, bot=None, version=None, kind: str | None = None, limit: int = 50) -> QuerySet[Match]:
-    """Recent matches with their seats (without replays or logs), newest first."""
+def match_list(
+    *, bot=None, version=None, kind: str | None = None, status: str | None = None, limit: int | None = 50
+) -> QuerySet[Match]:
+    """Recent matches with their seats (without replays or logs), newest first; ``limit=None``: all
+    (for a paginated list)."""
     matches = Match.objects.defer("replay_gz").prefetch_related(
         Prefetch(
             "seats",
@@ -29,7 +32,10 @@ def match_list(*, bot=None, version=None, kind: str | None = None, limit: int = 
         matches = matches.filter(seats__bot_version=version).distinct()
     if kind is not None:
         matches = matches.filter(kind=kind)
-    return matches.order_by("-queued_at", "-pk")[:limit]
+    if status is not None:
+        matches = matches.filter(status=status)
+    matches = matches.order_by("-queued_at", "-pk")
+    return matches if limit is None else matches[:limit]
 
 
 def match_detail(match_id: int) -> Match:
