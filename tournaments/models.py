@@ -1,0 +1,224 @@
+"""Tournaments as rows: the event, its entries, rounds, pairings and the organizer's log.
+
+The pairing and standings logic lives in the pure modules beside this one
+(``schedule``, ``pairing``, ``standings``); ``services`` feeds them these rows.
+Other apps' models are referred to by string so this module imports no platform code.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+
+class Tournament(models.Model):
+    """One event: rule set, format, table size, schedule options, seed and status."""
+
+    class Format(models.TextChoices):
+        ROUND_ROBIN = "round_robin", "round robin"
+        SWISS = "swiss", "Swiss"
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "draft"
+        REGISTRATION = "registration", "registration"
+        RUNNING = "running", "running"
+        PAUSED = "paused", "paused"
+        FINISHED = "finished", "finished"
+        CANCELLED = "cancelled", "cancelled"
+
+    name = models.CharField(max_length=100)
+    slug = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True, max_length=4000)
+    rules = models.JSONField(help_text="engine Rules.to_dict() for a full table: every option, canonical")
+    format = models.CharField(max_length=16, choices=Format.choices, default=Format.SWISS)
+    seats = models.PositiveSmallIntegerField(
+        default=2, help_text="Seats per table (2..10); tables of one fewer or one more when the field needs it."
+    )
+    games = models.PositiveIntegerField(default=1, help_text="Deals per pairing.")
+    duplicate = models.BooleanField(
+        default=True, help_text="Play every deal once per seat rotation, so every entry sits in every seat."
+    )
+    rounds = models.PositiveSmallIntegerField(
+        null=True, blank=True,
+        help_text="Swiss: number of rounds (empty: ceil(log2 entries)). Round robin with 3+ seats: "
+        "rounds (empty: the fewest in which every pair could meet).",
+    )
+    cycles = models.PositiveSmallIntegerField(default=1, help_text="Round robin with 2 seats: full cycles.")
+    tie_breaks = models.JSONField(default=list, blank=True, help_text="Tie-break names, in order.")
+    seed = models.BigIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+
+    # Set when the tournament starts.
+    total_rounds = models.PositiveSmallIntegerField(null=True, blank=True)
+    current_round = models.PositiveSmallIntegerField(default=0)
+    # Round robin: the whole schedule from the pure code, in entry names (later rounds skip withdrawn entries).
+    plan = models.JSONField(default=list, blank=True)
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(status__in=["draft", "registration", "running", "paused", "finished", "cancelled"]),
+                name="tournament_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(format__in=["round_robin", "swiss"]), name="tournament_format_valid"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(seats__gte=2, seats__lte=10), name="tournament_seats_2_to_10"
+            ),
+            models.CheckConstraint(condition=models.Q(games__gte=1), name="tournament_games_positive"),
+            models.CheckConstraint(condition=models.Q(cycles__gte=1), name="tournament_cycles_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("tournaments:detail", args=[self.slug])
+
+    @property
+    def is_over(self) -> bool:
+        return self.status in (self.Status.FINISHED, self.Status.CANCELLED)
+
+
+class Entry(models.Model):
+    """A bot in a tournament; its playing version is frozen when the tournament starts."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "active"
+        WITHDRAWN = "withdrawn", "withdrawn"
+        DISQUALIFIED = "disqualified", "disqualified"
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entries")
+    bot = models.ForeignKey("bots.Bot", on_delete=models.PROTECT, related_name="tournament_entries")
+    version = models.ForeignKey(
+        "bots.BotVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="tournament_entries"
+    )
+    # "owner/bot" at registration: the id the pairing code and its explanations use.
+    name = models.CharField(max_length=200)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["tournament", "pk"]
+        verbose_name_plural = "entries"
+        constraints = [
+            models.UniqueConstraint(fields=["tournament", "bot"], name="entry_bot_unique_per_tournament"),
+            models.UniqueConstraint(fields=["tournament", "name"], name="entry_name_unique_per_tournament"),
+            models.CheckConstraint(
+                condition=models.Q(status__in=["active", "withdrawn", "disqualified"]), name="entry_status_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def label(self) -> str:
+        return self.version.label if self.version_id else self.name
+
+
+class Round(models.Model):
+    """A paired round and the pairing code's explanation of it."""
+
+    class Status(models.TextChoices):
+        PLAYING = "playing", "playing"
+        DONE = "done", "done"
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="round_set")
+    number = models.PositiveSmallIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PLAYING)
+    seed = models.BigIntegerField(help_text="Seed of every match of the round: all tables play the same deals.")
+    explanation = models.JSONField(default=list, blank=True)
+    paired_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["tournament", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["tournament", "number"], name="round_number_unique_per_tournament"),
+            models.CheckConstraint(condition=models.Q(number__gte=1), name="round_number_positive"),
+            models.CheckConstraint(condition=models.Q(status__in=["playing", "done"]), name="round_status_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tournament} round {self.number}"
+
+
+class Pairing(models.Model):
+    """A table of a round (its match) or a bye (no match, one seat)."""
+
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="pairings")
+    number = models.PositiveSmallIntegerField(help_text="Table number in the round; byes come after the tables.")
+    bye = models.BooleanField(default=False)
+    # The current match; a re-run or a resume after a pause replaces it (the old one stays in the log).
+    match = models.ForeignKey(
+        "matches.Match", null=True, blank=True, on_delete=models.SET_NULL, related_name="tournament_pairings"
+    )
+    done = models.BooleanField(default=False, help_text="The result is in (always true for a bye).")
+
+    class Meta:
+        ordering = ["round", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["round", "number"], name="pairing_number_unique_per_round"),
+            models.UniqueConstraint(fields=["match"], name="pairing_match_unique"),
+            models.CheckConstraint(
+                condition=models.Q(bye=False) | models.Q(match__isnull=True), name="pairing_bye_has_no_match"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.round} table {self.number}" if not self.bye else f"{self.round} bye"
+
+
+class PairingSeat(models.Model):
+    """An entry at a table, in seat order, with its result once the match is done."""
+
+    pairing = models.ForeignKey(Pairing, on_delete=models.CASCADE, related_name="seats")
+    seat = models.PositiveSmallIntegerField()
+    entry = models.ForeignKey(Entry, on_delete=models.PROTECT, related_name="seats")
+    rank = models.PositiveSmallIntegerField(null=True, blank=True)
+    score = models.FloatField(null=True, blank=True, help_text="Game points of the match.")
+    forfeited = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["pairing", "seat"]
+        constraints = [
+            models.UniqueConstraint(fields=["pairing", "seat"], name="pairing_seat_unique"),
+            models.UniqueConstraint(fields=["pairing", "entry"], name="pairing_entry_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pairing} seat {self.seat}: {self.entry}"
+
+
+class TournamentEvent(models.Model):
+    """The organizer's log: who did what and when, and what the system did by itself."""
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="events")
+    at = models.DateTimeField(auto_now_add=True)
+    # Empty for what the system did (a round paired after the last result, a match that failed).
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    action = models.CharField(max_length=32)
+    message = models.TextField()
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.tournament}: {self.action}"
+
+    @property
+    def who(self) -> str:
+        return self.actor.get_username() if self.actor_id else "system"
