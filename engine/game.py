@@ -577,6 +577,7 @@ class Game:
             gained = left
         for s in range(n):
             self.scores[s] += gained[s]
+        self.pending = 0  # a penalty still in play when max_turns hits is void
         self._emit(
             {
                 "e": "round_end",

@@ -101,6 +101,7 @@ def apply_event(state: dict, event: dict) -> None:
         state["uno"][a] = state["uno"][b] = False
     elif e == "round_end":
         state["scores"] = list(event["scores"])
+        state["pending_draw"] = 0
     elif e == "game_end":
         state["over"] = True
     # skip, pass, uno_caught, fault, forfeit change no state
