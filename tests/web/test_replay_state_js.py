@@ -92,7 +92,7 @@ def test_case_set_exercises_every_state_changing_event():
     assert needed <= kinds, f"not exercised: {sorted(needed - kinds)}"
 
 
-def test_steps_stop_before_each_turn_and_rounds_are_found(tmp_path):
+def test_steps_stop_where_a_bot_decides_and_before_each_deal(tmp_path):
     node = _node()
     replay = _replay(["rounds=2"], ["greedy", "random"], 11)
     path = tmp_path / "replay.json"
@@ -104,8 +104,6 @@ def test_steps_stop_before_each_turn_and_rounds_are_found(tmp_path):
     assert [r["start"] for r in summary["rounds"]] == starts
     assert [r["round"] for r in summary["rounds"]] == [1, 2]
     stops = summary["stops"]
-    assert stops[0] == 0 and stops[-1] == len(events)
-    assert all(events[s]["e"] in ("turn", "round_start") or events[s - 1]["e"] == "round_end"
-               for s in stops[1:-1])
-    turns = [i for i, ev in enumerate(events) if ev["e"] == "turn"]
-    assert set(turns) <= set(stops)
+    asked = {action["at"] for action in replay["games"][0]["actions"]}
+    deals = {i for i in starts if i > 0}
+    assert stops == sorted(asked | deals | {0, len(events)})

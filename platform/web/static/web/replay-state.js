@@ -123,7 +123,7 @@ export class GameTimeline {
       applyEvent(state, ev);
     });
     this.final = state;
-    this.stops = stopsOf(this.events);
+    this.stops = stopsOf(this.events, game.actions || []);
     // decisions recorded at each event index (the seat was asked after that many events)
     this.actionsAt = new Map();
     (game.actions || []).forEach((a, i) => {
@@ -173,17 +173,15 @@ export class GameTimeline {
   }
 }
 
-// Positions a step lands on: before each turn and each deal, after a round's end, the end.
-export function stopsOf(events) {
-  const stops = [0];
-  for (let e = 1; e <= events.length; e++) {
-    const next = events[e];
-    const last = events[e - 1];
-    if (e === events.length || next.e === "turn" || next.e === "round_start" || last.e === "round_end") {
-      if (stops[stops.length - 1] !== e) stops.push(e);
-    }
-  }
-  return stops;
+// Positions a step lands on: wherever a bot was asked to decide (the state it saw), the state
+// after each round's end (before the next deal), and both ends of the game.
+export function stopsOf(events, actions) {
+  const stops = new Set([0, events.length]);
+  for (const a of actions) stops.add(a.at);
+  events.forEach((ev, i) => {
+    if (ev.e === "round_start" && i > 0) stops.add(i);
+  });
+  return [...stops].sort((a, b) => a - b);
 }
 
 const COLOR_WORDS = { R: "red", Y: "yellow", G: "green", B: "blue" };

@@ -256,6 +256,7 @@ class Viewer {
 
   renderTable(t, state, stepEvents) {
     const n = t.players;
+    const asked = (t.actionsAt.get(this.pos) || [])[0];
     const acted = new Set(stepEvents.filter((e) => "seat" in e && e.e !== "turn").map((e) => e.seat));
     const seats = [];
     for (let s = 0; s < n; s++) {
@@ -267,13 +268,13 @@ class Viewer {
         : hand.map(() => '<span class="card card-back card-small" aria-hidden="true"></span>').join("");
       const botLink = bot.url ? `<a href="${escapeHtml(bot.url)}">${escapeHtml(bot.label)}</a>` : escapeHtml(bot.label);
       const badges = [
-        state.current === s && !state.over && state.round ? '<span class="badge badge-turn">to play</span>' : "",
+        asked && asked.seat === s ? `<span class="badge badge-turn">deciding: ${escapeHtml(asked.decision)}</span>` : "",
         state.dealer === s && state.round ? '<span class="badge">dealer</span>' : "",
         state.uno[s] ? '<span class="badge badge-uno">UNO</span>' : "",
         this.view === s ? '<span class="badge badge-ok">you</span>' : "",
       ].join(" ");
       seats.push(
-        `<section class="seat${state.current === s && state.round ? " seat-current" : ""}${acted.has(s) ? " seat-acted" : ""}" ` +
+        `<section class="seat${asked && asked.seat === s ? " seat-current" : ""}${acted.has(s) ? " seat-acted" : ""}" ` +
           `data-seat="${s}" data-hand-size="${hand.length}" data-visible="${visible}">` +
           `<header class="seat-head"><span class="seat-name">Seat ${s} · ${botLink}${bot.reference ? ' <span class="muted">(reference)</span>' : ""}</span>` +
           `<span class="seat-score" title="game points">${state.scores[s]} pts</span></header>` +
