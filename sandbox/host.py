@@ -19,13 +19,17 @@ from __future__ import annotations
 import argparse
 import codecs
 import errno
+import fcntl
 import importlib.util
 import json
 import os
+import select
 import socket
 import struct
 import sys
+import termios
 import threading
+import time
 
 HEADER = struct.Struct(">I")
 #: the module a bot's directory must hold; ``agent`` is looked up in it
@@ -105,6 +109,14 @@ def describe_exception(exc: BaseException) -> dict:
     return {"kind": "exception", "reason": reason}
 
 
+def _pending_bytes(fd: int) -> int:
+    """Bytes waiting in a pipe (0 when it cannot be asked)."""
+    try:
+        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    except OSError:
+        return 0
+
+
 class Host:
     """The host's side of one channel: framed send (thread-safe) and receive."""
 
@@ -113,6 +125,10 @@ class Host:
         self.frame_bytes = frame_bytes
         self.log_bytes = log_bytes
         self.send_lock = threading.Lock()
+        # Held by the drain thread from reading the pipe until the log frame is
+        # sent: a reply taken under it comes after every print made before it.
+        self.drain_lock = threading.Lock()
+        self.read_end: int | None = None
 
     def send(self, message: dict) -> None:
         frame = encode_frame(message)
@@ -138,6 +154,9 @@ class Host:
         # a seekable /dev/null): a bot's last prints before a kill are its best clue.
         sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
         sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
+        # Non-blocking: a child that inherited the read end may steal data.
+        os.set_blocking(read_end, False)
+        self.read_end = read_end
         thread = threading.Thread(target=self._drain, args=(read_end,), name="log-drain", daemon=True)
         thread.start()
         return thread
@@ -149,20 +168,41 @@ class Host:
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         while True:
             try:
-                chunk = os.read(read_end, 65536)
+                select.select([read_end], [], [])
             except OSError:
                 return
-            if not chunk:
-                return
-            if budget > 0:
-                piece = chunk[:budget]
-                budget -= len(piece)
-                self._send_quietly({"op": "log", "data": decoder.decode(piece, final=budget == 0)})
-                chunk = chunk[len(piece):]
-            if chunk and not truncated:
-                truncated = True
-                self._send_quietly({"op": "log", "truncated": True})
-            # Past the cap the pipe is still drained so a chatty bot never blocks.
+            with self.drain_lock:
+                try:
+                    chunk = os.read(read_end, 65536)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                if budget > 0:
+                    piece = chunk[:budget]
+                    budget -= len(piece)
+                    self._send_quietly({"op": "log", "data": decoder.decode(piece, final=budget == 0)})
+                    chunk = chunk[len(piece):]
+                if chunk and not truncated:
+                    truncated = True
+                    self._send_quietly({"op": "log", "truncated": True})
+                # Past the cap the pipe is still drained so a chatty bot never blocks.
+
+    def reply(self, message: dict, patience: float = 0.05) -> None:
+        """Send ``message`` after the log frames of everything printed so far."""
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:  # noqa: BLE001 - the bot may have closed or replaced them
+                pass
+        if self.read_end is not None:
+            deadline = time.monotonic() + patience
+            while _pending_bytes(self.read_end) and time.monotonic() < deadline:
+                time.sleep(0.0005)
+        with self.drain_lock:
+            self.send(message)
 
     def _send_quietly(self, message: dict) -> None:
         try:
@@ -173,16 +213,16 @@ class Host:
 
 def serve(host: Host, bot_dir: str) -> int:
     """Import the bot, say hello, then answer ``decide`` until ``stop`` or EOF."""
-    drain = host.capture_output()
+    host.capture_output()
     try:
         os.chdir(bot_dir)
         agent = load_agent(bot_dir)
     except BaseException as exc:  # noqa: BLE001 - any failure of bot code is reported, not raised
         error = describe_exception(exc)
         error["reason"] = f"exception at import: {error['reason']}"
-        host.send({"op": "hello", "id": 0, "error": error})
+        host.reply({"op": "hello", "id": 0, "error": error})
         return 1
-    host.send({"op": "hello", "id": 0, "ok": True})
+    host.reply({"op": "hello", "id": 0, "ok": True})
     while True:
         try:
             request = host.recv()
@@ -191,10 +231,7 @@ def serve(host: Host, bot_dir: str) -> int:
         request_id = request.get("id")
         op = request.get("op")
         if op == "stop":
-            sys.stdout.flush()
-            sys.stderr.flush()
-            # Give the drain thread a moment to forward the last prints.
-            drain.join(timeout=0.05)
+            host.reply({"op": "stopped", "id": request_id})
             return 0
         if op != "decide":
             host.send({"op": "error", "id": request_id, "error": {"kind": "protocol", "reason": f"unknown op {op!r}"}})
@@ -202,13 +239,13 @@ def serve(host: Host, bot_dir: str) -> int:
         try:
             action = agent(request.get("observation"), request.get("configuration"))
         except BaseException as exc:  # noqa: BLE001 - SystemExit and friends from bots are faults too
-            host.send({"op": "reply", "id": request_id, "error": describe_exception(exc)})
+            host.reply({"op": "reply", "id": request_id, "error": describe_exception(exc)})
             continue
         try:
-            host.send({"op": "reply", "id": request_id, "action": action})
+            host.reply({"op": "reply", "id": request_id, "action": action})
         except (TypeError, ValueError) as exc:
             error = {"kind": "illegal", "reason": f"agent returned a value that is not JSON ({type(action).__name__}): {exc}"}
-            host.send({"op": "reply", "id": request_id, "error": error})
+            host.reply({"op": "reply", "id": request_id, "error": error})
 
 
 def main(argv: list[str] | None = None) -> int:

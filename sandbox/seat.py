@@ -281,6 +281,7 @@ class SandboxSeat:
         self.faults.append(str(fault))
         if fault.forfeits:
             self.fault = fault
+            self._collect_last_logs()
             try:
                 self.handle.stop()
             except InfrastructureError:
@@ -290,3 +291,13 @@ class SandboxSeat:
         return fault
 
     _forfeit = _fault
+
+    def _collect_last_logs(self, patience: float = 0.05) -> None:
+        """Keep the log frames already on their way: the last prints explain a forfeit."""
+        deadline = time.monotonic() + patience
+        try:
+            while (message := self.handle.channel.recv(deadline)) is not None:
+                if message.get("op") == "log":
+                    self._take_log(message)
+        except (ChannelClosed, FrameError):
+            pass

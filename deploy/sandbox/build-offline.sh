@@ -91,7 +91,7 @@ chown "$BOT_UID:$BOT_UID" "$ROOT/home/bot"
 chmod 700 "$ROOT/home/bot"
 
 # Sanity check the interpreter the bot host needs before publishing the image.
-chroot "$ROOT" /usr/bin/python3 -c "import json, socket, struct, zipfile, importlib" \
+chroot "$ROOT" /usr/bin/python3 -c "import argparse, codecs, errno, fcntl, importlib.util, json, select, socket, struct, termios, threading" \
     || die "python3 in the rootfs cannot import the bot host's modules"
 
 if ! tar -C "$ROOT" --numeric-owner -c . | docker import \

@@ -100,3 +100,20 @@ def test_in_process_decision_over_the_bank_is_a_timeout_strike():
     outcome = play_match(RULES, [slow, "first"], seed=3, limits=Limits(time_per_decision=0.05, time_bank=0.1))
     kinds = [f["kind"] for f in outcome.players[0].faults]
     assert kinds and set(kinds) == {"timeout"}
+
+
+@pytest.mark.parametrize("backend", ["process", pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.services])])
+def test_last_prints_before_a_crash_reach_the_log(backend, request):
+    request.getfixturevalue("docker_client" if backend == "docker" else "bwrap_path")
+    dying = BotPackage.from_bytes(
+        "dying.py",
+        b"import sys\n"
+        b"def agent(observation, configuration):\n"
+        b"    print('last words', observation['hand'])\n"
+        b"    sys.stderr.write('to stderr, no newline')\n"
+        b"    return 1 / 0\n",
+    )
+    outcome = play_match(RULES, [dying, "first"], seed=3, backend=backend, allow_process=True)
+    assert outcome.players[0].forfeit == "exception: exception in agent: ZeroDivisionError: division by zero"
+    assert outcome.logs[0].startswith("last words [")
+    assert outcome.logs[0].endswith("to stderr, no newline")
