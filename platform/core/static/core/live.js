@@ -1,0 +1,115 @@
+// Live values without reloads: poll a JSON endpoint with fetch and write its values into the page.
+// Loaded on every page by core/base.html. Two ways to use it:
+//
+// 1. Markup only:
+//    <div data-live-url="/live/queue.json" data-live-every="5">
+//      <span data-live-key="queued">3</span>            text = JSON value at that dotted path ("kinds.0.queued")
+//      <span data-live-key="oldest_wait_seconds" data-live-format="duration">…</span>
+//      <span data-live-state></span>                     "updated 12:03:04" / "offline, retrying"
+//    </div>
+//    data-live-stop-when="final"   stop polling once that key is truthy
+//    data-live-reload              and then reload the page (to show the finished result in full)
+//
+// 2. From a module:  import { poll } from "/static/core/live.js";
+//    const handle = poll(url, { every: 5, onData(data) {...}, until: (data) => data.done });  handle.stop();
+//
+// Polling pauses while the tab is hidden and backs off (up to a minute) while requests fail.
+
+const MAX_BACKOFF_SECONDS = 60;
+
+export function poll(url, { every = 5, onData = () => {}, until = () => false, onError = () => {} } = {}) {
+  let timer = null;
+  let stopped = false;
+  let failures = 0;
+
+  const schedule = (seconds) => {
+    clearTimeout(timer);
+    if (!stopped) timer = setTimeout(tick, seconds * 1000);
+  };
+
+  async function tick() {
+    if (stopped) return;
+    if (document.hidden) return; // resumed by visibilitychange
+    try {
+      const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin", cache: "no-store" });
+      if (!response.ok) throw new Error(`HTTP ${response.status} from ${url}`);
+      const data = await response.json();
+      failures = 0;
+      onData(data);
+      if (until(data)) return stop();
+      schedule(every);
+    } catch (err) {
+      failures += 1;
+      onError(err, failures);
+      schedule(Math.min(MAX_BACKOFF_SECONDS, every * 2 ** failures));
+    }
+  }
+
+  const onVisible = () => {
+    if (!document.hidden && !stopped) schedule(0);
+  };
+  function stop() {
+    stopped = true;
+    clearTimeout(timer);
+    document.removeEventListener("visibilitychange", onVisible);
+  }
+  document.addEventListener("visibilitychange", onVisible);
+  schedule(every);
+  return { stop, now: () => schedule(0) };
+}
+
+export function pick(data, path) {
+  return path.split(".").reduce((value, key) => (value === null || value === undefined ? undefined : value[key]), data);
+}
+
+export function formatValue(value, format) {
+  if (value === null || value === undefined) return "—";
+  if (format === "duration") {
+    const s = Math.max(0, Math.round(Number(value)));
+    if (s < 60) return `${s} s`;
+    if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+    return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  }
+  return String(value);
+}
+
+// Write the values of `data` into the [data-live-key] elements inside `root`.
+export function fill(root, data) {
+  for (const el of root.querySelectorAll("[data-live-key]")) {
+    const text = formatValue(pick(data, el.dataset.liveKey), el.dataset.liveFormat);
+    if (el.textContent !== text) {
+      el.textContent = text;
+      el.classList.add("live-changed");
+      setTimeout(() => el.classList.remove("live-changed"), 1200);
+    }
+  }
+}
+
+function setState(root, text, state) {
+  for (const el of root.querySelectorAll("[data-live-state]")) {
+    el.textContent = text;
+    el.dataset.liveState = state;
+  }
+}
+
+export function bind(root) {
+  const stopKey = root.dataset.liveStopWhen;
+  return poll(root.dataset.liveUrl, {
+    every: Number(root.dataset.liveEvery) || 5,
+    onData(data) {
+      fill(root, data);
+      setState(root, `updated ${new Date().toLocaleTimeString()}`, "ok");
+      root.dispatchEvent(new CustomEvent("live:data", { detail: data }));
+    },
+    until(data) {
+      const done = Boolean(stopKey && pick(data, stopKey));
+      if (done && "liveReload" in root.dataset) location.reload();
+      return done;
+    },
+    onError(err, failures) {
+      setState(root, `offline, retrying (${failures})`, "error");
+    },
+  });
+}
+
+for (const root of document.querySelectorAll("[data-live-url]")) bind(root);
