@@ -73,11 +73,8 @@ def _docker_answers() -> bool:
     """True when a Docker engine with the sandbox image answers (asked through sandbox.runner)."""
     from sandbox import runner
 
-    probe = getattr(runner, "docker_available", None)
-    if probe is None:
-        return False
     try:
-        return bool(probe(settings.SANDBOX_IMAGE))
+        return bool(runner.docker_available(settings.SANDBOX_IMAGE))
     except Exception:  # an engine that cannot even be asked is an engine that is not there
         logger.warning("asking for the Docker engine failed; using the process sandbox", exc_info=True)
         return False
@@ -90,15 +87,8 @@ def reap_sandboxes() -> int:
 
     if settings.SANDBOX_BACKEND == "process":
         return 0
-    reap = getattr(runner, "reap", None)
-    if reap is None:
-        # sandbox.runner does not re-export the reaper yet; the sandbox's own
-        # function is the one place that talks to Docker, so call it there.
-        from sandbox import docker_backend
-
-        reap = docker_backend.reap
     try:
-        return reap(max_age_seconds=settings.MATCH_STALE_AFTER)
+        return runner.reap(max_age_seconds=settings.MATCH_STALE_AFTER)
     except InfrastructureError:
         if settings.SANDBOX_BACKEND == "auto":
             return 0  # no Docker engine here: the process sandbox leaves no containers
