@@ -1,0 +1,65 @@
+"""Selectors of the API app (functions that read): tokens, public bots, challenges."""
+
+from __future__ import annotations
+
+from django.db.models import Exists, OuterRef, Q, QuerySet
+
+from bots.models import Bot, BotVersion
+from ladders.models import LadderEntry
+
+from .models import ApiToken, Challenge
+
+
+def token_list(user) -> QuerySet[ApiToken]:
+    return ApiToken.objects.filter(user=user).order_by("-created_at", "-pk")
+
+
+def _public_filter() -> Q:
+    # "Public" = anyone may already see the bot play: its source is public, or it
+    # competes on a ladder (where everyone meets it anyway).
+    on_ladder = LadderEntry.objects.filter(bot=OuterRef("pk"), status=LadderEntry.Status.ACTIVE)
+    return Q(source_public=True) | Q(Exists(on_ladder))
+
+
+def public_bots() -> QuerySet[Bot]:
+    """Bots anyone may challenge: public by ``_public_filter`` and with an active version."""
+    active = BotVersion.objects.filter(bot=OuterRef("pk"), status=BotVersion.Status.ACTIVE)
+    return (
+        Bot.objects.select_related("owner")
+        .filter(_public_filter(), Exists(active))
+        .order_by("name", "pk")
+    )
+
+
+def bot_is_public(bot: Bot) -> bool:
+    return Bot.objects.filter(_public_filter(), pk=bot.pk).exists()
+
+
+def challenge_list(user) -> QuerySet[Challenge]:
+    return Challenge.objects.filter(challenger=user).select_related("match", "ladder").order_by("-created_at", "-pk")
+
+
+def validation_matches(version_ids) -> dict[int, int]:
+    """Version id -> id of its latest validation match, for the given versions."""
+    from matches.models import MatchSeat
+
+    rows = (
+        MatchSeat.objects.filter(bot_version_id__in=list(version_ids), match__kind="validation")
+        .order_by("match_id")
+        .values_list("bot_version_id", "match_id")
+    )
+    return dict(rows)  # later rows (newer matches) win
+
+
+def match_query(*, bot=None, ladder=None, tournament=None, status=None, kind=None):
+    """Matches for the API list: ``bot`` an id, ``ladder`` and ``tournament`` slugs; unknown ones match none."""
+    from matches.selectors import match_list
+
+    matches = match_list(kind=kind, status=status, limit=None)
+    if bot is not None:
+        matches = matches.filter(seats__bot_version__bot_id=bot).distinct()
+    if ladder is not None:
+        matches = matches.filter(ladder_match__ladder__slug=ladder)
+    if tournament is not None:
+        matches = matches.filter(tournament_pairings__round__tournament__slug=tournament).distinct()
+    return matches

@@ -1,0 +1,232 @@
+"""Serializers of the API: the JSON shape of bots, versions, matches, ladders and tournaments.
+
+What is private (a version's validation log, a seat's log) is present only
+for the bot's owner and staff; for everyone else the field is null.
+"""
+
+from __future__ import annotations
+
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from bots import selectors as bot_selectors
+from bots.models import Bot, BotVersion
+from matches import selectors as match_selectors
+from matches.models import Match, MatchSeat
+
+from . import selectors
+from .models import ApiToken, Challenge
+
+
+def _user(context):
+    request = context.get("request")
+    return getattr(request, "user", None)
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The body of every 4xx answer."""
+
+    detail = serializers.CharField(help_text="what was wrong, in one sentence")
+    errors = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text="per field (dotted for nested input), the messages",
+    )
+    retry_after = serializers.IntegerField(required=False, help_text="429 only: seconds to wait")
+
+
+class UserSerializer(serializers.Serializer):
+    id = serializers.IntegerField(read_only=True)
+    username = serializers.CharField(read_only=True)
+    is_staff = serializers.BooleanField(read_only=True)
+
+
+class TokenSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ApiToken
+        fields = ["id", "name", "prefix", "created_at", "last_used_at"]
+        read_only_fields = ["id", "prefix", "created_at", "last_used_at"]
+
+
+class NewTokenSerializer(TokenSerializer):
+    key = serializers.CharField(read_only=True, help_text="shown only in this answer; store it now")
+
+    class Meta(TokenSerializer.Meta):
+        fields = [*TokenSerializer.Meta.fields, "key"]
+
+
+class BotSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    public = serializers.SerializerMethodField(help_text="anyone may challenge it (see docs/api.md)")
+    playing_version = serializers.SerializerMethodField(help_text="number of the version that plays, or null")
+    page = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Bot
+        fields = [
+            "id", "name", "owner", "description", "source_public", "public", "playing_version",
+            "created_at", "page",
+        ]
+        read_only_fields = ["id", "created_at"]
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_public(self, bot: Bot) -> bool:
+        return selectors.bot_is_public(bot)
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_playing_version(self, bot: Bot) -> int | None:
+        version = bot_selectors.bot_playing_version(bot)
+        return version.number if version else None
+
+    def get_page(self, bot: Bot) -> str:
+        return bot.get_absolute_url()
+
+
+class BotCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=64)
+    description = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
+    source_public = serializers.BooleanField(required=False, default=False)
+
+
+class BotUpdateSerializer(serializers.Serializer):
+    description = serializers.CharField(max_length=2000, required=False, allow_blank=True)
+    source_public = serializers.BooleanField(required=False)
+
+
+class PinSerializer(serializers.Serializer):
+    version = serializers.IntegerField(
+        min_value=1, max_value=2**31 - 1, allow_null=True,
+        help_text="number of an active version; null: the newest active version plays",
+    )
+
+
+class VersionSerializer(serializers.ModelSerializer):
+    bot = serializers.IntegerField(source="bot_id", read_only=True)
+    validation_log = serializers.SerializerMethodField(help_text="owner and staff only; null for others")
+    validation_match = serializers.SerializerMethodField(help_text="id of the validation match, or null")
+    source = serializers.SerializerMethodField(help_text="API URL of the bytes, or null when private")
+    page = serializers.SerializerMethodField()
+
+    class Meta:
+        model = BotVersion
+        fields = [
+            "bot", "number", "filename", "sha256", "size", "uploaded_at", "status", "rejection_reason",
+            "validated_at", "validation_log", "validation_match", "source", "page",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_validation_log(self, version: BotVersion) -> str | None:
+        if bot_selectors.can_view_validation_log(_user(self.context), version.bot):
+            return version.validation_log
+        return None
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_validation_match(self, version: BotVersion) -> int | None:
+        known = self.context.get("validation_matches")
+        if known is not None:
+            return known.get(version.pk)
+        return selectors.validation_matches([version.pk]).get(version.pk)
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_source(self, version: BotVersion) -> str | None:
+        if bot_selectors.can_view_source(_user(self.context), version.bot):
+            return reverse("api:version-source", args=[version.bot_id, version.number])
+        return None
+
+    def get_page(self, version: BotVersion) -> str:
+        return version.get_absolute_url()
+
+
+class UploadSerializer(serializers.Serializer):
+    file = serializers.FileField(
+        allow_empty_file=True, help_text="a .py file or a .zip with main.py at its root (BOT_CONTRACT.md)"
+    )
+
+
+class SeatSerializer(serializers.ModelSerializer):
+    bot = serializers.SerializerMethodField(help_text="bot id, null for a reference bot")
+    version = serializers.SerializerMethodField(help_text="version number, null for a reference bot")
+    label = serializers.CharField(read_only=True)
+    log = serializers.SerializerMethodField(help_text="what the bot printed: owner and staff only, else null")
+
+    class Meta:
+        model = MatchSeat
+        fields = [
+            "seat", "bot", "version", "reference_bot", "label", "score", "rank", "wins", "strikes",
+            "forfeited", "fault_kind", "fault_reason", "log",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_bot(self, seat: MatchSeat) -> int | None:
+        return seat.bot_version.bot_id if seat.bot_version_id else None
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_version(self, seat: MatchSeat) -> int | None:
+        return seat.bot_version.number if seat.bot_version_id else None
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_log(self, seat: MatchSeat) -> str | None:
+        if not self.context.get("with_logs"):
+            return None
+        if match_selectors.can_view_seat_log(_user(self.context), seat):
+            return seat.log
+        return None
+
+
+class MatchSerializer(serializers.ModelSerializer):
+    seats = SeatSerializer(many=True, read_only=True)
+    replay = serializers.SerializerMethodField(help_text="API URL of the replay JSON, null until done")
+    page = serializers.SerializerMethodField(help_text="the match page with the replay viewer")
+
+    class Meta:
+        model = Match
+        fields = [
+            "id", "kind", "status", "rules", "seed", "games", "duplicate", "queued_at", "started_at",
+            "finished_at", "rounds_played", "games_played", "error", "seats", "replay", "page",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_replay(self, match: Match) -> str | None:
+        if match.status != Match.Status.DONE:
+            return None
+        return reverse("api:match-replay", args=[match.pk])
+
+    def get_page(self, match: Match) -> str:
+        return match.get_absolute_url()
+
+
+class ChallengeCreateSerializer(serializers.Serializer):
+    bot = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="id of your bot")
+    opponent = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="id of a public bot")
+    ladder = serializers.SlugField(max_length=100, help_text="slug of the ladder whose rules are played")
+
+
+class ChallengeSerializer(serializers.ModelSerializer):
+    challenger = serializers.CharField(source="challenger.username", read_only=True)
+    ladder = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    match = MatchSerializer(read_only=True)
+
+    class Meta:
+        model = Challenge
+        fields = ["id", "challenger", "ladder", "created_at", "match"]
+        read_only_fields = fields
+
+
+class QueueKindSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    queued = serializers.IntegerField()
+    running = serializers.IntegerField()
+
+
+class QueueSerializer(serializers.Serializer):
+    queued = serializers.IntegerField()
+    running = serializers.IntegerField()
+    stuck = serializers.IntegerField(help_text="running matches past their deadline (worker presumed dead)")
+    oldest_wait_seconds = serializers.FloatField(allow_null=True)
+    workers_alive = serializers.IntegerField()
+    kinds = QueueKindSerializer(many=True)

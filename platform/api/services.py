@@ -1,0 +1,109 @@
+"""Services of the API app: personal access tokens and challenges (functions that write)."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from bots.models import Bot
+from bots.selectors import bot_playing_version
+from engine.rules import Rules, RulesError
+from matches.models import Match
+from matches.services import match_create
+
+from . import selectors
+from .models import ApiToken, Challenge
+
+#: every key starts with this, so a leaked key is recognisable in logs and secret scanners
+KEY_PREFIX = "ua_"
+#: a token's last use is written at most this often (not on every request)
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+class ApiRefusal(ValueError):
+    """A request is refused; the message says what was wrong and with which value."""
+
+
+def token_key_hash(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def token_create(*, user, name: str) -> tuple[ApiToken, str]:
+    """Create a token for ``user``; returns it with its key, which is never stored nor shown again."""
+    name = (name or "").strip()
+    if not name:
+        raise ApiRefusal("a token needs a name, e.g. the machine it is for")
+    if len(name) > 64:
+        raise ApiRefusal(f"a token name has at most 64 characters, got {len(name)}")
+    limit = settings.API_TOKENS_PER_USER
+    if ApiToken.objects.filter(user=user).count() >= limit:
+        raise ApiRefusal(f"you already have {limit} tokens, the most allowed; revoke one first")
+    key = KEY_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(user=user, name=name, prefix=key[:10], key_hash=token_key_hash(key))
+    return token, key
+
+
+def token_revoke(token: ApiToken) -> None:
+    """Delete the token: requests with its key fail from now on."""
+    token.delete()
+
+
+def token_authenticate(key: str) -> ApiToken | None:
+    """The token of ``key`` with its user, or None; records when it was last used."""
+    if not key.startswith(KEY_PREFIX) or len(key) > 200:
+        return None
+    token = ApiToken.objects.select_related("user").filter(key_hash=token_key_hash(key)).first()
+    if token is None:
+        return None
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now
+    return token
+
+
+def challenge_create(*, challenger, bot: Bot, opponent: Bot, ladder) -> Challenge:
+    """Queue an unranked head-to-head match: ``bot`` (the challenger's) against a public ``opponent``,
+    under ``ladder``'s rules with two players.
+    """
+    if bot.owner_id != challenger.pk:
+        raise ApiRefusal(f"bot {bot.pk} ({bot}) is not yours; challenge with one of your own bots")
+    if opponent.pk == bot.pk:
+        raise ApiRefusal("a bot cannot challenge itself; pick another opponent")
+    if not selectors.bot_is_public(opponent):
+        raise ApiRefusal(
+            f"bot {opponent.pk} ({opponent}) is not public: only bots with public source "
+            "or an active ladder entry can be challenged"
+        )
+    mine, theirs = bot_playing_version(bot), bot_playing_version(opponent)
+    if mine is None:
+        raise ApiRefusal(f"your bot {bot} has no active version yet; wait for its validation")
+    if theirs is None:
+        raise ApiRefusal(f"bot {opponent} has no active version to play")
+    try:
+        rules = Rules.from_dict({**ladder.rules, "players": 2})
+    except (RulesError, TypeError) as exc:
+        raise ApiRefusal(f"the rules of ladder {ladder.slug!r} do not fit a two-player match: {exc}") from None
+    limit = settings.API_CHALLENGES_PENDING
+    with transaction.atomic():
+        pending = Challenge.objects.select_for_update().filter(
+            challenger=challenger, match__status__in=[Match.Status.QUEUED, Match.Status.RUNNING]
+        )
+        if len(pending) >= limit:
+            raise ApiRefusal(
+                f"you have {len(pending)} challenges queued or running, the most allowed ({limit}); "
+                "wait for one to finish"
+            )
+        match = match_create(
+            kind=Match.Kind.CHALLENGE,
+            rules=rules,
+            seats=[mine, theirs],
+            games=ladder.games,
+            duplicate=ladder.duplicate,
+        )
+        return Challenge.objects.create(challenger=challenger, match=match, ladder=ladder)

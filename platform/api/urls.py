@@ -1,0 +1,35 @@
+"""URL map of the REST API, mounted at /api/ (see docs/api.md)."""
+
+from django.urls import path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from . import views
+from .exceptions import not_found
+
+app_name = "api"
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("me/", views.MeView.as_view(), name="me"),
+    path("tokens/", views.TokenListView.as_view(), name="token-list"),
+    path("tokens/<int:pk>/", views.TokenDetailView.as_view(), name="token-detail"),
+    path("bots/", views.BotListView.as_view(), name="bot-list"),
+    path("bots/public/", views.PublicBotListView.as_view(), name="bot-public"),
+    path("bots/<int:bot_id>/", views.BotDetailView.as_view(), name="bot-detail"),
+    path("bots/<int:bot_id>/pin/", views.BotPinView.as_view(), name="bot-pin"),
+    path("bots/<int:bot_id>/versions/", views.VersionListView.as_view(), name="version-list"),
+    path("bots/<int:bot_id>/versions/<int:number>/", views.VersionDetailView.as_view(), name="version-detail"),
+    path(
+        "bots/<int:bot_id>/versions/<int:number>/source/",
+        views.VersionSourceView.as_view(),
+        name="version-source",
+    ),
+    path("matches/", views.MatchListView.as_view(), name="match-list"),
+    path("matches/<int:match_id>/", views.MatchDetailView.as_view(), name="match-detail"),
+    path("matches/<int:match_id>/replay/", views.MatchReplayView.as_view(), name="match-replay"),
+    path("queue/", views.QueueView.as_view(), name="queue"),
+    path("challenges/", views.ChallengeListView.as_view(), name="challenge-list"),
+    # Anything else under /api/ is a JSON 404, never the site's HTML page.
+    re_path(r"^.*$", not_found),
+]

@@ -1,0 +1,339 @@
+"""Views of the REST API: thin, they check input and call the apps' services and selectors."""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from django.utils.http import content_disposition_header
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import exceptions, generics, permissions, serializers, status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from bots import selectors as bot_selectors
+from bots import services as bot_services
+from bots.forms import UPLOAD_READ_CAP, CappedUploadHandler, read_capped
+from bots.models import Bot, BotVersion
+from ladders.models import Ladder
+from matches import selectors as match_selectors
+from matches.models import Match
+
+from . import selectors, services
+from . import serializers as s
+from .permissions import IsOwnerOrStaffOrReadOnly
+from .throttles import MatchRequestThrottle, UploadThrottle
+
+ERRORS = {
+    400: OpenApiResponse(s.ErrorSerializer, "invalid input or refused by the rules of the site"),
+    401: OpenApiResponse(s.ErrorSerializer, "not logged in / bad token"),
+    403: OpenApiResponse(s.ErrorSerializer, "not allowed"),
+    404: OpenApiResponse(s.ErrorSerializer, "not found"),
+}
+
+
+def _errors(*codes: int) -> dict:
+    return {code: ERRORS[code] for code in codes}
+
+
+def _owned_bot(request, bot_id: int) -> Bot:
+    """The bot, when the request's user may manage it (403 otherwise, 404 when it does not exist)."""
+    bot = get_object_or_404(Bot.objects.select_related("owner"), pk=bot_id)
+    if not bot_selectors.user_is_owner_or_staff(request.user, bot):
+        raise exceptions.PermissionDenied(f"bot {bot.pk} ({bot}) is not yours")
+    return bot
+
+
+# --- the user and their tokens ------------------------------------------------------------------
+
+
+class MeView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses={200: s.UserSerializer, **_errors(401)})
+    def get(self, request):
+        """The user these credentials belong to."""
+        return Response(s.UserSerializer(request.user).data)
+
+
+class TokenListView(generics.ListCreateAPIView):
+    """Your personal access tokens; creating one answers with its key, once."""
+
+    permission_classes = [permissions.IsAuthenticated]
+    serializer_class = s.TokenSerializer
+
+    def get_queryset(self):
+        return selectors.token_list(self.request.user)
+
+    @extend_schema(request=s.TokenSerializer, responses={201: s.NewTokenSerializer, **_errors(400, 401)})
+    def post(self, request):
+        incoming = s.TokenSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        token, key = services.token_create(user=request.user, name=incoming.validated_data["name"])
+        token.key = key
+        return Response(s.NewTokenSerializer(token).data, status=status.HTTP_201_CREATED)
+
+
+class TokenDetailView(generics.RetrieveDestroyAPIView):
+    """One of your tokens; DELETE revokes it."""
+
+    permission_classes = [permissions.IsAuthenticated]
+    serializer_class = s.TokenSerializer
+
+    def get_queryset(self):
+        return selectors.token_list(self.request.user)
+
+    def perform_destroy(self, instance):
+        services.token_revoke(instance)
+
+
+# --- bots and versions --------------------------------------------------------------------------
+
+
+class BotListView(generics.ListCreateAPIView):
+    """Your bots; POST creates one."""
+
+    permission_classes = [permissions.IsAuthenticated]
+    serializer_class = s.BotSerializer
+
+    def get_queryset(self):
+        return bot_selectors.bot_list(owner=self.request.user).order_by("name", "pk")
+
+    @extend_schema(request=s.BotCreateSerializer, responses={201: s.BotSerializer, **_errors(400, 401)})
+    def post(self, request):
+        incoming = s.BotCreateSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        bot = bot_services.bot_create(owner=request.user, **incoming.validated_data)
+        return Response(s.BotSerializer(bot, context={"request": request}).data, status=status.HTTP_201_CREATED)
+
+
+class PublicBotListView(generics.ListAPIView):
+    """Bots anyone may challenge: public source or an active ladder entry, and an active version."""
+
+    serializer_class = s.BotSerializer
+    queryset = Bot.objects.none()  # for the schema; get_queryset answers
+
+    def get_queryset(self):
+        return selectors.public_bots()
+
+
+class BotDetailView(generics.RetrieveUpdateAPIView):
+    """A bot; its owner (or staff) may PATCH its description and source visibility."""
+
+    permission_classes = [IsOwnerOrStaffOrReadOnly]
+    serializer_class = s.BotSerializer
+    queryset = Bot.objects.select_related("owner")
+    lookup_url_kwarg = "bot_id"
+    http_method_names = ["get", "patch", "head", "options"]
+
+    @extend_schema(request=s.BotUpdateSerializer, responses={200: s.BotSerializer, **_errors(400, 401, 403, 404)})
+    def patch(self, request, *args, **kwargs):
+        bot = self.get_object()
+        incoming = s.BotUpdateSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        data = incoming.validated_data
+        bot = bot_services.bot_update(
+            bot,
+            description=data.get("description", bot.description),
+            source_public=data.get("source_public", bot.source_public),
+        )
+        return Response(s.BotSerializer(bot, context={"request": request}).data)
+
+
+class BotPinView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=s.PinSerializer, responses={200: s.BotSerializer, **_errors(400, 401, 403, 404)})
+    def post(self, request, bot_id: int):
+        """Choose the version that plays for your bot (null: the newest active one)."""
+        bot = _owned_bot(request, bot_id)
+        incoming = s.PinSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        number = incoming.validated_data["version"]
+        version = None
+        if number is not None:
+            version = BotVersion.objects.filter(bot=bot, number=number).first()
+            if version is None:
+                raise serializers.ValidationError({"version": [f"bot {bot.pk} has no version {number}"]})
+        bot = bot_services.bot_pin_version(bot, version)
+        return Response(s.BotSerializer(bot, context={"request": request}).data)
+
+
+class VersionListView(generics.ListCreateAPIView):
+    """A bot's versions, newest first; its owner uploads a new one as multipart ``file``."""
+
+    serializer_class = s.VersionSerializer
+    parser_classes = [MultiPartParser, FormParser]
+    throttle_classes = [UploadThrottle]
+    queryset = BotVersion.objects.none()  # for the schema; get_queryset answers
+
+    def get_permissions(self):
+        if self.request.method == "POST":
+            return [permissions.IsAuthenticated()]
+        return []
+
+    def get_bot(self) -> Bot:
+        return get_object_or_404(Bot.objects.select_related("owner"), pk=self.kwargs["bot_id"])
+
+    def get_queryset(self):
+        return bot_selectors.bot_versions(self.get_bot()).select_related("bot__owner")
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "validation_matches": None}
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        context = self.get_serializer_context()
+        context["validation_matches"] = selectors.validation_matches(v.pk for v in page)
+        return self.get_paginated_response(s.VersionSerializer(page, many=True, context=context).data)
+
+    def initial(self, request, *args, **kwargs):
+        # Before the body is parsed: never hold more of an upload than the largest allowed bot.
+        request._request.upload_handlers = [CappedUploadHandler(request._request)]
+        super().initial(request, *args, **kwargs)
+
+    @extend_schema(
+        request={"multipart/form-data": s.UploadSerializer},
+        responses={201: s.VersionSerializer, **_errors(400, 401, 403, 404), 429: ERRORS[400]},
+    )
+    def post(self, request, bot_id: int):
+        bot = _owned_bot(request, bot_id)
+        incoming = s.UploadSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        upload = incoming.validated_data["file"]
+        data = read_capped(upload, UPLOAD_READ_CAP)
+        version = bot_services.bot_version_create(bot=bot, filename=upload.name, data=data)
+        version.refresh_from_db()
+        body = s.VersionSerializer(version, context={"request": request}).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+def _version(bot_id: int, number: int) -> BotVersion:
+    return get_object_or_404(
+        BotVersion.objects.defer("source").select_related("bot__owner"), bot_id=bot_id, number=number
+    )
+
+
+class VersionDetailView(APIView):
+    @extend_schema(responses={200: s.VersionSerializer, **_errors(404)})
+    def get(self, request, bot_id: int, number: int):
+        """A version: status, rejection reason and (owner and staff only) its validation log."""
+        version = _version(bot_id, number)
+        return Response(s.VersionSerializer(version, context={"request": request}).data)
+
+
+class VersionSourceView(APIView):
+    @extend_schema(
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **_errors(403, 404)},
+    )
+    def get(self, request, bot_id: int, number: int):
+        """The uploaded bytes: for everyone when the bot's source is public, else owner and staff."""
+        version = get_object_or_404(BotVersion.objects.select_related("bot"), bot_id=bot_id, number=number)
+        if not bot_selectors.can_view_source(request.user, version.bot):
+            raise exceptions.PermissionDenied(f"the source of bot {version.bot} is private")
+        response = HttpResponse(bytes(version.source), content_type="application/octet-stream")
+        response["Content-Disposition"] = content_disposition_header(
+            True, f"{version.bot.name}-v{version.number}-{version.filename}"
+        )
+        return response
+
+
+# --- matches ------------------------------------------------------------------------------------
+
+
+class MatchFilterSerializer(serializers.Serializer):
+    bot = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
+    ladder = serializers.SlugField(required=False, max_length=100)
+    tournament = serializers.SlugField(required=False, max_length=100)
+    status = serializers.ChoiceField(required=False, choices=Match.Status.values)
+    kind = serializers.ChoiceField(required=False, choices=Match.Kind.values)
+
+
+@extend_schema(parameters=[MatchFilterSerializer], responses={200: s.MatchSerializer(many=True), **_errors(400)})
+class MatchListView(generics.ListAPIView):
+    """Matches, newest first, filtered by bot id, ladder slug, tournament slug, status and kind."""
+
+    serializer_class = s.MatchSerializer
+    queryset = Match.objects.none()  # for the schema; get_queryset answers
+
+    def get_queryset(self):
+        query = MatchFilterSerializer(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
+        return selectors.match_query(**query.validated_data)
+
+
+class MatchDetailView(APIView):
+    @extend_schema(responses={200: s.MatchSerializer, **_errors(404)})
+    def get(self, request, match_id: int):
+        """A match with its seats; a seat's log is there for its bot's owner and staff."""
+        try:
+            match = match_selectors.match_detail(match_id)
+        except Match.DoesNotExist:
+            raise exceptions.NotFound(f"no match {match_id}") from None
+        return Response(s.MatchSerializer(match, context={"request": request, "with_logs": True}).data)
+
+
+class MatchReplayView(APIView):
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, **_errors(404)})
+    def get(self, request, match_id: int):
+        """The replay document (docs/replay-format.md) of a finished match."""
+        match = get_object_or_404(Match.objects.only("pk", "status"), pk=match_id)
+        data = match_selectors.match_replay_json(match)
+        if data is None:
+            raise exceptions.NotFound(f"match {match_id} has no replay (status {match.status})")
+        response = HttpResponse(data, content_type="application/json")
+        response["Content-Disposition"] = content_disposition_header(False, f"match-{match_id}-replay.json")
+        return response
+
+
+class QueueView(APIView):
+    @extend_schema(responses={200: s.QueueSerializer})
+    def get(self, request):
+        """Queued and running matches by kind, the oldest wait, workers alive."""
+        queue = match_selectors.queue_summary()
+        wait = queue["oldest_wait"]
+        body = {
+            "queued": queue["queued"],
+            "running": queue["running"],
+            "stuck": queue["stuck"],
+            "oldest_wait_seconds": wait.total_seconds() if wait is not None else None,
+            "workers_alive": len(queue["workers"]),
+            "kinds": queue["kinds"],
+        }
+        return Response(s.QueueSerializer(body).data)
+
+
+# --- challenges ---------------------------------------------------------------------------------
+
+
+class ChallengeListView(generics.ListCreateAPIView):
+    """Your challenges, newest first; POST asks for an unranked match against a public bot."""
+
+    permission_classes = [permissions.IsAuthenticated]
+    serializer_class = s.ChallengeSerializer
+    throttle_classes = [MatchRequestThrottle]
+    parser_classes = [JSONParser, FormParser, MultiPartParser]
+
+    def get_queryset(self):
+        return selectors.challenge_list(self.request.user)
+
+    @extend_schema(
+        request=s.ChallengeCreateSerializer,
+        responses={201: s.ChallengeSerializer, **_errors(400, 401, 403, 404), 429: ERRORS[400]},
+    )
+    def post(self, request):
+        incoming = s.ChallengeCreateSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        data = incoming.validated_data
+        bot = _owned_bot(request, data["bot"])
+        opponent = Bot.objects.filter(pk=data["opponent"]).first()
+        if opponent is None:
+            raise serializers.ValidationError({"opponent": [f"no bot with id {data['opponent']}"]})
+        ladder = Ladder.objects.filter(slug=data["ladder"]).first()
+        if ladder is None:
+            raise serializers.ValidationError({"ladder": [f"no ladder {data['ladder']!r}"]})
+        challenge = services.challenge_create(challenger=request.user, bot=bot, opponent=opponent, ladder=ladder)
+        body = s.ChallengeSerializer(challenge, context={"request": request}).data
+        return Response(body, status=status.HTTP_201_CREATED)
+

@@ -1,0 +1,32 @@
+"""Fixtures of the API tests, loaded by each module with ``pytest_plugins``."""
+
+from __future__ import annotations
+
+import pytest
+from api_helpers import make_user
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits(settings):
+    """Each test starts with empty rate-limit counters (they live in the local-memory cache)."""
+    from django.core.cache import cache
+
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def alice(db):
+    return make_user("alice")
+
+
+@pytest.fixture
+def bob(db):
+    return make_user("bob")
+
+
+@pytest.fixture
+def staff(db):
+    return make_user("root", staff=True)
