@@ -49,6 +49,9 @@ INSTALLED_APPS = [
     "web",
     "tournaments",
     "ladders",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -212,10 +215,42 @@ SANDBOX_IMAGE = os.environ.get("SANDBOX_IMAGE", "uno-arena-sandbox:latest")
 # The process sandbox is weaker than Docker: production must opt in to it explicitly.
 SANDBOX_ALLOW_PROCESS = env_bool("SANDBOX_ALLOW_PROCESS", DEBUG)
 
+# --- REST API (platform/api, docs/api.md)
 REST_FRAMEWORK = {
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "api.authentication.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "DEFAULT_PAGINATION_CLASS": "api.pagination.Pagination",
     "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "api.exceptions.exception_handler",
 }
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Uno Arena API",
+    "DESCRIPTION": "Bots, versions, matches, replays, ladders, tournaments and challenges. See docs/api.md.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+# Per user (or address when anonymous): "N/second|minute|hour|day". Reads are never limited.
+API_THROTTLE_RATES = {
+    "uploads": os.environ.get("API_RATE_UPLOADS", "30/hour"),
+    "challenges": os.environ.get("API_RATE_CHALLENGES", "20/hour"),
+}
+API_TOKENS_PER_USER = env_int("API_TOKENS_PER_USER", 20)
+# A user's challenges queued or running at once.
+API_CHALLENGES_PENDING = env_int("API_CHALLENGES_PENDING", 3)
+# Rate-limit counters live in the cache: processes share them only through a shared cache
+# (CACHE_URL=redis://...); without it each process counts on its own.
+if os.environ.get("CACHE_URL"):
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["CACHE_URL"]}
+    }
 
 LOGGING = {
     "version": 1,
