@@ -5,10 +5,12 @@ from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/", include("api.urls")),
     path("", include("core.urls")),
     path("", include("accounts.urls")),
     path("bots/", include("bots.urls")),
     path("matches/", include("matches.urls")),
     path("", include("web.urls")),
     path("ladders/", include("ladders.urls")),
+    path("tournaments/", include("tournaments.urls")),
 ]
