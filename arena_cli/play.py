@@ -8,9 +8,10 @@ always run in-process, bot files in the backend chosen by ``--sandbox``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -24,25 +25,30 @@ def run_play(args: argparse.Namespace) -> int:
 
     bots = [resolve_bot(text) for text in args.bots]
     rules = make_rules(args.rules, len(bots))
-    replay_path = check_replay_path(args.replay) if args.replay else None
+    # Opened before playing: a replay that cannot be written is refused up front.
+    replay = ReplayFile.open(args.replay) if args.replay else None
     # The referee reports no per-game progress, so the line is a spinner with elapsed time.
     progress = Progress(None, label="arena play ")
     try:
         with Ticker(progress):
             result = _play(rules, bots, args)
-    except InfrastructureError as exc:
-        raise FailureError(f"{args.sandbox} sandbox: {exc}") from exc
-    except ImportError as exc:  # a backend whose optional parts are not installed
-        raise FailureError(f"the {args.sandbox} sandbox is not available here: {exc}") from exc
+    except BaseException as exc:
+        if replay is not None:
+            replay.discard()
+        if isinstance(exc, InfrastructureError):
+            raise FailureError(f"{args.sandbox} sandbox: {exc}") from exc
+        if isinstance(exc, ImportError):  # a backend whose optional parts are not installed
+            raise FailureError(f"the {args.sandbox} sandbox is not available here: {exc}") from exc
+        raise
     finally:
         progress.close()
-    if replay_path is not None:
-        write_json_atomically(replay_path, result.replay)
     summary = summarize(result, args.bots)
     if args.json:
-        print(json.dumps(summary))
+        print(json.dumps(summary), flush=True)
     else:
-        print(format_table(summary, seed=args.seed, duplicate=args.duplicate))
+        print(format_table(summary, seed=args.seed, duplicate=args.duplicate), flush=True)
+    if replay is not None:
+        replay.commit(result.replay)
     return 0
 
 
@@ -84,33 +90,46 @@ def make_rules(items: list[str], bots: int):
     return rules
 
 
-def check_replay_path(text: str) -> Path:
-    """Refuse a replay path that cannot be written before playing, not after."""
-    path = Path(text)
-    if path.is_dir():
-        raise CommandError(f"--replay {text!r} is a directory, expected a file name")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise CommandError(f"--replay {text!r}: directory {str(parent)!r} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise CommandError(f"--replay {text!r}: directory {str(parent)!r} is not writable")
-    return path
+class ReplayFile:
+    """The ``--replay`` target: a temporary file beside it until ``commit`` renames it."""
 
+    def __init__(self, path: Path, handle: Any, tmp: str):
+        self.path = path
+        self.handle = handle
+        self.tmp = tmp
 
-def write_json_atomically(path: Path, document: dict) -> None:
-    """Write ``document`` to ``path`` via a temporary file, so a failure leaves no half file."""
-    parent = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+    @classmethod
+    def open(cls, text: str) -> ReplayFile:
+        """Create the temporary file now, so a bad path fails before any game is played."""
+        path = Path(text)
+        if path.is_dir():
+            raise CommandError(f"--replay {text!r} is a directory, expected a file name")
+        parent = path.parent
+        if not parent.is_dir():
+            raise CommandError(f"--replay {text!r}: directory {str(parent)!r} does not exist")
+        tmp = str(parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(document, handle, separators=(",", ":"))
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError as exc:
-        raise FailureError(f"cannot write replay {str(path)!r}: {exc.strerror or exc}") from exc
+            # os.open with 0o666 so the final file gets the usual umask permissions
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except OSError as exc:
+            raise CommandError(f"--replay {text!r}: cannot write in {str(parent)!r}: {exc.strerror or exc}") from exc
+        return cls(path, os.fdopen(fd, "w", encoding="utf-8"), tmp)
+
+    def commit(self, document: dict) -> None:
+        """Write ``document`` and move it into place; no half-written file is ever left."""
+        try:
+            with self.handle:
+                json.dump(document, self.handle, separators=(",", ":"))
+            os.replace(self.tmp, self.path)
+        except OSError as exc:
+            self.discard()
+            raise FailureError(f"cannot write replay {str(self.path)!r}: {exc.strerror or exc}") from exc
+
+    def discard(self) -> None:
+        """Remove the temporary file (the match did not finish)."""
+        self.handle.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.tmp)
 
 
 def summarize(result: Any, labels: list[str]) -> dict:

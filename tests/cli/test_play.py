@@ -145,3 +145,17 @@ def test_bot_file_in_docker_sandbox(capsys, tmp_path, docker_client):
     bot.write_text(FIRST_BOT)
     doc = play_json(capsys, str(bot), "first", "--games", "1", "--sandbox", "docker")
     assert doc["players"][0]["forfeit"] is None
+
+
+def test_platform_failure_is_one_line_exit_1_and_leaves_no_replay(capsys, tmp_path, monkeypatch):
+    from arena_cli import play
+    from engine.faults import InfrastructureError
+
+    def broken(rules, bots, args):
+        raise InfrastructureError("Docker engine went away")
+
+    monkeypatch.setattr(play, "_play", broken)
+    code, out, err = run(capsys, "play", "random", "first", "--replay", str(tmp_path / "r.json"))
+    assert code == 1 and out == ""
+    assert err == "arena: failed: inprocess sandbox: Docker engine went away\n"
+    assert os.listdir(tmp_path) == []
