@@ -12,6 +12,8 @@ def _fresh_rate_limits(settings):
     from django.core.cache import cache
 
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    # The users' passwords are not under test; a fast hasher keeps the suite quick.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     cache.clear()
     yield
     cache.clear()
