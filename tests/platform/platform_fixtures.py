@@ -56,3 +56,14 @@ def validated_version(bot, run_on_commit):
     version.refresh_from_db()
     assert version.status == "active", version.rejection_reason
     return version
+
+
+@pytest.fixture
+def process_sandbox(settings):
+    """Play on the process sandbox (the embedded default), not Docker: keeps these tests fast.
+
+    Modules use it with ``pytestmark = pytest.mark.usefixtures("process_sandbox")``;
+    the Docker path has its own tests (test_worker.py).
+    """
+    settings.SANDBOX_BACKEND = "process"
+    settings.SANDBOX_ALLOW_PROCESS = True

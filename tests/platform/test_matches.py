@@ -17,7 +17,7 @@ from engine.rules import Rules
 from matches import hooks, sandboxing, services, tasks
 from matches.models import Match
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("process_sandbox")]
 pytest_plugins = ["platform_fixtures"]
 
 
@@ -242,3 +242,24 @@ def test_a_match_needs_one_seat_per_player_and_known_reference_bots(validated_ve
         services.match_create(kind="ladder", rules=Rules(players=2), seats=[validated_version, "nosuchbot"])
     with pytest.raises(services.MatchError, match="unknown match kind 'friendly'"):
         services.match_create(kind="friendly", rules=Rules(players=2), seats=[validated_version, "random"])
+
+
+@pytest.mark.parametrize(("docker_answers", "expected"), [(True, "docker"), (False, "process")])
+def test_auto_backend_is_docker_when_an_engine_with_the_image_answers(
+    settings, monkeypatch, docker_answers, expected
+):
+    from sandbox import runner
+
+    settings.SANDBOX_BACKEND = "auto"
+    monkeypatch.setattr(runner, "docker_available", lambda image=None: docker_answers)
+    assert sandboxing.backend_name() == expected
+
+
+def test_auto_backend_never_falls_back_to_the_process_sandbox_when_it_is_not_allowed(settings, monkeypatch):
+    from sandbox import runner
+
+    settings.SANDBOX_BACKEND = "auto"
+    settings.SANDBOX_ALLOW_PROCESS = False
+    monkeypatch.setattr(runner, "docker_available", lambda image=None: False)
+    with pytest.raises(sandboxing.SandboxConfigurationError, match="SANDBOX_ALLOW_PROCESS is off"):
+        sandboxing.backend_name()

@@ -16,7 +16,7 @@ from matches import services as match_services
 from matches import tasks
 from matches.models import Match
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("process_sandbox")]
 pytest_plugins = ["platform_fixtures"]
 
 

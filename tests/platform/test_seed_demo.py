@@ -12,7 +12,8 @@ from bots.models import Bot, BotVersion
 from matches.models import Match
 from sandbox.package import BotPackage
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("process_sandbox")]
+pytest_plugins = ["platform_fixtures"]
 
 
 @pytest.mark.parametrize("module", ["random_bot", "first", "greedy", "expert"])
