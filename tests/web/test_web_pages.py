@@ -1,0 +1,220 @@
+"""The web app's pages and JSON: replay page (who receives which logs), guide, starter bot, live status."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from bots import services as bot_services
+from bots.models import BotVersion
+from engine import rules as engine_rules
+from matches.models import Match
+from matches.services import match_create
+from sandbox import runner
+from sandbox.limits import DEFAULT_LIMITS
+from sandbox.package import BotPackage
+from web import guide
+
+PRINTING_BOT = b"""def agent(observation, configuration):
+    print("secret plan of seat", observation["seat"])
+    return observation["legal_actions"][0]
+"""
+
+
+def _user(name, *, staff=False):
+    return get_user_model().objects.create_user(username=name, password="correct horse battery", is_staff=staff)
+
+
+@pytest.fixture
+def eager(django_capture_on_commit_callbacks):
+    """Run what a block enqueues on commit right away, in-process (the embedded default)."""
+    from celery import current_app
+
+    before = current_app.conf.task_always_eager
+    current_app.conf.task_always_eager = True
+    yield lambda: django_capture_on_commit_callbacks(execute=True)
+    current_app.conf.task_always_eager = before
+
+
+@pytest.fixture
+def played(db, eager):
+    """A done challenge match between alice's printing bot and a reference bot."""
+    alice = _user("alice")
+    bot = bot_services.bot_create(owner=alice, name="planner")
+    with eager():
+        version = bot_services.bot_version_create(bot=bot, filename="planner.py", data=PRINTING_BOT)
+    version.refresh_from_db()
+    assert version.status == BotVersion.Status.ACTIVE, version.rejection_reason
+    with eager():
+        match = match_create(kind="challenge", rules={"players": 2, "rounds": 1}, seats=[version, "greedy"], seed=5)
+    match.refresh_from_db()
+    assert match.status == Match.Status.DONE, match.error
+    return match
+
+
+def _meta(response) -> dict:
+    html = response.content.decode()
+    found = re.search(r'<script id="replay-meta" type="application/json">(.*?)</script>', html, re.S)
+    assert found, "the replay page carries no viewer metadata"
+    return json.loads(found.group(1))
+
+
+def test_replay_page_gives_the_viewer_seats_replay_url_and_the_owner_its_log(client, played):
+    client.login(username="alice", password="correct horse battery")
+    response = client.get(reverse("web:replay", args=[played.pk]))
+    assert response.status_code == 200
+    meta = _meta(response)
+    assert meta["replay_url"] == reverse("matches:replay", args=[played.pk])
+    assert [b["label"] for b in meta["bots"]] == ["alice/planner v1", "greedy"]
+    assert meta["bots"][1]["reference"] is True
+    assert "secret plan of seat 0" in meta["logs"]["0"]
+    assert "1" not in meta["logs"]  # a reference bot's log is nobody's business
+    assert b"web/replay.js" in response.content
+
+
+@pytest.mark.parametrize("who", ["anonymous", "bob"])
+def test_replay_page_sends_no_log_to_anyone_but_the_owner(client, played, who):
+    if who == "bob":
+        _user("bob")
+        client.login(username="bob", password="correct horse battery")
+    response = client.get(reverse("web:replay", args=[played.pk]))
+    assert _meta(response)["logs"] == {}
+    assert b"secret plan" not in response.content
+
+
+def test_replay_page_shows_logs_to_staff(client, played):
+    _user("root", staff=True)
+    client.login(username="root", password="correct horse battery")
+    assert "secret plan" in _meta(client.get(reverse("web:replay", args=[played.pk])))["logs"]["0"]
+
+
+def test_replay_page_of_a_queued_match_says_why_there_is_nothing_to_show(client, db):
+    match = match_create(kind="challenge", rules={"players": 2}, seats=["random", "first"], enqueue=False)
+    response = client.get(reverse("web:replay", args=[match.pk]))
+    assert response.status_code == 200
+    assert b"waiting for a worker" in response.content
+    assert b"replay-meta" not in response.content and b"web/replay.js" not in response.content
+
+
+def test_replay_page_of_an_unknown_match_is_404(client, db):
+    assert client.get(reverse("web:replay", args=[987654])).status_code == 404
+
+
+def test_match_page_links_to_its_replay(client, played):
+    response = client.get(reverse("matches:detail", args=[played.pk]))
+    assert reverse("web:replay", args=[played.pk]).encode() in response.content
+
+
+def test_every_rule_option_is_in_the_guide_with_its_default_and_allowed_values(client, db):
+    html = client.get(reverse("web:guide")).content.decode()
+    assert set(guide.RULE_MEANINGS) == set(engine_rules.OPTIONS)
+    for row in guide.rule_options():
+        assert f'id="rule-{row["name"]}"' in html
+        assert row["meaning"], f"rule option {row['name']} has no meaning in the guide"
+    rows = {row["name"]: row for row in guide.rule_options()}
+    assert rows["wd4"]["default"] == "challenge" and rows["wd4"]["allowed"] == "challenge, enforced, free"
+    assert rows["target"]["default"] == "500 (winner) / 200 (penalty)"
+    assert rows["players"]["allowed"] == "2..10"
+    assert rows["rounds"]["default"] == "none"
+
+
+def test_every_observation_key_is_explained_and_limits_come_from_sandbox_limits(client, db):
+    keys = [row["key"] for row in guide.observation_keys()]
+    assert set(keys) == set(guide.OBSERVATION_MEANINGS)
+    html = client.get(reverse("web:guide")).content.decode()
+    for key in keys:
+        assert f"<code>{key}</code>" in html
+    limits = {row["name"]: row["value"] for row in guide.limits()}
+    assert limits["Time per decision"] == f"{DEFAULT_LIMITS.time_per_decision:g} s"
+    assert limits["Time bank"] == f"{DEFAULT_LIMITS.time_bank:g} s"
+    assert guide.configuration_keys() == ["rules", "time_per_decision", "time_bank"]
+
+
+def test_starter_bot_download_is_the_file_and_passes_the_upload_checks(client, db):
+    response = client.get(reverse("web:starter_bot"))
+    assert response.status_code == 200
+    assert "attachment" in response["Content-Disposition"] and "starter_bot.py" in response["Content-Disposition"]
+    data = b"".join(response.streaming_content)
+    assert data == guide.STARTER_BOT.read_bytes()
+    package = BotPackage.from_bytes("starter_bot.py", data)
+    assert package.sha256
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [["players=2", "rounds=2"], ["players=3", "rounds=1", "seven_zero=true", "jump_in=true", "stacking=stack", "wd4=free"]],
+)
+def test_starter_bot_plays_a_match_without_a_fault(rules):
+    rule_set = engine_rules.Rules.parse(rules)
+    bots = [BotPackage.from_path(guide.STARTER_BOT), *(["greedy", "random"][: rule_set.players - 1])]
+    outcome = runner.play_match(rule_set, bots, seed=3, backend="inprocess")
+    assert outcome.faults[0] == []
+    assert outcome.result.players[0].forfeit is None
+    assert outcome.result.rounds >= 1
+
+
+def test_starter_bot_beats_random_more_often_than_not():
+    # a starter that loses to random would teach the wrong thing
+    rules = engine_rules.Rules.parse(["players=2", "rounds=1"])
+    bots = [BotPackage.from_path(guide.STARTER_BOT), "random"]
+    wins = sum(runner.play_match(rules, bots, seed=s, backend="inprocess").result.players[0].rank == 1 for s in range(12))
+    assert wins >= 7
+
+
+def test_live_queue_counts_queued_matches(client, db):
+    before = client.get(reverse("web:live_queue")).json()
+    match_create(kind="ladder", rules={"players": 2}, seats=["random", "first"], enqueue=False)
+    after = client.get(reverse("web:live_queue")).json()
+    assert after["queued"] == before["queued"] + 1
+    ladder = next(k for k in after["kinds"] if k["kind"] == "ladder")
+    assert ladder["queued"] >= 1
+    assert after["oldest"] is not None and after["oldest_wait_seconds"] >= 0
+    assert client.get(reverse("web:live_queue"))["Cache-Control"].startswith("max-age=0")
+
+
+def test_live_version_status_is_final_once_validated_and_carries_the_rejection(client, db, eager):
+    alice = _user("alice")
+    bot = bot_services.bot_create(owner=alice, name="crashy")
+    pending = bot_services.bot_version_create(
+        bot=bot, filename="a.py", data=b"def agent(o, c):\n    return o['legal_actions'][0]\n", validate=False
+    )
+    status = client.get(reverse("web:live_version", args=[bot.pk, pending.number])).json()
+    assert status == {
+        "bot": bot.pk, "number": pending.number, "status": "validating", "final": False,
+        "rejection_reason": "", "validated_at": None,
+    }
+    with eager():
+        broken = bot_services.bot_version_create(
+            bot=bot, filename="b.py", data=b"def agent(o, c):\n    raise RuntimeError('boom')\n"
+        )
+    status = client.get(reverse("web:live_version", args=[bot.pk, broken.number])).json()
+    assert status["status"] == "rejected" and status["final"] is True
+    assert "boom" in status["rejection_reason"]
+    assert client.get(reverse("web:live_version", args=[bot.pk, 99])).status_code == 404
+
+
+def test_validating_version_page_polls_its_status(client, db):
+    alice = _user("alice")
+    bot = bot_services.bot_create(owner=alice, name="slow")
+    version = bot_services.bot_version_create(
+        bot=bot, filename="a.py", data=b"def agent(o, c):\n    return o['legal_actions'][0]\n", validate=False
+    )
+    html = client.get(version.get_absolute_url()).content.decode()
+    assert f'data-live-url="{reverse("web:live_version", args=[bot.pk, version.number])}"' in html
+    assert "core/live.js" in html
+
+
+def test_home_page_lists_sections_and_the_guide(client, db):
+    html = client.get("/").content.decode()
+    assert reverse("web:guide") in html and reverse("web:starter_bot") in html
+    assert "Recent matches" in html
+    from django.apps import apps
+
+    if apps.is_installed("ladders"):
+        assert "No ladder is running yet" in html
+    if apps.is_installed("tournaments"):
+        assert "No tournament is running" in html
