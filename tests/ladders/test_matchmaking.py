@@ -1,0 +1,122 @@
+"""Matchmaking: the cap, who waits longest, fairness over a simulated run, who never plays."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from ladder_helpers import active_bot, bots_of, ladder, new_version, record
+
+from ladders import services
+from ladders.models import LadderEntry
+from matches.models import Match
+
+pytestmark = pytest.mark.django_db
+
+
+def enter_all(on, bots):
+    for bot in bots:
+        services.ladder_enter(on, bot)
+
+
+def simulate_results(matches, strength, rng):
+    """Rank each match's bots by hidden strength plus noise, as a real game would, roughly."""
+    for match in matches:
+        order = sorted(bots_of(match), key=lambda bot: -(strength[bot] + rng.gauss(0, 200)))
+        record(match, {bot: place for place, bot in enumerate(order, start=1)})
+
+
+def test_matchmaking_respects_the_cap_of_queued_and_running_matches():
+    on = ladder(max_pending=2)
+    enter_all(on, [active_bot(f"b{i}") for i in range(8)])
+    assert len(services.ladder_matchmake(on, rng=random.Random(1))) == 2
+    assert services.ladder_matchmake(on, rng=random.Random(2)) == []
+    first = Match.objects.filter(kind="ladder").order_by("pk").first()
+    record(first, dict(zip(bots_of(first), (1, 2), strict=True)))
+    assert len(services.ladder_matchmake(on, rng=random.Random(3))) == 1
+
+
+def test_a_bot_sits_in_at_most_one_pending_match_of_a_ladder():
+    on = ladder(max_pending=10)
+    enter_all(on, [active_bot(f"b{i}") for i in range(5)])
+    matches = services.ladder_matchmake(on, rng=random.Random(1))
+    seated = [bot for match in matches for bot in bots_of(match)]
+    assert len(matches) == 2 and len(seated) == len(set(seated)) == 4
+
+
+def test_the_entry_that_waited_longest_is_matched_first():
+    on = ladder(max_pending=1)
+    bots = [active_bot(f"b{i}") for i in range(4)]
+    enter_all(on, bots)
+    now = timezone.now()
+    for hours, bot in zip((1, 5, 3, 2), bots, strict=True):
+        LadderEntry.objects.filter(bot=bot).update(last_matched_at=now - timedelta(hours=hours))
+    [match] = services.ladder_matchmake(on, rng=random.Random(4))
+    assert bots[1].pk in bots_of(match)
+
+
+def test_a_new_bot_is_matched_at_the_next_round():
+    on = ladder(max_pending=1)
+    enter_all(on, [active_bot(f"b{i}") for i in range(6)])
+    LadderEntry.objects.update(last_matched_at=timezone.now())
+    newcomer = active_bot("newcomer")
+    services.ladder_enter(on, newcomer)
+    [match] = services.ladder_matchmake(on, rng=random.Random(5))
+    assert newcomer.pk in bots_of(match)
+
+
+def test_rejected_versions_suspended_and_departed_entries_never_play():
+    on = ladder(max_pending=10)
+    playing = [active_bot("p1"), active_bot("p2")]
+    rejected, suspended, departed = active_bot("rejected"), active_bot("suspended"), active_bot("departed")
+    enter_all(on, [*playing, rejected, suspended, departed])
+    rejected.versions.update(status="rejected", rejection_reason="crash: in validation")
+    LadderEntry.objects.filter(bot=suspended).update(status="suspended", suspended_reason="forfeits")
+    services.ladder_leave(on, departed)
+    matches = services.ladder_matchmake(on, rng=random.Random(6))
+    assert [sorted(bots_of(m)) for m in matches] == [sorted(b.pk for b in playing)]
+
+
+def test_an_entry_plays_its_bots_playing_version():
+    on = ladder()
+    a, b = active_bot("a"), active_bot("b")
+    enter_all(on, [a, b])
+    newest = new_version(a)
+    new_version(a, status="rejected")  # a rejected upload changes nothing
+    [match] = services.ladder_matchmake(on, rng=random.Random(7))
+    assert newest.pk in [seat.bot_version_id for seat in match.seats.all()]
+
+
+def test_an_inactive_ladder_gets_no_matches():
+    on = ladder()
+    enter_all(on, [active_bot("a"), active_bot("b")])
+    on.active = False
+    on.save()
+    assert services.ladder_matchmake(on) == []
+    assert services.ladder_matchmake_all() == {}
+
+
+@pytest.mark.parametrize(("seats", "max_pending"), [(2, 3), (3, 2)])
+def test_every_bot_gets_at_least_half_its_fair_share_of_games(seats, max_pending):
+    rng = random.Random(2026 + seats)
+    on = ladder(seats=seats, max_pending=max_pending)
+    bots = [active_bot(f"bot{i}") for i in range(8)]
+    enter_all(on, bots)
+    # Spread-out strengths: pure rating-closeness would keep the extremes apart from the middle.
+    strength = {bot.pk: 1200 + 100 * i for i, bot in enumerate(bots)}
+    now = timezone.now()
+    for step in range(40):
+        created = services.ladder_matchmake(on, rng=rng, now=now + timedelta(minutes=step))
+        assert created, f"round {step}: no match although every bot was free"
+        simulate_results(created, strength, rng)
+    games = Counter({bot.pk: 0 for bot in bots})
+    for match in Match.objects.filter(kind="ladder", status="done"):
+        games.update(bots_of(match))
+    fair = sum(games.values()) / len(bots)
+    assert min(games.values()) >= fair / 2, (fair, games)
+    # Stronger (hidden) bots end higher: the ratings found the order, give or take neighbours.
+    rating = {e.bot_id: e.rating for e in LadderEntry.objects.filter(ladder=on)}
+    assert rating[bots[-1].pk] > rating[bots[0].pk] + 200
