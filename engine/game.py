@@ -91,6 +91,20 @@ _DICTS = {a: _action_dict(a, False) for a in _all_actions()}
 _DICTS_UNO = {a: _action_dict(a, a[0] == PLAY) for a in _all_actions()}
 
 
+# kinds playable on (active colour, top card rank), wilds included
+_PLAYABLE = [
+    [frozenset(k for k in range(len(CODES)) if KIND_COLOR[k] in (color, -1) or KIND_RANK[k] == rank)
+     for rank in range(WILD_DRAW_FOUR + 1)]
+    for color in range(4)
+]
+_COLOR_KINDS = [frozenset(k for k in range(len(CODES)) if KIND_COLOR[k] == color) for color in range(4)]
+# kind -> its play actions (a wild once per colour)
+_PLAYS = [
+    tuple((PLAY, k, c) for c in range(4)) if KIND_COLOR[k] < 0 else ((PLAY, k, KIND_COLOR[k]),)
+    for k in range(len(CODES))
+]
+
+
 class IllegalAction(ValueError):
     """A reply that is not one of the legal actions of the pending decision."""
 
@@ -283,7 +297,7 @@ class Game:
         self._order: list[list[int] | None] = [None] * n
         self._pos = [0] * n
         self._srng: list[Random | None] = [None] * n
-        self._emit(
+        self.events.append(
             {
                 "e": "round_start",
                 "round": self.round,
@@ -303,15 +317,15 @@ class Game:
         elif rank <= 9:
             self._start_turn(first)
         elif rank == SKIP:
-            self._emit({"e": "skip", "seat": first})
+            self.events.append({"e": "skip", "seat": first})
             self._start_turn((first + 1) % n)
         elif rank == REVERSE:
             self.direction = -1
-            self._emit({"e": "direction", "direction": -1})
+            self.events.append({"e": "direction", "direction": -1})
             self._start_turn(self.dealer)
         elif rank == DRAW_TWO:
             self._draw(first, 2, "penalty")
-            self._emit({"e": "skip", "seat": first})
+            self.events.append({"e": "skip", "seat": first})
             self._start_turn((first + 1) % n)
         elif self._begin_turn(first):  # Wild (or the Wild Draw Four edge case)
             self._ask(first, "choose_color")
@@ -360,7 +374,7 @@ class Game:
         self.discard_codes = self.discard_codes[-1:]
         # every seat's private order is regenerated from its own stream
         self._pos = [0] * self.n
-        self._emit({"e": "reshuffle", "cards": len(moved)})
+        self.events.append({"e": "reshuffle", "cards": len(moved)})
         return True
 
     def _draw(self, s: int, count: int, reason: str, until_playable: bool = False) -> int:
@@ -372,7 +386,7 @@ class Game:
         while drawn < count:
             if self.pile_count == 0:
                 if chunk:
-                    self._emit({"e": "draw", "seat": s, "cards": chunk, "reason": reason})
+                    self.events.append({"e": "draw", "seat": s, "cards": chunk, "reason": reason})
                     chunk = []
                 if not self._reshuffle():
                     break
@@ -383,15 +397,12 @@ class Game:
             if until_playable and self._playable(s, DECK[last]):
                 break
         if chunk or drawn == 0:
-            self._emit({"e": "draw", "seat": s, "cards": chunk, "reason": reason})
+            self.events.append({"e": "draw", "seat": s, "cards": chunk, "reason": reason})
         if drawn:
             self.uno[s] = False
         return last
 
     # ----------------------------------------------------------------- turns
-    def _emit(self, event: dict) -> None:
-        self.events.append(event)
-
     def _ask(self, seat: int, decision: str) -> None:
         self.seat = seat
         self.decision = decision
@@ -403,7 +414,7 @@ class Game:
             self._end_round(None)
             return False
         self.current = s
-        self._emit({"e": "turn", "seat": s})
+        self.events.append({"e": "turn", "seat": s})
         return True
 
     def _start_turn(self, s: int) -> None:
@@ -443,10 +454,10 @@ class Game:
         left = len(hand)
         if left == 1 and uno:
             event["uno"] = True
-        self._emit(event)
+        self.events.append(event)
         self.uno[s] = left == 1 and uno
         if left == 1 and not uno:
-            self._emit({"e": "uno_caught", "seat": s})
+            self.events.append({"e": "uno_caught", "seat": s})
             if self.rules.uno_penalty:
                 self._draw(s, self.rules.uno_penalty, "uno")
         if not hand:
@@ -455,14 +466,14 @@ class Game:
         rank = KIND_RANK[k]
         if rank == REVERSE:
             self.direction = -self.direction
-            self._emit({"e": "direction", "direction": self.direction})
+            self.events.append({"e": "direction", "direction": self.direction})
         elif self._seven_zero:
             if rank == 0:
                 n, d = self.n, self.direction
                 hands = self.hands
                 self.hands = [hands[(i - d) % n] for i in range(n)]
                 self.uno = [False] * n
-                self._emit({"e": "pass_hands", "direction": d})
+                self.events.append({"e": "pass_hands", "direction": d})
             elif rank == 7:
                 self._resolving = (s, k)
                 self._ask(s, "swap_target")
@@ -494,11 +505,11 @@ class Game:
         if rank <= 9 or rank == WILD:
             self._start_turn(nxt)
         elif rank == SKIP:
-            self._emit({"e": "skip", "seat": nxt})
+            self.events.append({"e": "skip", "seat": nxt})
             self._start_turn((nxt + d) % n)
         elif rank == REVERSE:
             if n == 2 and self.rules.two_player_reverse_skips:
-                self._emit({"e": "skip", "seat": nxt})
+                self.events.append({"e": "skip", "seat": nxt})
                 self._start_turn(s)
             else:
                 self._start_turn(nxt)
@@ -508,7 +519,7 @@ class Game:
         elif self._wd4 == "challenge":
             if self._begin_turn(nxt):
                 self.pending = 4
-                self._emit({"e": "pending", "seat": nxt, "cards": 4})
+                self.events.append({"e": "pending", "seat": nxt, "cards": 4})
                 self._ask(nxt, "challenge")
         else:
             self.pending = self.pending + 4 if self._stacking == "stack" else 4
@@ -532,7 +543,7 @@ class Game:
         """Seat ``v`` faces the pending draw: answer it (stacking) or draw and lose the turn."""
         if self._stacking != "off" and self._answers(v):
             if self._begin_turn(v):
-                self._emit({"e": "pending", "seat": v, "cards": self.pending})
+                self.events.append({"e": "pending", "seat": v, "cards": self.pending})
                 self._ask(v, "stack")
             return
         self._take_penalty(v)
@@ -540,7 +551,7 @@ class Game:
     def _take_penalty(self, v: int) -> None:
         amount, self.pending = self.pending, 0
         self._draw(v, amount, "penalty")
-        self._emit({"e": "skip", "seat": v})
+        self.events.append({"e": "skip", "seat": v})
         self._start_turn((v + self.direction) % self.n)
 
     def _go_out(self, s: int, k: int) -> None:
@@ -578,7 +589,7 @@ class Game:
         for s in range(n):
             self.scores[s] += gained[s]
         self.pending = 0  # a penalty still in play when max_turns hits is void
-        self._emit(
+        self.events.append(
             {
                 "e": "round_end",
                 "round": self.round,
@@ -598,7 +609,7 @@ class Game:
             self.decision = None
             self.seat = None
             self._legal = []
-            self._emit({"e": "game_end", "scores": list(self.scores), "ranks": self.ranks()})
+            self.events.append({"e": "game_end", "scores": list(self.scores), "ranks": self.ranks()})
         else:
             self._start_round()
 
@@ -615,24 +626,18 @@ class Game:
             return legal
         s, decision = self.seat, self.decision
         if decision == "play":
-            hand = self.hands[s]  # type: ignore[index]
+            kinds = {DECK[c] for c in self.hands[s]}  # type: ignore[index]
             color = self.color
-            top_rank = KIND_RANK[DECK[self.discard[-1]]]
+            playable = kinds & _PLAYABLE[color][KIND_RANK[DECK[self.discard[-1]]]]
+            if (
+                WILD_DRAW_FOUR_KIND in playable
+                and self._wd4 == "enforced"
+                and not kinds.isdisjoint(_COLOR_KINDS[color])
+            ):
+                playable.discard(WILD_DRAW_FOUR_KIND)
             legal = []
-            has_color = False
-            for k in sorted({DECK[c] for c in hand}):
-                kc = KIND_COLOR[k]
-                if kc >= 0:
-                    if kc == color:
-                        has_color = True
-                        legal.append((PLAY, k, kc))
-                    elif KIND_RANK[k] == top_rank:
-                        legal.append((PLAY, k, kc))
-                else:
-                    if k == WILD_KIND:
-                        legal.extend(((PLAY, k, 0), (PLAY, k, 1), (PLAY, k, 2), (PLAY, k, 3)))
-                    elif self._wd4 != "enforced" or not has_color:
-                        legal.extend(((PLAY, k, 0), (PLAY, k, 1), (PLAY, k, 2), (PLAY, k, 3)))
+            for k in sorted(playable):
+                legal.extend(_PLAYS[k])
             legal.append((DRAW,))
         elif decision == "play_drawn":
             k = self._drawn_kind
@@ -792,9 +797,9 @@ class Game:
         event = {"e": "fault", "seat": s, "kind": kind, "reason": reason}
         if strikes is not None:
             event["strikes"] = strikes
-        self._emit(event)
+        self.events.append(event)
         if forfeit is not None:
-            self._emit({"e": "forfeit", "seat": s, "reason": forfeit})
+            self.events.append({"e": "forfeit", "seat": s, "reason": forfeit})
         if strikes is not None:
             self._draw(s, STRIKE_DRAW, "strike")  # type: ignore[arg-type]
             self._decline()
@@ -826,7 +831,7 @@ class Game:
             elif t == DRAW:
                 self._turn_draw(s)  # type: ignore[arg-type]
             elif t == PASS:
-                self._emit({"e": "pass", "seat": s})
+                self.events.append({"e": "pass", "seat": s})
                 self._start_turn((s + self.direction) % n)  # type: ignore[operator]
             else:  # ACCEPT a stack
                 self._take_penalty(s)  # type: ignore[arg-type]
@@ -837,10 +842,10 @@ class Game:
             else:
                 honest = self._wd4_honest
                 self.pending = 0
-                self._emit({"e": "challenge", "seat": s, "target": p, "honest": honest})
+                self.events.append({"e": "challenge", "seat": s, "target": p, "honest": honest})
                 if honest:
                     self._draw(s, 6, "challenge")  # type: ignore[arg-type]
-                    self._emit({"e": "skip", "seat": s})
+                    self.events.append({"e": "skip", "seat": s})
                     self._start_turn((s + self.direction) % n)  # type: ignore[operator]
                 else:
                     self._draw(p, 4, "challenge")
@@ -853,7 +858,7 @@ class Game:
                 if self._begin_turn(s):  # type: ignore[arg-type]
                     self._play(s, k, act[2], uno, jump=True)  # type: ignore[arg-type]
             else:
-                self._emit({"e": "pass", "seat": s})
+                self.events.append({"e": "pass", "seat": s})
                 if self._jump_queue:
                     self._ask(self._jump_queue.pop(0), "jump_in")
                 else:
@@ -864,13 +869,13 @@ class Game:
             hands = self.hands
             hands[s], hands[target] = hands[target], hands[s]  # type: ignore[index]
             self.uno[s] = self.uno[target] = False  # type: ignore[index]
-            self._emit({"e": "swap", "seat": s, "target": target})
+            self.events.append({"e": "swap", "seat": s, "target": target})
             player, k = self._resolving  # type: ignore[misc]
             self._resolving = None
             self._after_effect(player, k)
         elif decision == "choose_color":
             self.color = act[1]
-            self._emit({"e": "color", "seat": s, "color": COLORS[act[1]]})
+            self.events.append({"e": "color", "seat": s, "color": COLORS[act[1]]})
             if lose_turn:
                 self._start_turn((s + self.direction) % n)  # type: ignore[operator]
             else:
