@@ -88,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--decisions", type=_positive_int, metavar="N", help="with --sandbox: decisions timed per backend")
     bench.add_argument("--starts", type=_positive_int, metavar="N", help="with --sandbox: seat starts timed per backend")
+
+    from arena_cli.remote import add_parsers
+
+    add_parsers(commands)  # login, submit, matches, replay: the commands that talk to a server
     return parser
 
 
@@ -99,6 +103,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from arena_cli.play import run_play
 
             return run_play(args)
+        if args.command in ("login", "submit", "matches", "replay"):
+            from arena_cli.remote import run
+
+            return run(args)
         from arena_cli.bench import run_bench
 
         return run_bench(args)

@@ -161,7 +161,16 @@ def match_play(match_id: int) -> bool:
         logger.exception("match %s failed", match_id)
         match_fail(match_id, token, f"{type(exc).__name__}: {exc}")
         return False
-    return match_record_result(match_id, token, outcome)
+    try:
+        return match_record_result(match_id, token, outcome)
+    except (OperationalError, InterfaceError):
+        match_release(match_id, token)
+        raise
+    except Exception as exc:
+        # A hook (ratings, standings) refused the result: nothing was stored.
+        logger.exception("match %s: storing the result failed", match_id)
+        match_fail(match_id, token, f"storing the result failed: {type(exc).__name__}: {exc}")
+        return False
 
 
 def match_release(match_id: int, token: str) -> bool:
@@ -207,8 +216,17 @@ def match_fail(match_id: int, token: str | None, reason: str) -> bool:
         match.finished_at = timezone.now()
         match.attempt_token = ""
         match.save(update_fields=["status", "error", "finished_at", "attempt_token"])
-        hooks.run(match)
+        _run_hooks_of_failed(match)
     return True
+
+
+def _run_hooks_of_failed(match: Match) -> None:
+    """Hooks of a failed match; one that raises is logged, the match stays failed."""
+    try:
+        with transaction.atomic():
+            hooks.run(match)
+    except Exception:
+        logger.exception("match %s: a hook of the failed match raised", match.pk)
 
 
 def match_cancel(match: Match) -> bool:
@@ -283,7 +301,7 @@ def match_sweep_stuck(*, now: datetime | None = None) -> list[int]:
                 match.finished_at = now
                 match.attempt_token = ""
                 match.save(update_fields=["status", "error", "finished_at", "attempt_token"])
-                hooks.run(match)
+                _run_hooks_of_failed(match)
                 continue
             match.status = Match.Status.QUEUED
             match.attempt_token = ""

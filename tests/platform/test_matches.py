@@ -263,3 +263,21 @@ def test_auto_backend_never_falls_back_to_the_process_sandbox_when_it_is_not_all
     monkeypatch.setattr(runner, "docker_available", lambda image=None: False)
     with pytest.raises(sandboxing.SandboxConfigurationError, match="SANDBOX_ALLOW_PROCESS is off"):
         sandboxing.backend_name()
+
+
+def test_a_hook_that_raises_stores_nothing_and_fails_the_match(validated_version):
+    def broken_hook(match):
+        if match.status == Match.Status.DONE:
+            raise RuntimeError("ladder is closed")
+
+    hooks.register("challenge", broken_hook)
+    try:
+        match = challenge(validated_version)
+        assert tasks.match_play.apply(args=[match.pk]).get() is False
+    finally:
+        hooks.unregister("challenge", broken_hook)
+    match.refresh_from_db()
+    assert match.status == Match.Status.FAILED
+    assert "storing the result failed: RuntimeError: ladder is closed" in match.error
+    assert match.replay_gz is None
+    assert all(seat.rank is None for seat in match.seats.all())
