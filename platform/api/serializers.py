@@ -57,6 +57,12 @@ class NewTokenSerializer(TokenSerializer):
         fields = [*TokenSerializer.Meta.fields, "key"]
 
 
+class LoginSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    password = serializers.CharField(max_length=4096, trim_whitespace=False, style={"input_type": "password"})
+    name = serializers.CharField(max_length=64, help_text="what the token is for, e.g. 'arena CLI on laptop'")
+
+
 class BotSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
     public = serializers.SerializerMethodField(help_text="anyone may challenge it (see docs/api.md)")

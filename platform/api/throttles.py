@@ -32,3 +32,9 @@ class UploadThrottle(_WriteThrottle):
 
 class MatchRequestThrottle(_WriteThrottle):
     scope = "challenges"
+
+
+class LoginThrottle(_WriteThrottle):
+    """Password guesses: counted per address, whoever they claim to be."""
+
+    scope = "login"

@@ -12,6 +12,7 @@ urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("me/", views.MeView.as_view(), name="me"),
+    path("auth/token/", views.TokenObtainView.as_view(), name="token-obtain"),
     path("tokens/", views.TokenListView.as_view(), name="token-list"),
     path("tokens/<int:pk>/", views.TokenDetailView.as_view(), name="token-detail"),
     path("bots/", views.BotListView.as_view(), name="bot-list"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth import authenticate
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils.http import content_disposition_header
@@ -23,7 +24,7 @@ from matches.models import Match
 from . import selectors, services
 from . import serializers as s
 from .permissions import IsOwnerOrStaffOrReadOnly
-from .throttles import MatchRequestThrottle, UploadThrottle
+from .throttles import LoginThrottle, MatchRequestThrottle, UploadThrottle
 
 ERRORS = {
     400: OpenApiResponse(s.ErrorSerializer, "invalid input or refused by the rules of the site"),
@@ -71,6 +72,25 @@ class TokenListView(generics.ListCreateAPIView):
         incoming = s.TokenSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         token, key = services.token_create(user=request.user, name=incoming.validated_data["name"])
+        token.key = key
+        return Response(s.NewTokenSerializer(token).data, status=status.HTTP_201_CREATED)
+
+
+class TokenObtainView(APIView):
+    """Exchange a username and password for a new token (what ``arena login`` does)."""
+
+    authentication_classes: list = []  # the password is the credential; no session, so no CSRF
+    throttle_classes = [LoginThrottle]
+
+    @extend_schema(request=s.LoginSerializer, responses={201: s.NewTokenSerializer, **_errors(400, 401)})
+    def post(self, request):
+        incoming = s.LoginSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        data = incoming.validated_data
+        user = authenticate(request._request, username=data["username"], password=data["password"])
+        if user is None:
+            raise exceptions.AuthenticationFailed("wrong username or password")
+        token, key = services.token_create(user=user, name=data["name"])
         token.key = key
         return Response(s.NewTokenSerializer(token).data, status=status.HTTP_201_CREATED)
 
