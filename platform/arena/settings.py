@@ -241,6 +241,7 @@ SPECTACULAR_SETTINGS = {
 API_THROTTLE_RATES = {
     "uploads": os.environ.get("API_RATE_UPLOADS", "30/hour"),
     "challenges": os.environ.get("API_RATE_CHALLENGES", "20/hour"),
+    "login": os.environ.get("API_RATE_LOGIN", "10/minute"),
 }
 API_TOKENS_PER_USER = env_int("API_TOKENS_PER_USER", 20)
 # A user's challenges queued or running at once.
