@@ -48,14 +48,16 @@ def _int(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``arena`` and its subcommands."""
+    from engine.bots import REFERENCE_BOTS
+
     parser = _Parser(prog="arena", description="Uno Arena: play UNO bot matches, benchmark the engine.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     play = commands.add_parser(
         "play",
         help="play a match between bots",
-        description="Play a match. BOT is a reference bot (first, random, greedy, expert) "
-        "or a path to a .py or .zip bot.",
+        description=f"Play a match. BOT is a reference bot ({', '.join(REFERENCE_BOTS)}) "
+        "or a path to a .py or .zip bot (BOT_CONTRACT.md).",
     )
     play.add_argument("bots", nargs="+", metavar="BOT", help="two to ten bots, in seat order")
     play.add_argument(
@@ -66,7 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--duplicate", action="store_true", help="play every deal once per rotation of the seats")
     play.add_argument("--seed", type=_int, default=1, metavar="S", help="match seed (default 1)")
     play.add_argument("--replay", metavar="FILE", help="write the replay JSON to FILE")
-    play.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
+    play.add_argument(
+        "--json", action="store_true",
+        help='print one JSON document instead of a table: {"games", "rounds", "players": [{"bot", '
+        '"score", "rank", "wins", "forfeit"}]}, players in command-line order, games = games '
+        "played (deals x seats with --duplicate)",
+    )
     play.add_argument(
         "--sandbox", choices=BACKENDS, default="inprocess",
         help="where bot files run (default inprocess: trusted, your own machine)",
