@@ -110,7 +110,10 @@ class IllegalAction(ValueError):
 
 
 def _short(value: Any, limit: int = 200) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except Exception as exc:  # a hostile reply may not even print (deep nesting, bad __repr__)
+        text = f"<unprintable {type(value).__name__}: {type(exc).__name__}>"
     return text if len(text) <= limit else text[:limit] + "..."
 
 
