@@ -42,7 +42,32 @@ class TournamentError(ValueError):
 # --- creating and registering -------------------------------------------------------------
 
 
-def tournament_create(
+def tournament_create(*, actor=None, **options) -> Tournament:
+    """Create a draft tournament from ``tournament_options``; the table size is the rules' ``players``.
+
+    >>> tournament_create(name="Cup", rules=["players=2", "rounds=1"], format="round_robin")  # doctest: +SKIP
+    """
+    fields = tournament_options(**options)
+    with transaction.atomic():
+        tournament = Tournament.objects.create(**fields, created_by=actor if _is_user(actor) else None)
+        _log(tournament, "created", f"created: {_summary(tournament)}", actor)
+    return tournament
+
+
+def tournament_update(tournament: Tournament, *, actor=None, **options) -> Tournament:
+    """Change a tournament's options before it starts."""
+    fields = tournament_options(**options, exclude_pk=tournament.pk)
+    with transaction.atomic():
+        tournament = _locked(tournament)
+        _require(tournament, (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION), "change the options")
+        for key, value in fields.items():
+            setattr(tournament, key, value)
+        tournament.save(update_fields=list(fields))
+        _log(tournament, "updated", f"options changed: {_summary(tournament)}", actor)
+    return tournament
+
+
+def tournament_options(
     *,
     name: str,
     rules: Rules | dict | Sequence[str],
@@ -55,19 +80,16 @@ def tournament_create(
     tie_breaks: Sequence[str] | None = None,
     seed: int | None = None,
     description: str = "",
-    actor=None,
-) -> Tournament:
-    """Create a draft tournament; the table size is the rules' ``players``.
-
-    >>> tournament_create(name="Cup", rules=["players=2", "rounds=1"], format="round_robin")  # doctest: +SKIP
-    """
+    exclude_pk: int | None = None,
+) -> dict:
+    """Check a tournament's options and return its field values; TournamentError names a bad value."""
     name = (name or "").strip()
     if not name or len(name) > 100:
         raise TournamentError(f"a tournament needs a name of 1 to 100 characters, got {name!r}")
     slug = slugify(slug or name)[:100]
     if not slug:
         raise TournamentError(f"cannot make a web address (slug) from {name!r}; give one with letters or digits")
-    if Tournament.objects.filter(slug=slug).exists():
+    if Tournament.objects.filter(slug=slug).exclude(pk=exclude_pk).exists():
         raise TournamentError(f"the slug {slug!r} is taken by another tournament")
     rules = parse_rules(rules)
     if format not in Tournament.Format.values:
@@ -91,15 +113,18 @@ def tournament_create(
     if seed is None:
         seed = secrets.randbits(31)
     _check_int("seed", seed, -(2**63), 2**63 - 1)
-    with transaction.atomic():
-        tournament = Tournament.objects.create(
-            name=name, slug=slug, description=description, rules=rules.to_dict(), format=format,
-            seats=rules.players, games=games, duplicate=duplicate, rounds=rounds, cycles=cycles,
-            tie_breaks=tie_breaks, seed=seed, created_by=actor if _is_user(actor) else None,
-        )
-        _log(tournament, "created", f"created: {tournament.get_format_display()}, {rules.players} seats, "
-             f"{games} game(s) per pairing{' (duplicate)' if duplicate else ''}, seed {seed}", actor)
-    return tournament
+    return {
+        "name": name, "slug": slug, "description": description or "", "rules": rules.to_dict(),
+        "format": format, "seats": rules.players, "games": games, "duplicate": bool(duplicate),
+        "rounds": rounds, "cycles": cycles, "tie_breaks": tie_breaks, "seed": seed,
+    }
+
+
+def _summary(tournament: Tournament) -> str:
+    return (
+        f"{tournament.get_format_display()}, {tournament.seats} seats, {tournament.games} game(s) per pairing"
+        f"{' (duplicate)' if tournament.duplicate else ''}, seed {tournament.seed}"
+    )
 
 
 def parse_rules(rules: Rules | dict | Sequence[str]) -> Rules:

@@ -1,0 +1,279 @@
+"""The organizer's desk: tournaments with entries, rounds and log inline; actions call the services."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+
+from . import selectors, services
+from .models import Entry, Round, Tournament, TournamentEvent
+from .services import TournamentError
+from .standings import TIE_BREAKS
+
+#: fields an organizer sets; they are read-only once the tournament has started
+OPTION_FIELDS = ["name", "slug", "description", "format", "rules", "games", "duplicate", "rounds", "cycles",
+                 "tie_breaks", "seed"]
+
+
+class TournamentForm(forms.ModelForm):
+    """Options checked by services.tournament_options, so the admin and the code agree."""
+
+    rules = forms.JSONField(
+        initial={"players": 2, "rounds": 1},
+        help_text="Rule options of RULES.md as JSON; players is the table size. Missing options take their default.",
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 60}),
+    )
+    tie_breaks = forms.JSONField(
+        initial=list(TIE_BREAKS), required=False,
+        help_text=f"JSON list, in order, from: {', '.join(TIE_BREAKS)}.",
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
+    )
+    seed = forms.IntegerField(required=False, help_text="Empty: a random seed.")
+    slug = forms.SlugField(required=False, help_text="Empty: made from the name.")
+
+    class Meta:
+        model = Tournament
+        fields = OPTION_FIELDS
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        options = {key: data.get(key) for key in OPTION_FIELDS}
+        if options["tie_breaks"] is None:
+            options["tie_breaks"] = list(TIE_BREAKS)
+        try:
+            fields = services.tournament_options(**options, exclude_pk=self.instance.pk)
+        except TournamentError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        self.options = {**options, "seed": fields["seed"]}  # a random seed is drawn once
+        return data
+
+
+class EntryInlineForm(forms.ModelForm):
+    class Meta:
+        model = Entry
+        fields = ["bot"]
+
+    def clean_bot(self):
+        from bots.selectors import bot_playing_version
+
+        bot = self.cleaned_data["bot"]
+        if self.instance.pk is None and bot is not None and bot_playing_version(bot) is None:
+            raise forms.ValidationError(f"{bot} has no active version: upload one and wait until its validation passes")
+        return bot
+
+
+class EntryInline(admin.TabularInline):
+    model = Entry
+    form = EntryInlineForm
+    fields = ["bot", "version", "status", "withdraw_link"]
+    readonly_fields = ["version", "status", "withdraw_link"]
+    autocomplete_fields = ["bot"]
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None):
+        return obj is None or obj.status in (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION)
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="")
+    def withdraw_link(self, entry):
+        url = reverse("admin:tournaments_entry_changelist") + f"?tournament__id__exact={entry.tournament_id}"
+        return format_html('<a href="{}">withdraw / disqualify…</a>', url)
+
+
+class RoundInline(admin.TabularInline):
+    model = Round
+    fields = ["number", "status", "tables", "why"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    ordering = ["-number"]
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="tables (rank) and matches")
+    def tables(self, rnd):
+        rows = []
+        for pairing in rnd.pairings.prefetch_related("seats__entry").select_related("match"):
+            seats = ", ".join(
+                f"{s.entry.name}{f' ({s.rank})' if s.rank else ''}" for s in pairing.seats.all()
+            )
+            if pairing.bye:
+                rows.append((f"bye: {seats}", "", ""))
+            elif pairing.match_id:
+                url = reverse("admin:matches_match_change", args=[pairing.match_id])
+                rows.append((f"{pairing.number}. {seats} ", url, f"#{pairing.match_id} {pairing.match.status}"))
+            else:
+                rows.append((f"{pairing.number}. {seats} ", "", "held"))
+        return format_html_join(mark_safe("<br>"), '{}<a href="{}">{}</a>', rows)
+
+    @admin.display(description="why this pairing")
+    def why(self, rnd):
+        return format_html('<pre style="white-space: pre-wrap; margin: 0">{}</pre>', "\n".join(rnd.explanation))
+
+
+class EventInline(admin.TabularInline):
+    model = TournamentEvent
+    fields = ["at", "who", "action", "message"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    ordering = ["-at", "-pk"]
+    verbose_name_plural = "log"
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="who")
+    def who(self, event):
+        return event.who
+
+
+def _progress_html(progress) -> str:
+    return format_html(
+        '<div style="display:flex;gap:.5em;align-items:center"><progress value="{}" max="{}" style="width:7em">'
+        "</progress><span>{} of {} matches</span></div>",
+        progress.done, max(progress.total, 1), progress.done, progress.total,
+    )
+
+
+def _run(modeladmin, request, queryset, service, done: str):
+    """Call ``service`` for each selected object; report each success and each refusal."""
+    for obj in queryset:
+        try:
+            service(obj, actor=request.user)
+        except TournamentError as exc:
+            modeladmin.message_user(request, str(exc), messages.ERROR)
+        else:
+            modeladmin.message_user(request, f"{obj}: {done}", messages.SUCCESS)
+
+
+@admin.register(Tournament)
+class TournamentAdmin(admin.ModelAdmin):
+    form = TournamentForm
+    list_display = ["name", "status", "format", "seats", "entry_count", "progress", "created_at"]
+    list_filter = ["status", "format"]
+    search_fields = ["name", "slug"]
+    inlines = [EntryInline, RoundInline, EventInline]
+    actions = ["open_registration", "start", "pause", "resume", "rerun_failed", "cancel"]
+    readonly_fields = ["status", "progress", "current_round", "total_rounds", "page", "created_by",
+                       "started_at", "finished_at"]
+
+    def get_queryset(self, request):
+        return selectors.tournament_list()
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is not None and obj.status not in (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION):
+            return [*OPTION_FIELDS, *self.readonly_fields]
+        return self.readonly_fields
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is not None and obj.status not in (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION):
+            kwargs["form"] = forms.ModelForm  # every option is read-only now
+        form = super().get_form(request, obj, change=change, **kwargs)
+        if obj is not None and "rules" in form.base_fields:
+            form.base_fields["rules"].initial = obj.rules
+        return form
+
+    def save_model(self, request, obj, form, change):
+        options = getattr(form, "options", None)
+        if options is None:  # started: nothing of the tournament itself is edited here
+            return
+        if change:
+            saved = services.tournament_update(obj, actor=request.user, **options)
+        else:
+            saved = services.tournament_create(actor=request.user, **options)
+        for field in Tournament._meta.concrete_fields:
+            setattr(obj, field.attname, getattr(saved, field.attname))
+        obj._state.adding = False
+        obj._state.db = saved._state.db
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not Entry:
+            return super().save_formset(request, form, formset, change)
+        # The admin's change message reads these; entries are created by the service below.
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        for entry_form in formset.forms:
+            if entry_form.instance.pk is None and entry_form.has_changed() and entry_form.cleaned_data.get("bot"):
+                try:
+                    services.entry_add(form.instance, entry_form.cleaned_data["bot"], actor=request.user)
+                except TournamentError as exc:
+                    self.message_user(request, str(exc), messages.ERROR)
+
+    @admin.display(description="entries", ordering="entry_count")
+    def entry_count(self, tournament):
+        return getattr(tournament, "entry_count", None)
+
+    @admin.display(description="progress")
+    def progress(self, tournament):
+        if hasattr(tournament, "matches_done"):
+            p = selectors.tournament_progress(
+                tournament, done=tournament.matches_done, paired=tournament.matches_paired,
+                active=tournament.active_count,
+            )
+        else:
+            p = selectors.tournament_progress(tournament)
+        return _progress_html(p)
+
+    @admin.display(description="public page")
+    def page(self, tournament):
+        if not tournament.pk:
+            return "-"
+        return format_html('<a href="{}">{}</a>', tournament.get_absolute_url(), tournament.get_absolute_url())
+
+    @admin.action(description="Open registration")
+    def open_registration(self, request, queryset):
+        _run(self, request, queryset, services.tournament_open_registration, "registration open")
+
+    @admin.action(description="Start (freeze versions, pair round 1)")
+    def start(self, request, queryset):
+        _run(self, request, queryset, services.tournament_start, "started")
+
+    @admin.action(description="Pause (hold queued matches)")
+    def pause(self, request, queryset):
+        _run(self, request, queryset, services.tournament_pause, "paused")
+
+    @admin.action(description="Resume")
+    def resume(self, request, queryset):
+        _run(self, request, queryset, services.tournament_resume, "resumed")
+
+    @admin.action(description="Re-run failed matches")
+    def rerun_failed(self, request, queryset):
+        _run(self, request, queryset, services.tournament_rerun_failed, "failed matches queued again")
+
+    @admin.action(description="Cancel")
+    def cancel(self, request, queryset):
+        _run(self, request, queryset, services.tournament_cancel, "cancelled")
+
+
+@admin.register(Entry)
+class EntryAdmin(admin.ModelAdmin):
+    list_display = ["name", "tournament", "version", "status"]
+    list_filter = ["status", "tournament"]
+    search_fields = ["name", "tournament__name"]
+    actions = ["withdraw", "disqualify"]
+    readonly_fields = ["tournament", "bot", "version", "name", "status", "created_at"]
+    fields = readonly_fields
+
+    def has_add_permission(self, request):
+        return False  # entries are added on their tournament's page
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # an entry with results must stay; withdraw it instead
+
+    @admin.action(description="Withdraw (later rounds skip it, results stay)")
+    def withdraw(self, request, queryset):
+        _run(self, request, queryset, services.entry_withdraw, "withdrawn")
+
+    @admin.action(description="Disqualify (later rounds skip it, listed last)")
+    def disqualify(self, request, queryset):
+        _run(self, request, queryset, services.entry_disqualify, "disqualified")

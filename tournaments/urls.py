@@ -1,0 +1,12 @@
+from django.urls import path
+
+from . import views
+
+app_name = "tournaments"
+
+urlpatterns = [
+    path("", views.tournament_list, name="list"),
+    path("<slug:slug>/", views.tournament_detail, name="detail"),
+    path("<slug:slug>/progress.json", views.tournament_progress, name="progress"),
+    path("<slug:slug>/standings.csv", views.tournament_standings_csv, name="standings_csv"),
+]
