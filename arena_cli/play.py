@@ -79,6 +79,10 @@ def make_rules(items: list[str], bots: int):
     low, high = BOUNDS["players"]
     if not low <= bots <= high:
         raise CommandError(f"a match needs {low} to {high} bots, got {bots}")
+    for item in items:
+        if "=" not in item:
+            # `--rules` takes every word after it: a bot given after it lands here
+            raise CommandError(f"bad --rules: {item!r} is not KEY=VALUE (give the bots before --rules)")
     given = {item.partition("=")[0].strip() for item in items}
     entries = list(items) if "players" in given else [f"players={bots}", *items]
     try:
