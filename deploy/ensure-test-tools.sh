@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# System tools some tests need: bubblewrap (the process sandbox's namespaces).
+# System tools some tests need: bubblewrap (the process sandbox's namespaces),
+# Chromium (the browser tests drive Debian's build through Playwright).
 # Installed when we are root on Debian/Ubuntu; otherwise the tests that need
 # them skip (or fail under ARENA_REQUIRE_SERVICES=1) with a message naming them.
 set -euo pipefail
-declare -A wanted=([bwrap]=bubblewrap)
+declare -A wanted=([bwrap]=bubblewrap [chromium]=chromium)
 missing=()
 for tool in "${!wanted[@]}"; do
     command -v "$tool" >/dev/null 2>&1 || missing+=("${wanted[$tool]}")

@@ -1,0 +1,91 @@
+"""Fixtures of the browser tests: Debian's Chromium driven by Playwright against pytest-django's live server.
+
+Never downloads a browser: Playwright launches /usr/bin/chromium. Screenshots go
+to artifacts/screenshots/ (gitignored) for people to look at.
+Loaded with ``pytest_plugins`` (a second conftest.py would shadow tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from browser_helpers import ARTIFACTS
+from conftest import service_missing
+
+CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+# Playwright's sync API keeps an event loop on the test's thread; the ORM calls the
+# tests make there (fixtures, assertions on rows) are plain synchronous code.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        service_missing("playwright (pip install -e '.[dev]')")
+    if not os.path.exists(CHROMIUM):
+        service_missing(f"Chromium at {CHROMIUM} (apt-get install -y chromium)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+class Shots:
+    """Saves full-page screenshots named after the test."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+
+    def __call__(self, page, name: str) -> Path:
+        path = ARTIFACTS / f"{self.prefix}-{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+
+@pytest.fixture
+def shot(request):
+    return Shots(request.node.name.replace("[", "-").replace("]", "").replace("/", "-"))
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.js_errors = errors
+    yield page
+    context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+@pytest.fixture
+def phone(browser):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def eager_tasks():
+    """Matches enqueued by the test run in-process at once (even when REDIS_URL points at a broker)."""
+    from celery import current_app
+
+    before = current_app.conf.task_always_eager
+    current_app.conf.task_always_eager = True
+    yield
+    current_app.conf.task_always_eager = before
