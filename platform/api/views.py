@@ -82,14 +82,14 @@ class TokenObtainView(APIView):
     authentication_classes: list = []  # the password is the credential; no session, so no CSRF
     throttle_classes = [LoginThrottle]
 
-    @extend_schema(request=s.LoginSerializer, responses={201: s.NewTokenSerializer, **_errors(400, 401)})
+    @extend_schema(request=s.LoginSerializer, responses={201: s.NewTokenSerializer, **_errors(400)})
     def post(self, request):
         incoming = s.LoginSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         data = incoming.validated_data
         user = authenticate(request._request, username=data["username"], password=data["password"])
         if user is None:
-            raise exceptions.AuthenticationFailed("wrong username or password")
+            raise services.ApiRefusal("wrong username or password")
         token, key = services.token_create(user=user, name=data["name"])
         token.key = key
         return Response(s.NewTokenSerializer(token).data, status=status.HTTP_201_CREATED)
