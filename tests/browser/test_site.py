@@ -237,3 +237,23 @@ def test_ladder_and_tournament_pages_use_the_site_layout(page, live_server, shot
     assert page.locator(f"nav a[href='{url}']").get_attribute("class") == "active"
     assert page.evaluate("getComputedStyle(document.querySelector('.topbar')).backgroundColor") == "rgb(29, 35, 48)"
     shot(page, app)
+
+
+def test_hostile_names_and_fault_reasons_are_shown_as_text(page, live_server, eager_tasks):
+    owner = get_user_model().objects.create_user(username="mallory", password=PASSWORD)
+    bot = bot_services.bot_create(owner=owner, name='<img src=x id=injected onerror="window.pwned=1">')
+    data = (b"n = 0\ndef agent(o, c):\n    global n\n    n += 1\n"
+            b"    if n == 2:\n        return {'type': '<img src=x id=injected2 onerror=\"window.pwned=2\">'}\n"
+            b"    return o['legal_actions'][0]\n")
+    version = bot_services.bot_version_create(bot=bot, filename="evil.py", data=data, validate=False)
+    match = _played({"players": 2, "rounds": 1}, [version, "random"])
+    page.goto(live_server.url + reverse("web:replay", args=[match.pk]))
+    page.wait_for_selector("#replay[data-state=ready]")
+    fault_at = next(a["at"] for a in json.loads(match_replay_json(match))["games"][0]["actions"] if "fault" in a)
+    page.goto(live_server.url + reverse("web:replay", args=[match.pk]) + f"#g=1&e={fault_at + 1}")
+    page.wait_for_selector("#replay[data-state=ready]")
+    page.wait_for_function(f"document.getElementById('replay').dataset.pos === '{fault_at + 1}'")
+    assert "fault (illegal)" in page.inner_text("#rv-history") or "fault illegal" in page.inner_text("#rv-decision")
+    assert "<img src=x" in page.inner_text(".seat[data-seat='0'] .seat-name")
+    assert page.locator("#injected, #injected2").count() == 0
+    assert page.evaluate("window.pwned === undefined")

@@ -196,7 +196,7 @@ export function describeEvent(ev, name, canSee = () => true) {
     case "play": {
       let text = `${name(ev.seat)} ${ev.jump_in ? "jumps in with" : "plays"} ${ev.card}`;
       if (ev.card === "W" || ev.card === "W+4") text += ` and names ${COLOR_WORDS[ev.color] || ev.color}`;
-      if (ev.uno) text += ", UNO!";
+      if (ev.uno) text += " and says UNO";
       return text;
     }
     case "draw": {

@@ -53,6 +53,7 @@ function readHash() {
 
 function seconds(value) {
   if (value === null || value === undefined) return "—";
+  if (value < 0.0001) return "under 0.1 ms";
   return value < 0.1 ? `${(value * 1000).toFixed(1)} ms` : `${value.toFixed(2)} s`;
 }
 
