@@ -30,6 +30,8 @@ class Match(models.Model):
     duplicate = models.BooleanField(default=False)
 
     queued_at = models.DateTimeField(auto_now_add=True)
+    # When the task was last sent; a queued match whose message was lost is sent again.
+    enqueued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # After this a running match is presumed abandoned by a dead worker and may start again.

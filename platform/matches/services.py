@@ -97,8 +97,12 @@ def match_enqueue(match: Match, *, countdown: float | None = None) -> None:
 
     queue = QUEUE_OF_KIND.get(match.kind, queues.MATCHES)
     match_id = match.pk
+    Match.objects.filter(pk=match_id).update(enqueued_at=timezone.now())
+    # robust: the data is committed whatever happens to the message; a message
+    # that never reached the broker is sent again by the sweeper.
     transaction.on_commit(
-        lambda: tasks.match_play.apply_async(args=[match_id], queue=queue, countdown=countdown)
+        lambda: tasks.match_play.apply_async(args=[match_id], queue=queue, countdown=countdown),
+        robust=True,
     )
 
 
@@ -280,11 +284,13 @@ def match_record_result(match_id: int, token: str, outcome: sandboxing.Outcome) 
 
 
 def match_sweep_stuck(*, now: datetime | None = None) -> list[int]:
-    """Requeue running matches past their deadline (their worker died); fail those out of attempts.
+    """Requeue running matches past their deadline (their worker died), fail those out of
+    attempts, and send again queued matches whose message is older than MATCH_STALE_AFTER.
 
-    Returns the ids sent back to the queue.
+    Returns the ids sent (again) to the queue.
     """
     now = now or timezone.now()
+    stale = timedelta(seconds=settings.MATCH_STALE_AFTER)
     requeued: list[int] = []
     stuck = Match.objects.filter(status=Match.Status.RUNNING, deadline__lt=now).values_list("pk", flat=True)
     for match_id in list(stuck):
@@ -309,6 +315,15 @@ def match_sweep_stuck(*, now: datetime | None = None) -> list[int]:
             match.save(update_fields=["status", "attempt_token", "deadline"])
             match_enqueue(match)
             requeued.append(match_id)
+    # A queued match whose message was lost (broker down when it was sent) would
+    # wait forever: send it again. A duplicate message finds nothing to do.
+    lost = Match.objects.filter(status=Match.Status.QUEUED, enqueued_at__lt=now - stale).exclude(
+        pk__in=requeued
+    )
+    for match in lost.only("pk", "kind"):
+        with transaction.atomic():
+            match_enqueue(match)
+        requeued.append(match.pk)
     if requeued:
         logger.warning("requeued stuck matches: %s", requeued)
     return requeued

@@ -281,3 +281,24 @@ def test_a_hook_that_raises_stores_nothing_and_fails_the_match(validated_version
     assert "storing the result failed: RuntimeError: ladder is closed" in match.error
     assert match.replay_gz is None
     assert all(seat.rank is None for seat in match.seats.all())
+
+
+def test_the_sweeper_sends_again_a_queued_match_whose_message_was_lost(
+    validated_version, run_on_commit, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False) as lost:
+        match = services.match_create(
+            kind="ladder", rules=Rules.parse(["players=2", "rounds=1"]), seats=[validated_version, "first"]
+        )
+    assert len(lost) == 1  # the message that never reached the broker
+    assert services.match_sweep_stuck() == []  # not stale yet
+    with run_on_commit():
+        assert services.match_sweep_stuck(now=timezone.now() + timedelta(seconds=10**6)) == [match.pk]
+    match.refresh_from_db()
+    assert match.status == Match.Status.DONE and match.attempts == 1
+
+
+def test_a_match_created_without_enqueueing_is_left_to_its_creator(validated_version):
+    match = challenge(validated_version)
+    assert services.match_sweep_stuck(now=timezone.now() + timedelta(seconds=10**6)) == []
+    assert Match.objects.get(pk=match.pk).status == Match.Status.QUEUED
