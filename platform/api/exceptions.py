@@ -15,13 +15,17 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from bots.services import BotError
+from ladders.services import LadderError
 from matches.services import MatchError
 from sandbox.package import PackageError
+from tournaments.services import TournamentError
 
 from .services import ApiRefusal
 
 #: service errors whose message is meant for the user; each becomes a 400
-REFUSALS: tuple[type[Exception], ...] = (ApiRefusal, BotError, MatchError, PackageError)
+REFUSALS: tuple[type[Exception], ...] = (
+    ApiRefusal, BotError, LadderError, MatchError, PackageError, TournamentError,
+)
 
 
 def _flatten(detail) -> dict[str, list[str]]:

@@ -18,10 +18,10 @@ class IsOwnerOrStaffOrReadOnly(permissions.BasePermission):
         return user_is_owner_or_staff(request.user, obj)
 
 
-class IsStaffOrReadOnly(permissions.BasePermission):
+class IsStaff(permissions.BasePermission):
     """Organizer actions (starting a tournament, running matchmaking) are for staff."""
 
     message = "only organizers (staff) can do this"
 
     def has_permission(self, request, view):
-        return request.method in permissions.SAFE_METHODS or bool(request.user and request.user.is_staff)
+        return bool(request.user and request.user.is_staff)

@@ -236,3 +236,139 @@ class QueueSerializer(serializers.Serializer):
     oldest_wait_seconds = serializers.FloatField(allow_null=True)
     workers_alive = serializers.IntegerField()
     kinds = QueueKindSerializer(many=True)
+
+
+# --- ladders -------------------------------------------------------------------------------------
+
+
+class LadderSerializer(serializers.Serializer):
+    slug = serializers.SlugField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    rules = serializers.DictField(help_text="every RULES.md option in force")
+    seats = serializers.IntegerField()
+    games = serializers.IntegerField()
+    duplicate = serializers.BooleanField()
+    time_per_decision = serializers.FloatField()
+    time_bank = serializers.FloatField()
+    active = serializers.BooleanField()
+    entries = serializers.IntegerField(source="entry_count", help_text="active entries")
+    rated_matches = serializers.IntegerField(source="rated_count")
+    page = serializers.CharField(source="get_absolute_url")
+
+
+class StandingSerializer(serializers.Serializer):
+    rank = serializers.IntegerField(allow_null=True, help_text="null for entries that left or are suspended")
+    bot = serializers.IntegerField(source="entry.bot_id")
+    name = serializers.SerializerMethodField()
+    status = serializers.CharField(source="entry.status")
+    rating = serializers.DecimalField(source="entry.rating", max_digits=7, decimal_places=2)
+    margin = serializers.DecimalField(
+        source="rating.margin", max_digits=7, decimal_places=2, help_text="uncertainty: rating ± margin (95%)"
+    )
+    provisional = serializers.BooleanField(source="rating.provisional")
+    matches = serializers.IntegerField(source="entry.matches_played")
+    wins = serializers.IntegerField(help_text="matches finished first (shared first places count)")
+    last_change = serializers.DecimalField(max_digits=7, decimal_places=2, allow_null=True)
+
+    def get_name(self, standing) -> str:
+        return str(standing.entry.bot)
+
+
+class RatingChangeSerializer(serializers.Serializer):
+    match = serializers.IntegerField(source="match_id")
+    version = serializers.IntegerField(source="bot_version.number")
+    rank = serializers.IntegerField()
+    before = serializers.DecimalField(max_digits=7, decimal_places=2)
+    after = serializers.DecimalField(max_digits=7, decimal_places=2)
+    matches_after = serializers.IntegerField()
+    at = serializers.DateTimeField(source="created_at")
+
+
+class BotOnLadderSerializer(serializers.Serializer):
+    bot = serializers.IntegerField()
+
+
+# --- tournaments ---------------------------------------------------------------------------------
+
+
+class TournamentSerializer(serializers.Serializer):
+    slug = serializers.SlugField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    format = serializers.CharField()
+    status = serializers.CharField()
+    rules = serializers.DictField()
+    seats = serializers.IntegerField()
+    games = serializers.IntegerField()
+    duplicate = serializers.BooleanField()
+    tie_breaks = serializers.ListField(child=serializers.CharField())
+    current_round = serializers.IntegerField()
+    total_rounds = serializers.IntegerField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    page = serializers.CharField(source="get_absolute_url")
+
+
+class TournamentProgressSerializer(serializers.Serializer):
+    status = serializers.CharField()
+    current_round = serializers.IntegerField()
+    total_rounds = serializers.IntegerField()
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+    percent = serializers.IntegerField()
+
+
+class TournamentEntrySerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    bot = serializers.IntegerField(source="bot_id")
+    name = serializers.CharField()
+    version = serializers.IntegerField(source="version.number", allow_null=True, default=None)
+    status = serializers.CharField()
+
+
+class TournamentStandingSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    entry = serializers.CharField(source="entry.name")
+    bot = serializers.IntegerField(source="entry.bot_id")
+    points = serializers.CharField(help_text="match points, as shown on the site (2.5)")
+    tie_breaks = serializers.ListField(child=serializers.CharField(), help_text="in the tournament's tie-break order")
+    played = serializers.IntegerField()
+    byes = serializers.IntegerField()
+    status = serializers.CharField()
+
+
+class PairingSeatSerializer(serializers.Serializer):
+    seat = serializers.IntegerField()
+    entry = serializers.CharField(source="entry.name")
+    rank = serializers.IntegerField(allow_null=True)
+    score = serializers.FloatField(allow_null=True)
+    forfeited = serializers.BooleanField()
+
+
+class PairingSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    bye = serializers.BooleanField()
+    done = serializers.BooleanField()
+    match = serializers.IntegerField(source="match_id", allow_null=True)
+    match_status = serializers.SerializerMethodField()
+    seats = PairingSeatSerializer(many=True)
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_match_status(self, pairing) -> str | None:
+        return pairing.match.status if pairing.match_id else None
+
+
+class RoundSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    status = serializers.CharField()
+    explanation = serializers.ListField(child=serializers.CharField(), help_text="how the round was paired")
+    pairings = PairingSerializer(many=True)
+
+
+class TournamentDetailSerializer(TournamentSerializer):
+    progress = TournamentProgressSerializer()
+    entries = TournamentEntrySerializer(many=True)
+    standings = TournamentStandingSerializer(many=True)
+    rounds = RoundSerializer(many=True)

@@ -31,6 +31,19 @@ urlpatterns = [
     path("matches/<int:match_id>/replay/", views.MatchReplayView.as_view(), name="match-replay"),
     path("queue/", views.QueueView.as_view(), name="queue"),
     path("challenges/", views.ChallengeListView.as_view(), name="challenge-list"),
+    path("ladders/", views.LadderListView.as_view(), name="ladder-list"),
+    path("ladders/<slug:slug>/", views.LadderDetailView.as_view(), name="ladder-detail"),
+    path("ladders/<slug:slug>/standings/", views.LadderStandingsView.as_view(), name="ladder-standings"),
+    path("ladders/<slug:slug>/entries/", views.LadderEntryView.as_view(), name="ladder-enter"),
+    path("ladders/<slug:slug>/entries/<int:bot_id>/", views.LadderLeaveView.as_view(), name="ladder-leave"),
+    path(
+        "ladders/<slug:slug>/bots/<int:bot_id>/history/", views.LadderHistoryView.as_view(), name="ladder-history"
+    ),
+    path("ladders/<slug:slug>/matchmake/", views.LadderMatchmakeView.as_view(), name="ladder-matchmake"),
+    path("tournaments/", views.TournamentListView.as_view(), name="tournament-list"),
+    path("tournaments/<slug:slug>/", views.TournamentDetailView.as_view(), name="tournament-detail"),
+    path("tournaments/<slug:slug>/entries/", views.TournamentEntryView.as_view(), name="tournament-enter"),
+    path("tournaments/<slug:slug>/<str:action>/", views.TournamentActionView.as_view(), name="tournament-action"),
     # Anything else under /api/ is a JSON 404, never the site's HTML page.
     re_path(r"^.*$", not_found),
 ]

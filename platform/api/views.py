@@ -7,7 +7,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, generics, permissions, serializers, status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
@@ -17,13 +17,18 @@ from bots import selectors as bot_selectors
 from bots import services as bot_services
 from bots.forms import UPLOAD_READ_CAP, CappedUploadHandler, read_capped
 from bots.models import Bot, BotVersion
-from ladders.models import Ladder
+from ladders import selectors as ladder_selectors
+from ladders import services as ladder_services
+from ladders.models import Ladder, LadderEntry
 from matches import selectors as match_selectors
 from matches.models import Match
+from tournaments import selectors as tournament_selectors
+from tournaments import services as tournament_services
+from tournaments.models import Tournament
 
 from . import selectors, services
 from . import serializers as s
-from .permissions import IsOwnerOrStaffOrReadOnly
+from .permissions import IsOwnerOrStaffOrReadOnly, IsStaff
 from .throttles import LoginThrottle, MatchRequestThrottle, UploadThrottle
 
 ERRORS = {
@@ -357,3 +362,176 @@ class ChallengeListView(generics.ListCreateAPIView):
         body = s.ChallengeSerializer(challenge, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED)
 
+
+
+# --- ladders ------------------------------------------------------------------------------------
+
+
+def _ladder(slug: str) -> Ladder:
+    ladder = ladder_selectors.ladder_list().filter(slug=slug).first()
+    if ladder is None:
+        raise exceptions.NotFound(f"no ladder {slug!r}")
+    return ladder
+
+
+class LadderListView(generics.ListAPIView):
+    """Ladders, active ones first."""
+
+    serializer_class = s.LadderSerializer
+    queryset = Ladder.objects.none()  # for the schema; get_queryset answers
+
+    def get_queryset(self):
+        return ladder_selectors.ladder_list()
+
+
+class LadderDetailView(APIView):
+    @extend_schema(responses={200: s.LadderSerializer, **_errors(404)})
+    def get(self, request, slug: str):
+        """A ladder: its rules, format and counts."""
+        return Response(s.LadderSerializer(_ladder(slug)).data)
+
+
+class LadderStandingsView(generics.ListAPIView):
+    """The ladder table: active entries ranked by rating, then the others (rank null)."""
+
+    serializer_class = s.StandingSerializer
+    queryset = Ladder.objects.none()  # for the schema; get_queryset answers
+
+    def get_queryset(self):
+        return ladder_selectors.ladder_standings(_ladder(self.kwargs["slug"]))
+
+
+class LadderHistoryView(generics.ListAPIView):
+    """A bot's rating changes on a ladder, oldest first."""
+
+    serializer_class = s.RatingChangeSerializer
+    queryset = Ladder.objects.none()  # for the schema; get_queryset answers
+
+    def get_queryset(self):
+        ladder = _ladder(self.kwargs["slug"])
+        entry = LadderEntry.objects.filter(ladder=ladder, bot_id=self.kwargs["bot_id"]).first()
+        if entry is None:
+            raise exceptions.NotFound(f"bot {self.kwargs['bot_id']} never entered ladder {ladder.slug!r}")
+        return ladder_selectors.entry_history(entry)
+
+
+class LadderEntryView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=s.BotOnLadderSerializer, responses={201: s.StandingSerializer, **_errors(400, 401, 403, 404)})
+    def post(self, request, slug: str):
+        """Enter your bot into the ladder (or bring it back)."""
+        ladder = _ladder(slug)
+        incoming = s.BotOnLadderSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        bot = _owned_bot(request, incoming.validated_data["bot"])
+        ladder_services.ladder_enter(ladder, bot)
+        standing = ladder_selectors.entry_standing(ladder, bot.pk)
+        return Response(s.StandingSerializer(standing).data, status=status.HTTP_201_CREATED)
+
+
+class LadderLeaveView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses={204: None, **_errors(400, 401, 403, 404)})
+    def delete(self, request, slug: str, bot_id: int):
+        """Take your bot out of the ladder's matchmaking; its rating and matches stay."""
+        ladder = _ladder(slug)
+        bot = _owned_bot(request, bot_id)
+        ladder_services.ladder_leave(ladder, bot)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class LadderMatchmakeView(APIView):
+    permission_classes = [IsStaff]
+
+    @extend_schema(request=None, responses={200: s.MatchSerializer(many=True), **_errors(401, 403, 404)})
+    def post(self, request, slug: str):
+        """Organizers: run the ladder's matchmaking now (the scheduler does it every few seconds)."""
+        created = ladder_services.ladder_matchmake(_ladder(slug))
+        return Response(s.MatchSerializer(created, many=True, context={"request": request}).data)
+
+
+# --- tournaments --------------------------------------------------------------------------------
+
+
+def _tournament(slug: str) -> Tournament:
+    tournament = Tournament.objects.filter(slug=slug).first()
+    if tournament is None:
+        raise exceptions.NotFound(f"no tournament {slug!r}")
+    return tournament
+
+
+class TournamentListView(generics.ListAPIView):
+    """Tournaments, newest first."""
+
+    serializer_class = s.TournamentSerializer
+    queryset = Tournament.objects.none()  # for the schema; get_queryset answers
+
+    def get_queryset(self):
+        return tournament_selectors.tournament_list()
+
+
+def _tournament_body(tournament: Tournament) -> dict:
+    body = s.TournamentSerializer(tournament).data
+    body["progress"] = tournament_selectors.tournament_progress(tournament).as_dict()
+    body["entries"] = s.TournamentEntrySerializer(tournament_selectors.tournament_entries(tournament), many=True).data
+    body["standings"] = s.TournamentStandingSerializer(
+        tournament_selectors.tournament_standings(tournament), many=True
+    ).data
+    body["rounds"] = s.RoundSerializer(tournament_selectors.tournament_rounds(tournament), many=True).data
+    return body
+
+
+class TournamentDetailView(APIView):
+    @extend_schema(responses={200: s.TournamentDetailSerializer, **_errors(404)})
+    def get(self, request, slug: str):
+        """A tournament with its progress, entries, standings, and rounds (newest first) with pairings."""
+        return Response(_tournament_body(_tournament(slug)))
+
+
+class TournamentEntryView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        request=s.BotOnLadderSerializer, responses={201: s.TournamentEntrySerializer, **_errors(400, 401, 403, 404)}
+    )
+    def post(self, request, slug: str):
+        """Enter your bot while registration is open (organizers: also in a draft)."""
+        tournament = _tournament(slug)
+        incoming = s.BotOnLadderSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        bot = _owned_bot(request, incoming.validated_data["bot"])
+        if tournament.status != Tournament.Status.REGISTRATION and not request.user.is_staff:
+            raise services.ApiRefusal(f"{tournament} is {tournament.status}, not open for registration")
+        entry = tournament_services.entry_add(tournament, bot, actor=request.user)
+        return Response(s.TournamentEntrySerializer(entry).data, status=status.HTTP_201_CREATED)
+
+
+#: organizer actions by the name in the URL
+TOURNAMENT_ACTIONS = {
+    "open": tournament_services.tournament_open_registration,
+    "start": tournament_services.tournament_start,
+    "pause": tournament_services.tournament_pause,
+    "resume": tournament_services.tournament_resume,
+    "rerun": tournament_services.tournament_rerun_failed,
+    "cancel": tournament_services.tournament_cancel,
+}
+
+
+class TournamentActionView(APIView):
+    permission_classes = [IsStaff]
+
+    @extend_schema(
+        request=None,
+        parameters=[OpenApiParameter("action", str, OpenApiParameter.PATH, enum=sorted(TOURNAMENT_ACTIONS))],
+        responses={200: s.TournamentDetailSerializer, **_errors(400, 401, 403, 404)},
+    )
+    def post(self, request, slug: str, action: str):
+        """Organizers: open registration, start, pause, resume, re-run failed matches, cancel."""
+        run = TOURNAMENT_ACTIONS.get(action)
+        if run is None:
+            raise exceptions.NotFound(f"no tournament action {action!r} (known: {', '.join(sorted(TOURNAMENT_ACTIONS))})")
+        tournament = _tournament(slug)
+        run(tournament, actor=request.user)
+        return Response(_tournament_body(_tournament(slug)))
