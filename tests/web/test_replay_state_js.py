@@ -57,6 +57,7 @@ CASES = {
     "stacking": (["rounds=2", "stacking=stack", "wd4=free", "draw=until_playable"], ["random", "greedy", "expert"], 8),
     "reshuffles-10-seats": (["rounds=1", "hand_size=10"], ["random"] * 10, 2),
     "faults-and-forfeit": (["rounds=2"], ["faulty", "greedy", "random"], 4),
+    "turn-limit-with-stacks": (["rounds=4", "max_turns=12", "stacking=stack", "wd4=free"], ["random"] * 3, 6),
 }
 
 

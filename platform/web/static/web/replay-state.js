@@ -94,6 +94,7 @@ export function applyEvent(state, ev) {
     }
     case "round_end":
       state.scores = ev.scores.slice();
+      state.pending_draw = 0;
       break;
     case "game_end":
       state.over = true;
