@@ -80,7 +80,10 @@ rm -rf \
     "$ROOT"/usr/bin/perl* "$ROOT"/usr/lib/python3.11/idlelib "$ROOT"/usr/lib/python3.11/turtledemo \
     "$ROOT"/usr/lib/python3.11/ensurepip "$ROOT"/usr/lib/python3.11/lib2to3/tests \
     "$ROOT"/var/lib/dpkg/info/*.md5sums
-find "$ROOT/usr/lib/python3" "$ROOT/usr/lib/python3.11" -name __pycache__ -type d -prune -exec rm -rf {} + 2>/dev/null || true
+# Keep (and complete) the bytecode: the root is read-only at run time, and
+# compiling the stdlib at every start would triple a seat's start time.
+chroot "$ROOT" /usr/bin/python3 -m compileall -q -j 0 /usr/lib/python3.11 >/dev/null 2>&1 \
+    || die "could not byte-compile the standard library in the rootfs"
 
 # The unprivileged user bots run as (the Docker backend also passes --user).
 echo "bot:x:$BOT_UID:$BOT_UID:uno arena bot:/home/bot:/usr/sbin/nologin" >>"$ROOT/etc/passwd"
