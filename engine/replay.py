@@ -123,11 +123,15 @@ def state_at(replay: dict, game_index: int, event_index: int) -> dict:
 
 
 def seat_view(replay: dict, game_index: int, event_index: int, seat: int) -> dict:
-    """What ``seat`` could see after ``event_index`` events: an observation without
-    ``legal_actions`` (``decision`` only when that seat was asked right then)."""
+    """What ``seat`` could see after ``event_index`` events, nothing hidden from it.
+
+    At the point where that seat was asked for a decision this equals the
+    observation it was given (with ``decision`` and ``legal_actions``, found by
+    re-simulating the game); elsewhere it has the observation's other keys.
+    """
     state = state_at(replay, game_index, event_index)
     hands = state["hands"]
-    if not 0 <= seat < len(hands):
+    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < len(hands):
         raise ReplayError(f"seat {seat!r} out of range (the game has {len(hands)} seats)")
     view = {
         "seat": seat,
@@ -146,15 +150,43 @@ def seat_view(replay: dict, game_index: int, event_index: int, seat: int) -> dic
         "round": state["round"],
         "dealer": state["dealer"],
     }
-    for action in _game(replay, game_index)["actions"]:
-        if action["at"] == event_index:
-            # as in an observation, a pending draw shows only while someone must answer it
-            if action["decision"] not in ("stack", "challenge"):
-                view["pending_draw"] = 0
-            if action["seat"] == seat:
-                view["decision"] = action["decision"]
-            break
+    game = _game_at(replay, game_index, event_index)
+    if game is not None:
+        # as in an observation, a pending draw shows only while someone must answer it
+        if game.decision not in ("stack", "challenge"):
+            view["pending_draw"] = 0
+        if game.seat == seat:
+            view["decision"] = game.decision
+            view["legal_actions"] = game.legal_actions()
     return view
+
+
+def _game_at(replay: dict, game_index: int, event_index: int) -> Game | None:
+    """The re-simulated game waiting for a decision right after ``event_index`` events, or None."""
+    record = _game(replay, game_index)
+    try:
+        game = Game(Rules.from_dict(replay["rules"]), record["seed"])
+        actions = record["actions"]
+        i = 0
+        while not game.over and len(game.events) < event_index and i < len(actions):
+            _replay_action(game, actions[i], i)
+            i += 1
+    except (RulesError, KeyError, TypeError) as exc:
+        raise ReplayError(f"game {game_index}: cannot re-simulate: {exc!r}") from exc
+    if game.over or len(game.events) != event_index:
+        return None
+    return game
+
+
+def _replay_action(game: Game, record: dict, i: int) -> None:
+    if "fault" in record:
+        fault = record["fault"]
+        game.fault(fault["kind"], fault["reason"], strikes=fault["strikes"], forfeit=fault["forfeit"])
+        return
+    try:
+        game.apply(record)
+    except IllegalAction as exc:
+        raise ReplayError(f"action {i}: {exc}") from exc
 
 
 def replay_game(rules: Rules, seed: int, actions: list[dict]) -> Game:
@@ -163,19 +195,7 @@ def replay_game(rules: Rules, seed: int, actions: list[dict]) -> Game:
     for i, record in enumerate(actions):
         if game.over:
             raise ReplayError(f"action {i} recorded after the game ended")
-        if (record["at"], record["seat"], record["decision"]) != (len(game.events), game.seat, game.decision):
-            raise ReplayError(
-                f"action {i}: recorded at event {record['at']} for seat {record['seat']} ({record['decision']}),"
-                f" but the game asks seat {game.seat} ({game.decision}) at event {len(game.events)}"
-            )
-        if "fault" in record:
-            fault = record["fault"]
-            game.fault(fault["kind"], fault["reason"], strikes=fault["strikes"], forfeit=fault["forfeit"])
-        else:
-            try:
-                game.apply(record["action"])
-            except IllegalAction as exc:
-                raise ReplayError(f"action {i}: {exc}") from exc
+        _replay_action(game, record, i)
     return game
 
 
