@@ -302,3 +302,40 @@ def test_a_match_created_without_enqueueing_is_left_to_its_creator(validated_ver
     match = challenge(validated_version)
     assert services.match_sweep_stuck(now=timezone.now() + timedelta(seconds=10**6)) == []
     assert Match.objects.get(pk=match.pk).status == Match.Status.QUEUED
+
+
+ONE_ILLEGAL_MOVE_BOT = b"""calls = 0
+
+
+def agent(observation, configuration):
+    global calls
+    calls += 1
+    if calls == 1:
+        return {"type": "play", "card": "no such card"}
+    return observation["legal_actions"][0]
+"""
+
+
+def test_validation_rejects_a_bot_with_a_single_strike(bot, run_on_commit):
+    with run_on_commit():
+        version = bot_services.bot_version_create(bot=bot, filename="sloppy.py", data=ONE_ILLEGAL_MOVE_BOT)
+    version.refresh_from_db()
+    seat = Match.objects.get(kind="validation").seats.get(seat=0)
+    assert (seat.strikes, seat.forfeited, seat.fault_kind) == (1, False, "illegal")
+    assert version.status == BotVersion.Status.REJECTED
+    assert version.rejection_reason.startswith("illegal")
+
+
+def test_a_match_over_the_time_limit_fails_without_blaming_a_bot(validated_version, monkeypatch, settings):
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    def endless_play(match):
+        raise SoftTimeLimitExceeded()
+
+    monkeypatch.setattr(sandboxing, "play", endless_play)
+    match = challenge(validated_version)
+    assert tasks.match_play.apply(args=[match.pk]).get() is False
+    match.refresh_from_db()
+    assert match.status == Match.Status.FAILED
+    assert f"longer than the limit of {settings.MATCH_TIME_LIMIT} s" in match.error
+    assert not any(seat.fault_kind for seat in match.seats.all())
