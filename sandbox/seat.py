@@ -121,6 +121,15 @@ class SeatLog:
         return "".join(self.parts) + tail
 
 
+def _max_strikes(configuration) -> float:
+    """The rules' max_strikes from a decision's configuration (infinite when absent)."""
+    try:
+        value = configuration["rules"]["max_strikes"]
+    except (KeyError, TypeError):
+        return float("inf")
+    return value if isinstance(value, int) and not isinstance(value, bool) else float("inf")
+
+
 def fault_from_error(error, limits: Limits) -> SeatFault:
     """Turn an error report of the bot host (``{"kind", "reason"}``) into the fault its owner reads."""
     if not isinstance(error, dict):
@@ -169,6 +178,7 @@ class SandboxSeat:
         self.fault: SeatFault | None = None  # a forfeit: raised again on every later call
         self.last_decision_seconds = 0.0
         self.next_id = 1
+        self.timeouts = 0
         self.stopped = False
 
     # -- start and stop -------------------------------------------------
@@ -235,7 +245,13 @@ class SandboxSeat:
                 if message is None:
                     self._charge(time.monotonic() - started)
                     self.bank = 0.0
-                    raise self._fault(SeatFault("timeout", f"no reply within {per_decision:g} s and the time bank ({self.limits.time_bank:g} s) is used up"))
+                    fault = self._fault(SeatFault("timeout", f"no reply within {per_decision:g} s and the time bank ({self.limits.time_bank:g} s) is used up"))
+                    self.timeouts += 1
+                    if self.timeouts >= _max_strikes(configuration):
+                        # The referee forfeits the seat on this strike: a bot
+                        # stuck in a loop must not burn its CPU until the match ends.
+                        self._stop_quietly()
+                    raise fault
                 op = message.get("op")
                 if op == "log":
                     self._take_log(message)
@@ -281,14 +297,18 @@ class SandboxSeat:
         self.faults.append(str(fault))
         if fault.forfeits:
             self.fault = fault
-            self._collect_last_logs()
-            try:
-                self.handle.stop()
-            except InfrastructureError:
-                raise
-            except Exception:  # noqa: BLE001 - cleanup must not hide the bot's fault
-                log.exception("stopping the sandbox of %s failed", self.name)
+            self._stop_quietly()
         return fault
+
+    def _stop_quietly(self) -> None:
+        """Stop the sandbox early (after its last log frames); only Docker trouble is raised."""
+        self._collect_last_logs()
+        try:
+            self.handle.stop()
+        except InfrastructureError:
+            raise
+        except Exception:  # noqa: BLE001 - cleanup must not hide the bot's fault
+            log.exception("stopping the sandbox of %s failed", self.name)
 
     _forfeit = _fault
 

@@ -175,3 +175,19 @@ def test_seat_log_never_splits_a_character_into_garbage():
     log.add("ab\u00e9\u00e9")  # 6 bytes of UTF-8; the cap falls inside the second é
     assert log.text().startswith("ab\u00e9")
     assert "\ufffd" not in log.text()
+
+
+def test_stuck_bot_is_stopped_on_the_timeout_that_forfeits_it():
+    def script(handle):
+        handle.host_end.sendall(encode_frame({"op": "hello", "id": 0, "ok": True}))
+        time.sleep(30)  # stuck: never answers
+
+    seat, handle = make_seat(script)
+    seat.wait_ready()
+    configuration = {"rules": {"max_strikes": 2}}
+    with pytest.raises(SeatFault, match="timeout"):
+        seat.decide(OBS, configuration)
+    assert handle.stops == 0  # one strike: the seat plays on
+    with pytest.raises(SeatFault, match="timeout"):
+        seat.decide(OBS, configuration)
+    assert handle.stops == 1  # the second strike forfeits: its sandbox goes now
