@@ -96,7 +96,10 @@ def load_agent(bot_dir: str, module_name: str = "main"):
 
 def describe_exception(exc: BaseException) -> dict:
     """The error a host reports for an exception raised by bot code."""
-    text = str(exc)
+    try:
+        text = str(exc)
+    except BaseException:  # noqa: BLE001 - a bot's exception may not even print
+        text = "<unprintable exception>"
     reason = (f"{type(exc).__name__}: {text}" if text else type(exc).__name__)[:500]
     if isinstance(exc, MemoryError):
         return {"kind": "memory", "reason": reason}
@@ -243,8 +246,8 @@ def serve(host: Host, bot_dir: str) -> int:
             continue
         try:
             host.reply({"op": "reply", "id": request_id, "action": action})
-        except (TypeError, ValueError) as exc:
-            error = {"kind": "illegal", "reason": f"agent returned a value that is not JSON ({type(action).__name__}): {exc}"}
+        except (TypeError, ValueError, RecursionError, OverflowError) as exc:
+            error = {"kind": "illegal", "reason": f"agent returned a value that is not JSON ({type(action).__name__}): {str(exc)[:200]}"}
             host.reply({"op": "reply", "id": request_id, "error": error})
 
 

@@ -145,3 +145,44 @@ def test_oversized_request_frame_makes_the_host_exit(host):
     frames_until(channel, "hello")
     channel.sock.sendall(b"\xff\xff\xff\xff" + encode_frame({"op": "decide"}))
     assert process.wait(timeout=5) == 2
+
+
+def test_unencodable_deep_or_circular_actions_are_illegal_not_a_crash(host):
+    process, channel = host(
+        """
+        calls = 0
+        def agent(o, c):
+            global calls
+            calls += 1
+            if calls == 1:
+                deep = []
+                for _ in range(100000):
+                    deep = [deep]
+                return deep
+            loop = {}
+            loop["self"] = loop
+            return loop
+        """
+    )
+    frames_until(channel, "hello")
+    for request_id in (1, 2):
+        channel.send({"op": "decide", "id": request_id, "observation": {}, "configuration": {}})
+        reply, _ = frames_until(channel, "reply")
+        assert reply["id"] == request_id and reply["error"]["kind"] == "illegal"
+    assert process.poll() is None
+
+
+def test_exception_that_cannot_be_printed_is_still_reported(host):
+    _, channel = host(
+        """
+        class Weird(Exception):
+            def __str__(self):
+                raise RuntimeError("no")
+        def agent(o, c):
+            raise Weird()
+        """
+    )
+    frames_until(channel, "hello")
+    channel.send({"op": "decide", "id": 1, "observation": {}, "configuration": {}})
+    reply, _ = frames_until(channel, "reply")
+    assert reply["error"] == {"kind": "exception", "reason": "Weird: <unprintable exception>"}
