@@ -114,6 +114,9 @@ def demo_seed(log=print) -> dict:
         created["matches"] += 1
         match.refresh_from_db()
         log(f"match #{match.pk} {' vs '.join(names)}: {match.status}")
+    from ladders.demo import ladder_demo_seed  # the ladders app builds on bots, not the reverse
+
+    created.update(ladder_demo_seed(playing.values(), log=log))
     from tournaments.demo import demo_tournaments  # tournaments build on bots, not the reverse
 
     created["tournaments"] = demo_tournaments(list(playing.values()), password=DEMO_PASSWORD, log=log)
