@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Max
@@ -56,7 +58,7 @@ def bot_version_create(*, bot: Bot, filename: str, data: bytes, validate: bool =
             version = BotVersion.objects.create(
                 bot=bot,
                 number=number,
-                filename=package.filename,
+                filename=_safe_filename(package.filename),
                 source=package.data,
                 sha256=package.sha256,
                 size=len(package.data),
@@ -67,6 +69,11 @@ def bot_version_create(*, bot: Bot, filename: str, data: bytes, validate: bool =
         _refuse_duplicate(bot, package.sha256)
         raise
     return version
+
+
+def _safe_filename(name: str) -> str:
+    """The upload's name for display: control characters (NUL breaks PostgreSQL) become '_'."""
+    return re.sub(r"[\x00-\x1f\x7f]", "_", name)[-255:] or "upload"
 
 
 def _refuse_duplicate(bot: Bot, sha256: str) -> None:

@@ -133,10 +133,13 @@ def outcome_of(result, seats: int) -> Outcome:
     logs = list(result.logs)
     outcomes = []
     for index, player in enumerate(players):
-        faults = [{"kind": str(f.get("kind", "")), "reason": str(f.get("reason", ""))} for f in player.faults]
+        faults = [
+            {"kind": clean_text(f.get("kind", "")), "reason": clean_text(f.get("reason", ""))}
+            for f in player.faults
+        ]
         if player.forfeit:
             # The referee writes a forfeit as "kind: reason".
-            kind, _, reason = player.forfeit.partition(": ")
+            kind, _, reason = clean_text(player.forfeit).partition(": ")
         elif faults:
             kind, reason = faults[0]["kind"], faults[0]["reason"]
         else:
@@ -151,7 +154,7 @@ def outcome_of(result, seats: int) -> Outcome:
                 fault_kind=kind,
                 fault_reason=reason,
                 faults=faults,
-                log=logs[index] if index < len(logs) else "",
+                log=clean_text(logs[index]) if index < len(logs) else "",
             )
         )
     return Outcome(
@@ -161,6 +164,12 @@ def outcome_of(result, seats: int) -> Outcome:
         timings=timing_summary(result.timings, getattr(result, "start_seconds", None), getattr(result, "backend", "")),
         replay=result.replay,
     )
+
+
+def clean_text(value) -> str:
+    """Text a bot wrote, safe to store: PostgreSQL refuses NUL characters and lone surrogates."""
+    text = value if isinstance(value, str) else str(value)
+    return text.encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
 
 
 def timing_summary(timings: list[dict], start_seconds: list[float] | None, backend: str) -> dict:

@@ -203,7 +203,7 @@ def match_retry(match_id: int, token: str, reason: str) -> bool:
         match.status = Match.Status.QUEUED
         match.attempt_token = ""
         match.deadline = None
-        match.error = reason[:4000]
+        match.error = sandboxing.clean_text(reason)[:4000]
         match.save(update_fields=["status", "attempt_token", "deadline", "error"])
         match_enqueue(match, countdown=retry_backoff(match.attempts))
     return True
@@ -216,7 +216,7 @@ def match_fail(match_id: int, token: str | None, reason: str) -> bool:
         if match.is_finished or (token is not None and match.attempt_token != token):
             return False
         match.status = Match.Status.FAILED
-        match.error = reason[:4000]
+        match.error = sandboxing.clean_text(reason)[:4000]
         match.finished_at = timezone.now()
         match.attempt_token = ""
         match.save(update_fields=["status", "error", "finished_at", "attempt_token"])

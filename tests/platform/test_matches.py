@@ -339,3 +339,29 @@ def test_a_match_over_the_time_limit_fails_without_blaming_a_bot(validated_versi
     assert match.status == Match.Status.FAILED
     assert f"longer than the limit of {settings.MATCH_TIME_LIMIT} s" in match.error
     assert not any(seat.fault_kind for seat in match.seats.all())
+
+
+NUL_BOT = b"""calls = 0
+
+
+def agent(observation, configuration):
+    global calls
+    calls += 1
+    print("nul\\x00byte and a lone surrogate \\udc80", flush=True)
+    if calls == 3:
+        raise ValueError("bad\\x00reason")
+    return observation["legal_actions"][0]
+"""
+
+
+def test_nul_characters_a_bot_prints_or_raises_are_stored_safely(bot, run_on_commit):
+    with run_on_commit():
+        version = bot_services.bot_version_create(bot=bot, filename="bell\x07.py", data=NUL_BOT)
+    version.refresh_from_db()
+    assert version.filename == "bell_.py"
+    match = Match.objects.get(kind="validation")
+    assert match.status == Match.Status.DONE, match.error
+    seat = match.seats.get(seat=0)
+    assert "nul\ufffdbyte" in seat.log and "\x00" not in seat.log
+    assert "bad\ufffdreason" in seat.fault_reason
+    assert version.status == BotVersion.Status.REJECTED and "\x00" not in version.rejection_reason
