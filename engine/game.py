@@ -8,8 +8,7 @@ A game is several rounds until the target (or a fixed number of rounds). It is
 fully determined by (rules, seed, actions): every random choice comes from
 ``random.Random`` streams seeded from the game seed (see docs/engine.md for the
 per-seat draw streams). The game records every effect in ``events`` and every
-decision taken in ``actions`` (the canonical action, or ``{"fault": ...}``);
-``engine.replay`` rebuilds states from them.
+decision taken in ``actions``; ``engine.replay`` rebuilds states from them.
 
 Cards are ints inside (``engine.cards``); dicts only at the edge
 (``observation``, ``legal_actions``, ``apply``). Pure: no I/O, no clocks.
@@ -769,7 +768,9 @@ class Game:
             )
         uno = act[0] == PLAY and action.get("uno") is True
         record = (_DICTS_UNO if uno else _DICTS)[act].copy()
-        self.actions.append(record)
+        self.actions.append(
+            {"at": len(self.events), "seat": self.seat, "decision": self.decision, "action": record}
+        )
         self._do(act, uno)
 
     def apply_fallback(self) -> dict:
@@ -788,7 +789,14 @@ class Game:
         if self.over:
             raise RuntimeError("the game is over: no seat is asked")
         s = self.seat
-        self.actions.append({"fault": {"kind": kind, "reason": reason, "strikes": strikes, "forfeit": forfeit}})
+        self.actions.append(
+            {
+                "at": len(self.events),
+                "seat": s,
+                "decision": self.decision,
+                "fault": {"kind": kind, "reason": reason, "strikes": strikes, "forfeit": forfeit},
+            }
+        )
         event = {"e": "fault", "seat": s, "kind": kind, "reason": reason}
         if strikes is not None:
             event["strikes"] = strikes

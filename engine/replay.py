@@ -179,12 +179,17 @@ def _game_at(replay: dict, game_index: int, event_index: int) -> Game | None:
 
 
 def _replay_action(game: Game, record: dict, i: int) -> None:
+    if (record["at"], record["seat"], record["decision"]) != (len(game.events), game.seat, game.decision):
+        raise ReplayError(
+            f"action {i}: recorded at event {record['at']} for seat {record['seat']} ({record['decision']}),"
+            f" but the game asks seat {game.seat} ({game.decision}) at event {len(game.events)}"
+        )
     if "fault" in record:
         fault = record["fault"]
         game.fault(fault["kind"], fault["reason"], strikes=fault["strikes"], forfeit=fault["forfeit"])
         return
     try:
-        game.apply(record)
+        game.apply(record["action"])
     except IllegalAction as exc:
         raise ReplayError(f"action {i}: {exc}") from exc
 

@@ -108,8 +108,8 @@ def test_verify_finds_a_tampered_event():
 def test_verify_finds_a_tampered_action():
     result = play_match(Rules(players=2, rounds=1), [first_legal(), first_legal()], seed=4)
     replay = copy.deepcopy(result.replay)
-    actions = replay["games"][0]["actions"]
-    actions[0] = {"type": "draw"} if actions[0] != {"type": "draw"} else actions[1]
+    first = replay["games"][0]["actions"][0]
+    first["action"] = {"type": "draw"} if first["action"] != {"type": "draw"} else {"type": "pass"}
     with pytest.raises(ReplayError, match="game 0"):
         verify(replay)
 
