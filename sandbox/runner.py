@@ -78,8 +78,12 @@ def play_match(
     limits = limits or DEFAULT_LIMITS
     if backend not in BACKENDS:
         raise ValueError(f"unknown sandbox backend {backend!r} (allowed: {', '.join(BACKENDS)})")
+    from engine import bots as reference_bots
+
     for index, bot in enumerate(bots):
-        if not isinstance(bot, str | BotPackage):
+        if isinstance(bot, str):
+            reference_bots.get(bot)  # an unknown name fails here, before any sandbox starts
+        elif not isinstance(bot, BotPackage):
             raise TypeError(f"bot {index} must be a reference bot name or a BotPackage, got {type(bot).__name__}")
     if backend == "process" and not allow_process and any(isinstance(b, BotPackage) for b in bots):
         raise SandboxNotAllowed(

@@ -117,3 +117,13 @@ def test_last_prints_before_a_crash_reach_the_log(backend, request):
     assert outcome.players[0].forfeit == "exception: exception in agent: ZeroDivisionError: division by zero"
     assert outcome.logs[0].startswith("last words [")
     assert outcome.logs[0].endswith("to stderr, no newline")
+
+
+def test_unknown_reference_bot_fails_before_any_sandbox_starts(bwrap_path, monkeypatch):
+    from sandbox.backends import process
+
+    started = []
+    monkeypatch.setattr(process, "start_seat", lambda *a, **k: started.append(a))
+    with pytest.raises(KeyError, match="unknown reference bot: 'nobody'"):
+        play_match(RULES, [CHATTY, "nobody"], seed=1, backend="process", allow_process=True)
+    assert started == []
