@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from django.http import JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -81,6 +82,7 @@ def exception_handler(exc, context):
     return response
 
 
+@csrf_exempt  # a 404 changes nothing; without this a POST with a session cookie would get Django's HTML 403
 def not_found(request, *args, **kwargs):
     """JSON 404 for any path under /api/ that names no endpoint."""
     return JsonResponse({"detail": f"no API endpoint at {request.path!r}; see /api/docs/"}, status=404)

@@ -7,7 +7,6 @@ for the bot's owner and staff; for everyone else the field is null.
 from __future__ import annotations
 
 from django.urls import reverse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -18,6 +17,10 @@ from matches.models import Match, MatchSeat
 
 from . import selectors
 from .models import ApiToken, Challenge
+
+#: schema types of method fields that may be null
+NULLABLE_INT = serializers.IntegerField(allow_null=True)
+NULLABLE_STR = serializers.CharField(allow_null=True)
 
 
 def _user(context):
@@ -77,11 +80,10 @@ class BotSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = ["id", "created_at"]
 
-    @extend_schema_field(OpenApiTypes.BOOL)
     def get_public(self, bot: Bot) -> bool:
         return selectors.bot_is_public(bot)
 
-    @extend_schema_field(OpenApiTypes.INT)
+    @extend_schema_field(NULLABLE_INT)
     def get_playing_version(self, bot: Bot) -> int | None:
         version = bot_selectors.bot_playing_version(bot)
         return version.number if version else None
@@ -123,20 +125,20 @@ class VersionSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field(NULLABLE_STR)
     def get_validation_log(self, version: BotVersion) -> str | None:
         if bot_selectors.can_view_validation_log(_user(self.context), version.bot):
             return version.validation_log
         return None
 
-    @extend_schema_field(OpenApiTypes.INT)
+    @extend_schema_field(NULLABLE_INT)
     def get_validation_match(self, version: BotVersion) -> int | None:
         known = self.context.get("validation_matches")
         if known is not None:
             return known.get(version.pk)
         return selectors.validation_matches([version.pk]).get(version.pk)
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field(NULLABLE_STR)
     def get_source(self, version: BotVersion) -> str | None:
         if bot_selectors.can_view_source(_user(self.context), version.bot):
             return reverse("api:version-source", args=[version.bot_id, version.number])
@@ -166,15 +168,15 @@ class SeatSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
-    @extend_schema_field(OpenApiTypes.INT)
+    @extend_schema_field(NULLABLE_INT)
     def get_bot(self, seat: MatchSeat) -> int | None:
         return seat.bot_version.bot_id if seat.bot_version_id else None
 
-    @extend_schema_field(OpenApiTypes.INT)
+    @extend_schema_field(NULLABLE_INT)
     def get_version(self, seat: MatchSeat) -> int | None:
         return seat.bot_version.number if seat.bot_version_id else None
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field(NULLABLE_STR)
     def get_log(self, seat: MatchSeat) -> str | None:
         if not self.context.get("with_logs"):
             return None
@@ -196,7 +198,7 @@ class MatchSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field(NULLABLE_STR)
     def get_replay(self, match: Match) -> str | None:
         if match.status != Match.Status.DONE:
             return None
@@ -355,7 +357,7 @@ class PairingSerializer(serializers.Serializer):
     match_status = serializers.SerializerMethodField()
     seats = PairingSeatSerializer(many=True)
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field(NULLABLE_STR)
     def get_match_status(self, pairing) -> str | None:
         return pairing.match.status if pairing.match_id else None
 

@@ -36,6 +36,7 @@ ERRORS = {
     401: OpenApiResponse(s.ErrorSerializer, "not logged in / bad token"),
     403: OpenApiResponse(s.ErrorSerializer, "not allowed"),
     404: OpenApiResponse(s.ErrorSerializer, "not found"),
+    429: OpenApiResponse(s.ErrorSerializer, "rate limit reached: retry_after says when to try again"),
 }
 
 
@@ -87,7 +88,7 @@ class TokenObtainView(APIView):
     authentication_classes: list = []  # the password is the credential; no session, so no CSRF
     throttle_classes = [LoginThrottle]
 
-    @extend_schema(request=s.LoginSerializer, responses={201: s.NewTokenSerializer, **_errors(400)})
+    @extend_schema(request=s.LoginSerializer, responses={201: s.NewTokenSerializer, **_errors(400, 429)})
     def post(self, request):
         incoming = s.LoginSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
@@ -220,7 +221,7 @@ class VersionListView(generics.ListCreateAPIView):
 
     @extend_schema(
         request={"multipart/form-data": s.UploadSerializer},
-        responses={201: s.VersionSerializer, **_errors(400, 401, 403, 404), 429: ERRORS[400]},
+        responses={201: s.VersionSerializer, **_errors(400, 401, 403, 404, 429)},
     )
     def post(self, request, bot_id: int):
         bot = _owned_bot(request, bot_id)
@@ -345,7 +346,7 @@ class ChallengeListView(generics.ListCreateAPIView):
 
     @extend_schema(
         request=s.ChallengeCreateSerializer,
-        responses={201: s.ChallengeSerializer, **_errors(400, 401, 403, 404), 429: ERRORS[400]},
+        responses={201: s.ChallengeSerializer, **_errors(400, 401, 403, 404, 429)},
     )
     def post(self, request):
         incoming = s.ChallengeCreateSerializer(data=request.data)
