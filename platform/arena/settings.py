@@ -236,6 +236,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # api.urls' <id:...> path parameter: an integer of at most 18 digits.
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 999999999999999999}},
 }
 # Per user (or address when anonymous): "N/second|minute|hour|day". Reads are never limited.
 API_THROTTLE_RATES = {
