@@ -165,8 +165,17 @@ class TournamentAdmin(admin.ModelAdmin):
     search_fields = ["name", "slug"]
     inlines = [EntryInline, RoundInline, EventInline]
     actions = ["open_registration", "start", "pause", "resume", "rerun_failed", "cancel"]
-    readonly_fields = ["status", "progress", "current_round", "total_rounds", "page", "created_by",
+    readonly_fields = ["seats", "status", "progress", "current_round", "total_rounds", "page", "created_by",
                        "started_at", "finished_at"]
+
+    def get_inlines(self, request, obj=None):
+        return [EntryInline] if obj is None else self.inlines
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return OPTION_FIELDS
+        head = ["status", "progress", "page"]
+        return [*head, *OPTION_FIELDS, *(f for f in self.readonly_fields if f not in head)]
 
     def get_queryset(self, request):
         return selectors.tournament_list()

@@ -29,6 +29,18 @@ def fmt(value: Fraction | float | int | None) -> str:
     return f"{round(float(value), 2):g}"
 
 
+def rules_changed(rules: dict) -> list[str]:
+    """``key=value`` for the table size and every option that differs from its default."""
+    from engine.rules import Rules
+
+    base = {"players": rules.get("players", 2), "scoring": rules.get("scoring", "winner")}
+    try:
+        defaults = Rules.from_dict(base).to_dict()
+    except ValueError:
+        defaults = {}
+    return [f"{k}={v}" for k, v in rules.items() if k == "players" or defaults.get(k) != v]
+
+
 def tournament_list() -> QuerySet[Tournament]:
     """Tournaments with their entry count and match counts (done, paired so far)."""
     return Tournament.objects.annotate(

@@ -39,6 +39,7 @@ def tournament_detail(request, slug: str):
         "tournaments/tournament_detail.html",
         {
             "tournament": tournament,
+            "rules_changed": selectors.rules_changed(tournament.rules),
             "progress": selectors.tournament_progress(tournament),
             "standings": standings,
             "tie_break_titles": [selectors.TIE_BREAK_TITLES.get(tb, tb) for tb in tournament.tie_breaks],
