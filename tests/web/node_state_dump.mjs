@@ -12,5 +12,6 @@ replay.games.forEach((game, g) => {
   for (let e = 0; e <= timeline.length; e++) {
     process.stdout.write(JSON.stringify({ g, e, state: timeline.stateAt(e) }) + "\n");
   }
-  process.stdout.write(JSON.stringify({ g, stops: timeline.stops, rounds: timeline.rounds }) + "\n");
+  const forfeits = Object.fromEntries(timeline.forfeitAt);
+  process.stdout.write(JSON.stringify({ g, stops: timeline.stops, rounds: timeline.rounds, forfeits }) + "\n");
 });

@@ -108,3 +108,18 @@ def test_steps_stop_where_a_bot_decides_and_before_each_deal(tmp_path):
     asked = {action["at"] for action in replay["games"][0]["actions"]}
     deals = {i for i in starts if i > 0}
     assert stops == sorted(asked | deals | {0, len(events)})
+
+
+def test_a_forfeit_is_known_from_its_event_on_and_in_later_games_from_the_start(tmp_path):
+    node = _node()
+    rules, names, seed = CASES["faults-and-forfeit"]
+    replay = _replay(rules, names, seed, games=2)
+    path = tmp_path / "replay.json"
+    path.write_text(json.dumps(replay))
+    out = subprocess.run([node, str(DUMP_JS), str(STATE_JS), str(path)], capture_output=True, text=True, check=True)
+    summaries = [json.loads(line) for line in out.stdout.splitlines() if '"stops"' in line]
+    first = replay["games"][0]["events"]
+    forfeit_index = next(i for i, ev in enumerate(first) if ev["e"] == "forfeit")
+    assert summaries[0]["forfeits"] == {str(first[forfeit_index]["seat"]): forfeit_index + 1}
+    assert replay["games"][1]["forfeited"], "the faulty bot forfeits the whole match"
+    assert summaries[1]["forfeits"] == {str(s): 0 for s in replay["games"][1]["forfeited"]}

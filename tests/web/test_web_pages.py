@@ -218,3 +218,17 @@ def test_home_page_lists_sections_and_the_guide(client, db):
         assert "No ladder is running yet" in html
     if apps.is_installed("tournaments"):
         assert "No tournament is running" in html
+
+
+def test_every_arena_play_command_in_the_guide_runs(client, db, tmp_path, capsys):
+    from arena_cli.main import main
+
+    html = client.get(reverse("web:guide")).content.decode()
+    commands = re.findall(r"arena play [^<\n]*", html)
+    assert len(commands) >= 3
+    for command in commands:
+        argv = command.split()[1:]
+        argv = [str(guide.STARTER_BOT) if a == "starter_bot.py" else str(tmp_path / a) if a.endswith(".json") else a
+                for a in argv]
+        assert main(argv) == 0, f"{command!r} failed: {capsys.readouterr().err}"
+    assert (tmp_path / "match.json").exists()

@@ -124,6 +124,11 @@ export class GameTimeline {
       applyEvent(state, ev);
     });
     this.final = state;
+    // event index of each seat's forfeit (seats forfeited before the game began: 0)
+    this.forfeitAt = new Map((game.forfeited || []).map((seat) => [seat, 0]));
+    this.events.forEach((ev, i) => {
+      if (ev.e === "forfeit" && !this.forfeitAt.has(ev.seat)) this.forfeitAt.set(ev.seat, i + 1);
+    });
     this.stops = stopsOf(this.events, game.actions || []);
     // decisions recorded at each event index (the seat was asked after that many events)
     this.actionsAt = new Map();
@@ -132,6 +137,10 @@ export class GameTimeline {
       list.push({ ...a, index: i });
       this.actionsAt.set(a.at, list);
     });
+  }
+
+  forfeitedAt(seat, index) {
+    return this.forfeitAt.has(seat) && this.forfeitAt.get(seat) <= index;
   }
 
   get length() {

@@ -272,6 +272,8 @@ class Viewer {
         asked && asked.seat === s ? `<span class="badge badge-turn">deciding: ${escapeHtml(asked.decision)}</span>` : "",
         state.dealer === s && state.round ? '<span class="badge">dealer</span>' : "",
         state.uno[s] ? '<span class="badge badge-uno">UNO</span>' : "",
+        t.forfeitedAt(s, this.pos) ? '<span class="badge badge-bad" title="played on by the fallback policy">forfeited</span>' : "",
+        state.over ? `<span class="badge ${t.game.ranks[s] === 1 ? "badge-ok" : ""}">rank ${t.game.ranks[s]}</span>` : "",
         this.view === s ? '<span class="badge badge-ok">you</span>' : "",
       ].join(" ");
       seats.push(
