@@ -102,7 +102,10 @@ def tournament_options(
             raise TournamentError("a 2-seat round robin has its rounds fixed by the field; set cycles instead")
     if cycles != 1 and not (format == Tournament.Format.ROUND_ROBIN and rules.players == 2):
         raise TournamentError(f"cycles applies to 2-seat round robins only, got cycles={cycles}")
-    tie_breaks = list(TIE_BREAKS if tie_breaks is None else tie_breaks)
+    tie_breaks = list(TIE_BREAKS) if tie_breaks is None else tie_breaks
+    if not isinstance(tie_breaks, list | tuple) or not all(isinstance(t, str) for t in tie_breaks):
+        raise TournamentError(f"tie-breaks must be a list of names from {', '.join(TIE_BREAKS)}; got {tie_breaks!r}")
+    tie_breaks = list(tie_breaks)
     unknown = [t for t in tie_breaks if t not in TIE_BREAKS]
     if unknown or len(set(tie_breaks)) != len(tie_breaks):
         raise TournamentError(f"tie-breaks must be distinct names from {', '.join(TIE_BREAKS)}; got {tie_breaks!r}")
@@ -416,12 +419,14 @@ def history(tournament: Tournament, entries: Sequence[Entry] | None = None) -> l
         if pairing.bye:
             items.append(Bye(pairing.round.number, seats[0].entry.name))
             continue
+        scores = [s.score for s in seats]
+        known = all(score is not None for score in scores)
         items.append(
             TableResult(
                 pairing.round.number,
                 tuple(s.entry.name for s in seats),
                 tuple(s.rank for s in seats),
-                tuple((-s.score if negate else s.score) for s in seats if s.score is not None),
+                tuple((-x if negate else x) for x in scores) if known else (),
             )
         )
     return items

@@ -49,6 +49,26 @@ def test_create_refuses_bad_options_naming_the_value():
         services.tournament_create(name="fine", rules=["players=2"])
 
 
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"rules": "players=2"}, "rules must be an object"),
+        ({"rules": {"players": "many"}}, "invalid rules"),
+        ({"rules": [1, 2]}, "rules must be an object"),
+        ({"tie_breaks": 5}, "got 5"),
+        ({"tie_breaks": ["buchholz", "buchholz"]}, "distinct"),
+        ({"seed": 2**70}, "seed must be"),
+        ({"games": True}, "got True"),
+        ({"rounds": 0}, "rounds must be"),
+        ({"name": "x" * 101}, "1 to 100 characters"),
+    ],
+)
+def test_hostile_options_are_refused_with_the_value(options, message):
+    with pytest.raises(TournamentError, match=message):
+        services.tournament_create(**{"name": "Cup", "rules": ["players=2"], **options})
+    assert not Tournament.objects.exists()
+
+
 def test_an_entry_needs_an_active_version_and_enters_once(owner):
     tournament = services.tournament_create(name="Cup", rules=["players=2"])
     waiting = active_bot(owner, "waiting", active=False)
@@ -302,3 +322,14 @@ def test_a_second_organizer_cannot_start_a_running_tournament(owner):
         services.tournament_start(tournament)
     with pytest.raises(TournamentError, match="cannot add entries"):
         services.entry_add(tournament, active_bot(make_user("late"), "late"))
+
+
+def test_penalty_scoring_counts_fewer_game_points_as_better(owner):
+    tournament = tournament_with(field(2, owner), rules=["players=2", "rounds=1", "scoring=penalty"],
+                                 format="round_robin", tie_breaks=["game_points"])
+    (match,) = open_matches(tournament)
+    finish(match, [1, 2], scores=[10, 55])
+    lines = services.tournament_standings_lines(refreshed(tournament))
+    seat0 = Pairing.objects.get(match=match).seats.get(seat=0).entry.name
+    assert lines[0].entry == seat0
+    assert [line.tie_breaks["game_points"] for line in lines] == [-10, -55]
