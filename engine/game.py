@@ -234,6 +234,7 @@ class Game:
     def _start_round(self) -> None:
         n, rules = self.n, self.rules
         self.round += 1
+        self._forced = {}  # a set-up position fixes draws of its first round only
         if self.round > 1:
             self.dealer = (self.dealer + 1) % n
         deal_seed = f"{self.seed}:{self.round}"

@@ -75,3 +75,18 @@ def test_round_past_max_turns_ends_with_no_score():
     end = of(g.events, "round_end")[0]
     assert end["reason"] == "max_turns" and end["winner"] is None
     assert end["points"] == [0, 0] and g.scores == [5, 7]
+
+
+def test_later_rounds_of_a_set_up_game_are_dealt_and_drawn_from_its_seed():
+    def second_round(draws):
+        g = position([["R1"], ["G9", "G8"]], "R5", current=0, draws=draws, seed=3, rounds=2)
+        play(g, "R1")
+        start = len(g.events)
+        while not g.over:
+            g.apply_fallback()
+        return g.events[start:]
+
+    plain = second_round(None)
+    fixed = second_round({1: ["B9", "B8", "B7"]})  # never drawn in round 1
+    assert any(e["e"] == "draw" and e["seat"] == 1 for e in plain)
+    assert plain == fixed
