@@ -25,6 +25,11 @@ from typing import Any
 
 from arena_cli.errors import CommandError, FailureError
 from arena_cli.progress import Progress
+from engine.bots import get
+from engine.faults import InfrastructureError
+from engine.match import AgentSeat, play_match
+from engine.rules import Rules
+from sandbox import bench as sandbox_bench
 
 SEATS = (2, 4)
 #: hands per measurement unless ``--games`` says otherwise
@@ -83,8 +88,6 @@ class RandomPlayer:
     """The ``random`` bot restricted to plays when any exist: rlcard's random player."""
 
     def __init__(self) -> None:
-        from engine.bots import get
-
         self.choose = get("random")
         self.decisions = 0
 
@@ -99,9 +102,6 @@ class RandomPlayer:
 
 def bench_engine(players: int, hands: int, seed: int = 0) -> tuple[float, float]:
     """(hands, decisions) per second of ``engine.match.play_match`` with random players."""
-    from engine.match import AgentSeat, play_match
-    from engine.rules import Rules
-
     rules = Rules(players=players, rounds=1)
     agent = RandomPlayer()
     seats = [AgentSeat(agent, "random") for _ in range(players)]
@@ -183,9 +183,6 @@ def format_report(report: dict) -> str:
 
 def _run_sandbox_bench(args: argparse.Namespace) -> int:
     """``sandbox.bench``: decision round trip and seat start per backend (docs/sandbox.md)."""
-    from engine.faults import InfrastructureError
-    from sandbox import bench as sandbox_bench
-
     backends = tuple(dict.fromkeys(args.backend or SANDBOX_BACKENDS))
     try:
         counts = {k: getattr(args, k) for k in ("decisions", "starts") if getattr(args, k) is not None}

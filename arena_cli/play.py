@@ -17,12 +17,15 @@ from typing import Any
 
 from arena_cli.errors import CommandError, FailureError
 from arena_cli.progress import Progress, Ticker
+from engine.bots import REFERENCE_BOTS
+from engine.faults import InfrastructureError
+from engine.rules import BOUNDS, Rules, RulesError
+from sandbox import runner
+from sandbox.package import BotPackage, PackageError
 
 
 def run_play(args: argparse.Namespace) -> int:
     """Play the match ``args`` describe and print its result; return the exit code."""
-    from engine.faults import InfrastructureError
-
     bots = [resolve_bot(text) for text in args.bots]
     rules = make_rules(args.rules, len(bots))
     # Opened before playing: a replay that cannot be written is refused up front.
@@ -54,14 +57,10 @@ def run_play(args: argparse.Namespace) -> int:
 
 def resolve_bot(text: str) -> Any:
     """A reference bot's name, or the checked ``BotPackage`` of a .py/.zip path."""
-    from engine.bots import REFERENCE_BOTS
-
     if text in REFERENCE_BOTS:
         return text
     path = Path(text)
     if path.suffix.lower() in (".py", ".zip") or os.path.lexists(text):
-        from sandbox.package import BotPackage, PackageError
-
         try:
             return BotPackage.from_path(path)
         except PackageError as exc:
@@ -72,10 +71,8 @@ def resolve_bot(text: str) -> Any:
     )
 
 
-def make_rules(items: list[str], bots: int):
+def make_rules(items: list[str], bots: int) -> Rules:
     """Rules from ``--rules`` items; ``players`` defaults to the number of bots."""
-    from engine.rules import BOUNDS, Rules, RulesError
-
     low, high = BOUNDS["players"]
     if not low <= bots <= high:
         raise CommandError(f"a match needs {low} to {high} bots, got {bots}")
@@ -164,10 +161,8 @@ def format_table(summary: dict, *, seed: int, duplicate: bool) -> str:
 
 
 def _play(rules: Any, bots: list[Any], args: argparse.Namespace) -> Any:
-    from sandbox.runner import play_match
-
     # The author's own bots on their own machine: the weaker process sandbox is fine.
-    return play_match(
+    return runner.play_match(
         rules,
         bots,
         seed=args.seed,
