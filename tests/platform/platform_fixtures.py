@@ -33,19 +33,24 @@ def bot(alice):
 
 
 @pytest.fixture
-def run_on_commit(django_capture_on_commit_callbacks):
-    """Run the tasks a block enqueues (on commit) right away, in-process, as the embedded default does
-    (also when REDIS_URL is set for the worker tests)."""
+def eager_tasks():
+    """Tasks run in-process, as on the embedded default, even when REDIS_URL is set."""
     from celery import current_app
 
     eager = current_app.conf.task_always_eager
     current_app.conf.task_always_eager = True
+    yield
+    current_app.conf.task_always_eager = eager
+
+
+@pytest.fixture
+def run_on_commit(eager_tasks, django_capture_on_commit_callbacks):
+    """Run the tasks a block enqueues (on commit) right away, in-process."""
 
     def runner():
         return django_capture_on_commit_callbacks(execute=True)
 
-    yield runner
-    current_app.conf.task_always_eager = eager
+    return runner
 
 
 @pytest.fixture

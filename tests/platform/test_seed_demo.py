@@ -12,7 +12,7 @@ from bots.models import Bot, BotVersion
 from matches.models import Match
 from sandbox.package import BotPackage
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("process_sandbox")]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("process_sandbox", "eager_tasks")]
 pytest_plugins = ["platform_fixtures"]
 
 
