@@ -16,7 +16,7 @@ BOT_SOURCE = b"def agent(observation, configuration):\n    return observation['l
 
 def user(name: str):
     User = get_user_model()
-    return User.objects.filter(username=name).first() or User.objects.create_user(name, password="pw-for-tests-1")
+    return User.objects.filter(username=name).first() or User.objects.create_user(name)  # no password: hashing one is slow and force_login needs none
 
 
 def active_bot(name: str, owner: str = "owner") -> Bot:
