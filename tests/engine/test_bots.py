@@ -133,3 +133,28 @@ def test_random_bot_replays_identically():
     a = play_match(rules, seats, seed=9).replay
     b = play_match(rules, seats, seed=9).replay
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_bots_import_only_the_standard_library_engine_cards_and_each_other():
+    # The demo uploads greedy/expert as a zip of engine/cards.py and engine/bots/*.py.
+    import ast
+    import sys
+    from pathlib import Path
+
+    import engine.bots
+
+    allowed_first_party = {"engine.cards", "engine.bots"}
+    for path in Path(engine.bots.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top == "engine":
+                    assert name in allowed_first_party or name.startswith("engine.bots."), (path.name, name)
+                else:
+                    assert top in sys.stdlib_module_names or top == "__future__", (path.name, name)
