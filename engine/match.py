@@ -23,6 +23,7 @@ from engine.rules import Rules
 REPLAY_VERSION = 1
 #: longest fault reason kept (a hostile bot controls the text)
 MAX_REASON = 500
+_NUMBER = (int, float)
 
 
 class AgentSeat:
@@ -154,7 +155,7 @@ def play_match(
                 except InfrastructureError:
                     raise
                 seconds = getattr(seat, "last_decision_seconds", None)
-                if isinstance(seconds, int | float) and not isinstance(seconds, bool):
+                if seconds is not None and isinstance(seconds, _NUMBER) and not isinstance(seconds, bool):
                     t = timings[b]
                     t["decisions"] += 1
                     t["total_seconds"] += float(seconds)
