@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import engine.bots
 from engine.bots import REFERENCE_BOTS, UnknownBotError, get
 from engine.match import AgentSeat, play_match
 from engine.rules import Rules
@@ -137,12 +141,6 @@ def test_random_bot_replays_identically():
 
 def test_bots_import_only_the_standard_library_engine_cards_and_each_other():
     # The demo uploads greedy/expert as a zip of engine/cards.py and engine/bots/*.py.
-    import ast
-    import sys
-    from pathlib import Path
-
-    import engine.bots
-
     allowed_first_party = {"engine.cards", "engine.bots"}
     for path in Path(engine.bots.__file__).parent.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
