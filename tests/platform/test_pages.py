@@ -237,3 +237,22 @@ def test_unknown_things_are_404(client, db):
     get(client, "matches:detail", 999, status=404)
     get(client, "accounts:profile", "nobody", status=404)
     make_user("dave")
+
+
+def test_admin_lists_and_shows_bots_versions_and_matches(client, played_match):
+    admin = make_user("admin")
+    admin.is_staff = admin.is_superuser = True
+    admin.save()
+    client.force_login(admin)
+    version = played_match.seats.get(seat=0).bot_version
+    for url in (
+        reverse("admin:bots_bot_changelist"),
+        reverse("admin:bots_bot_change", args=[version.bot_id]),
+        reverse("admin:bots_botversion_changelist"),
+        reverse("admin:bots_botversion_change", args=[version.pk]),
+        reverse("admin:matches_match_changelist"),
+        reverse("admin:matches_match_change", args=[played_match.pk]),
+    ):
+        assert client.get(url).status_code == 200, url
+    # Versions are made by uploads only.
+    assert client.get(reverse("admin:bots_botversion_add")).status_code == 403
