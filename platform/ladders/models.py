@@ -31,8 +31,16 @@ class Ladder(models.Model):
         default=1, help_text="Deals per match; with duplicate rotation each deal is played once per seat rotation."
     )
     duplicate = models.BooleanField(default=True, help_text="Rotate the seats over the same deals.")
-    time_per_decision = models.FloatField(default=_LIMITS.time_per_decision, help_text="Seconds per decision.")
-    time_bank = models.FloatField(default=_LIMITS.time_bank, help_text="Seconds of extra time per match.")
+    # Stored and shown, but not yet applied: a Match does not carry its own limits, so
+    # ladder matches run with the sandbox defaults until the matches app takes them.
+    time_per_decision = models.FloatField(
+        default=_LIMITS.time_per_decision,
+        help_text="Seconds per decision. Not applied yet: matches run with the sandbox defaults (sandbox.limits).",
+    )
+    time_bank = models.FloatField(
+        default=_LIMITS.time_bank,
+        help_text="Seconds of extra time per match. Not applied yet: matches run with the sandbox defaults.",
+    )
     max_pending = models.PositiveSmallIntegerField(
         default=4, help_text="At most this many of the ladder's matches are queued or running at once."
     )
