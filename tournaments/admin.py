@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
-from django.urls import reverse
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponseNotAllowed
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from . import selectors, services
-from .models import Entry, Round, Tournament, TournamentEvent
+from .models import Entry, Pairing, Round, Tournament, TournamentEvent
 from .services import TournamentError
 from .standings import TIE_BREAKS
 
@@ -177,8 +180,48 @@ class TournamentAdmin(admin.ModelAdmin):
         head = ["status", "progress", "page"]
         return [*head, *OPTION_FIELDS, *(f for f in self.readonly_fields if f not in head)]
 
+    #: buttons on a tournament's page: action -> (service, label, statuses it applies to, what happened)
+    BUTTONS = {
+        "open_registration": (services.tournament_open_registration, "Open registration", ("draft",), "registration open"),
+        "start": (services.tournament_start, "Start", ("draft", "registration"), "started"),
+        "pause": (services.tournament_pause, "Pause", ("running",), "paused"),
+        "resume": (services.tournament_resume, "Resume", ("paused",), "resumed"),
+        "rerun_failed": (services.tournament_rerun_failed, "Re-run failed matches", ("running", "paused"),
+                         "failed matches queued again"),
+        "cancel": (services.tournament_cancel, "Cancel tournament",
+                   ("draft", "registration", "running", "paused"), "cancelled"),
+    }
+
     def get_queryset(self, request):
         return selectors.tournament_list()
+
+    def get_urls(self):
+        do = path("<int:pk>/do/<str:action>/", self.admin_site.admin_view(self.do_action),
+                  name="tournaments_tournament_do")
+        return [do, *super().get_urls()]
+
+    def do_action(self, request, pk: int, action: str):
+        """A button on the tournament's page: the same services as the list's actions."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        tournament = get_object_or_404(Tournament, pk=pk)
+        if not self.has_change_permission(request, tournament):
+            raise PermissionDenied
+        if action not in self.BUTTONS:
+            raise Http404(f"no tournament action {action!r}")
+        service, _, _, done = self.BUTTONS[action]
+        _run(self, request, [tournament], service, done)
+        return redirect("admin:tournaments_tournament_change", pk)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        tournament = Tournament.objects.filter(pk=object_id).first()
+        buttons = []
+        if tournament is not None and self.has_change_permission(request, tournament):
+            failed = Pairing.objects.filter(round__tournament=tournament, done=False, match__status="failed")
+            buttons = [(name, label) for name, (_, label, statuses, _) in self.BUTTONS.items()
+                       if tournament.status in statuses and (name != "rerun_failed" or failed.exists())]
+        extra_context = {**(extra_context or {}), "tournament_buttons": buttons}
+        return super().change_view(request, object_id, form_url, extra_context)
 
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and obj.status not in (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION):

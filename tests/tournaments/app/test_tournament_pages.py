@@ -186,3 +186,24 @@ def test_admin_is_for_staff_only(client, owner, swiss):
     client.force_login(owner)
     response = client.get(reverse("admin:tournaments_tournament_changelist"))
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_admin_page_buttons_run_the_services_for_the_current_status(client, staff, owner):
+    tournament = tournament_with(field(2, owner), start=False)
+    client.force_login(staff)
+    change = reverse("admin:tournaments_tournament_change", args=[tournament.pk])
+    do = lambda action: reverse("admin:tournaments_tournament_do", args=[tournament.pk, action])  # noqa: E731
+    page = client.get(change).content.decode()
+    assert f'action="{do("start")}"' in page and f'action="{do("pause")}"' not in page
+    assert client.get(do("start")).status_code == 405
+    assert client.post(do("explode")).status_code == 404
+    response = client.post(do("start"), follow=True)
+    assert refreshed(tournament).status == "running"
+    assert "Test Cup: started" in response.content.decode()
+    page = client.get(change).content.decode()
+    assert f'action="{do("pause")}"' in page and f'action="{do("start")}"' not in page
+    response = client.post(do("resume"), follow=True)  # not paused: refused with the reason
+    assert "Cannot resume: Test Cup is running" in response.content.decode()
+    client.force_login(owner)
+    assert client.post(do("cancel")).status_code == 302
+    assert refreshed(tournament).status == "running"
