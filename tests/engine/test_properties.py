@@ -9,7 +9,7 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.cards import KIND_POINTS, kind_of
+from engine.cards import KIND_POINTS, color_of, kind_of
 from engine.game import Game
 from engine.match import AgentSeat, play_match
 from engine.replay import state_at, verify
@@ -47,6 +47,49 @@ def rule_sets(draw):
     )
 
 
+def expected_legal(obs, rules):
+    """The legal actions of a decision, worked out from the observation alone."""
+    hand, color, top = obs["hand"], obs["color"], obs["top_card"]
+    uno = {"uno": True} if len(hand) == 2 else {}
+    distinct = sorted(set(hand), key=kind_of)
+    holds_color = any(color_of(c) == color for c in hand)
+
+    def plays(code):
+        if color_of(code) is None:
+            return [{"type": "play", "card": code, "color": c, **uno} for c in "RYGB"]
+        return [{"type": "play", "card": code, **uno}]
+
+    def rank(code):
+        return code if color_of(code) is None else code[1:]
+
+    wd4_ok = rules.wd4 != "enforced" or not holds_color
+    decision = obs["decision"]
+    if decision == "play":
+        out = []
+        for code in distinct:
+            if code == "W" or (code == "W+4" and wd4_ok) or (
+                    color_of(code) is not None and (color_of(code) == color or rank(code) == rank(top))):
+                out += plays(code)
+        return out + [{"type": "draw"}]
+    if decision == "stack":
+        out = []
+        for code in distinct:
+            if rank(code) == "+2" and (rank(top) == "+2" or color_of(code) == color):
+                out += plays(code)
+            elif code == "W+4" and rules.stacking == "stack" and wd4_ok:
+                out += plays(code)
+        return out + [{"type": "accept"}]
+    if decision == "challenge":
+        return [{"type": "accept"}, {"type": "challenge"}]
+    if decision == "jump_in":
+        return plays(top) + [{"type": "pass"}]
+    if decision == "swap_target":
+        return [{"type": "swap", "target": t} for t in range(obs["players"]) if t != obs["seat"]]
+    if decision == "choose_color":
+        return [{"type": "color", "color": c} for c in "RYGB"]
+    return None  # play_drawn: depends on which card was drawn (checked in scenario tests)
+
+
 def hand_points(codes):
     return sum(KIND_POINTS[kind_of(c)] for c in codes)
 
@@ -76,6 +119,12 @@ def test_every_decision_keeps_108_cards_and_shows_only_the_contract(rules, seed,
         state = g.state()
         assert obs["hand"] == state["hands"][obs["seat"]]  # its own hand, nothing else
         assert obs["legal_actions"] == g.legal_actions()
+        expected = expected_legal(obs, rules)
+        if expected is not None:
+            assert obs["legal_actions"] == expected
+        else:
+            assert obs["legal_actions"][-1] == {"type": "pass"}
+            assert len({a["card"] for a in obs["legal_actions"][:-1]}) == 1
         assert obs["legal_actions"], "legal actions are never empty"
         keys = [json.dumps(a, sort_keys=True) for a in obs["legal_actions"]]
         assert len(keys) == len(set(keys)), "one entry per distinct action"
