@@ -193,6 +193,12 @@ CELERY_BEAT_SCHEDULE: dict = {
     "matches-sweep-stuck": {"task": "matches.tasks.match_sweep_stuck", "schedule": 60.0},
     # Remove sandbox containers a killed worker left behind.
     "sandbox-reap": {"task": "matches.tasks.sandbox_reap", "schedule": 600.0},
+    # A worker of the maintenance queue records that it is alive (the queue page's "workers alive").
+    "core-worker-heartbeat": {
+        "task": "core.tasks.worker_heartbeat",
+        "schedule": 60.0,
+        "options": {"queue": queues.MAINTENANCE},
+    },
 }
 
 # --- matches (see platform/matches and docs/platform.md)
