@@ -65,3 +65,13 @@ def version_status(version: BotVersion) -> dict:
         "rejection_reason": version.rejection_reason if version.status == BotVersion.Status.REJECTED else "",
         "validated_at": version.validated_at.isoformat() if version.validated_at else None,
     }
+
+
+def match_status(match: Match) -> dict:
+    """A match's state as its pages show it while people wait for it."""
+    return {
+        "match": match.pk,
+        "status": match.status,
+        "final": match.is_finished,
+        "has_replay": match.status == Match.Status.DONE,
+    }

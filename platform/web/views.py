@@ -59,3 +59,9 @@ def live_queue(request):
 def live_version(request, bot_id: int, number: int):
     version = get_object_or_404(BotVersion.objects.defer("source"), bot_id=bot_id, number=number)
     return JsonResponse(selectors.version_status(version))
+
+
+@never_cache
+def live_match(request, match_id: int):
+    match = get_object_or_404(Match.objects.only("pk", "status"), pk=match_id)
+    return JsonResponse(selectors.match_status(match))

@@ -257,3 +257,13 @@ def test_hostile_names_and_fault_reasons_are_shown_as_text(page, live_server, ea
     assert "<img src=x" in page.inner_text(".seat[data-seat='0'] .seat-name")
     assert page.locator("#injected, #injected2").count() == 0
     assert page.evaluate("window.pwned === undefined")
+
+
+def test_replay_page_of_a_waiting_match_shows_the_replay_once_it_is_played(page, live_server):
+    from matches.services import match_play
+
+    match = match_create(kind="challenge", rules={"players": 2, "rounds": 1}, seats=["greedy", "random"], enqueue=False)
+    page.goto(live_server.url + reverse("web:replay", args=[match.pk]))
+    assert "waiting for a worker" in page.inner_text("main")
+    assert match_play(match.pk) is True  # what a worker does
+    page.wait_for_selector("#replay[data-state=ready]", timeout=15_000)
