@@ -106,7 +106,7 @@ def play_randomly(game, rng, check=None):
 
 @BOUNDED
 @given(rules=rule_sets(), seed=st.integers(0, 2**40), choices=st.integers(0, 2**32))
-def test_every_decision_keeps_108_cards_and_shows_only_the_contract(rules, seed, choices):
+def test_every_decision_keeps_108_cards_shows_only_the_contract_and_replays_to_the_same_state(rules, seed, choices):
     game = Game(rules, seed)
     rng = random.Random(choices)
     steps = [0]
@@ -140,8 +140,21 @@ def test_every_decision_keeps_108_cards_and_shows_only_the_contract(rules, seed,
             for a in obs["legal_actions"]:
                 copy.deepcopy(g).apply(a)
 
-    play_randomly(game, rng, check)
+    snapshots = []
+    original = check
+
+    def check_and_snapshot(g):
+        original(g)
+        if steps[0] % 10 == 0:
+            snapshots.append((len(g.events), g.state()))
+
+    play_randomly(game, rng, check_and_snapshot)
     assert game.over
+    replay = {"version": 1, "rules": rules.to_dict(), "games": [
+        {"seed": seed, "seats": list(range(rules.players)), "events": game.events, "actions": game.actions}]}
+    for at, state in snapshots:
+        assert state_at(replay, 0, at) == state
+    assert state_at(replay, 0, len(game.events)) == game.state()
 
 
 @BOUNDED
