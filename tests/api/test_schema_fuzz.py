@@ -37,7 +37,21 @@ schema = _load_schema()
 
 
 @pytest.fixture
-def world(db):
+def _keep_connection():
+    """The WSGI app would close the database connection after each request, ending the test's
+    transaction on PostgreSQL; Django's own test client unhooks the same handler."""
+    from django.core import signals
+    from django.db import close_old_connections
+
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def world(db, _keep_connection):
     """Something for every endpoint to find: users, bots, a finished match, a ladder, a tournament."""
     alice, bob = make_user("alice"), make_user("bob")
     mine = make_bot(alice, "mine", public=True)
