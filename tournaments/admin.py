@@ -217,7 +217,8 @@ class TournamentAdmin(admin.ModelAdmin):
         tournament = Tournament.objects.filter(pk=object_id).first()
         buttons = []
         if tournament is not None and self.has_change_permission(request, tournament):
-            failed = Pairing.objects.filter(round__tournament=tournament, done=False, match__status="failed")
+            stuck = ["failed", "cancelled"] if tournament.status == "running" else ["failed"]
+            failed = Pairing.objects.filter(round__tournament=tournament, done=False, match__status__in=stuck)
             buttons = [(name, label) for name, (_, label, statuses, _) in self.BUTTONS.items()
                        if tournament.status in statuses and (name != "rerun_failed" or failed.exists())]
         extra_context = {**(extra_context or {}), "tournament_buttons": buttons}

@@ -487,14 +487,20 @@ def tournament_resume(tournament: Tournament, *, actor=None) -> Tournament:
 
 
 def tournament_rerun_failed(tournament: Tournament, *, actor=None) -> list:
-    """Play every failed match of the tournament again (same seats and seed) as a new match."""
+    """Play every failed match of the tournament again (same seats and seed) as a new match.
+
+    A match cancelled outside the tournament (from the matches admin) while it
+    runs blocks its round the same way and is re-run too.
+    """
     from matches.models import Match
 
     with transaction.atomic():
         tournament = _locked(tournament)
         _require(tournament, (Tournament.Status.RUNNING, Tournament.Status.PAUSED), "re-run matches")
-        failed = [p for p in _open_pairings(tournament, all_rounds=True)
-                  if p.match and p.match.status == Match.Status.FAILED]
+        stuck = (Match.Status.FAILED,)
+        if tournament.status == Tournament.Status.RUNNING:
+            stuck += (Match.Status.CANCELLED,)  # while paused, cancelled means held: resume plays them
+        failed = [p for p in _open_pairings(tournament, all_rounds=True) if p.match and p.match.status in stuck]
         if not failed:
             raise TournamentError(f"{tournament} has no failed match to re-run")
         lines, created = [], []

@@ -333,3 +333,12 @@ def test_penalty_scoring_counts_fewer_game_points_as_better(owner):
     seat0 = Pairing.objects.get(match=match).seats.get(seat=0).entry.name
     assert lines[0].entry == seat0
     assert [line.tie_breaks["game_points"] for line in lines] == [-10, -55]
+
+
+def test_a_match_cancelled_outside_the_tournament_is_re_run(owner):
+    tournament = tournament_with(field(2, owner), format="round_robin", cycles=2)
+    (match,) = open_matches(tournament)
+    assert match_services.match_cancel(match)
+    (rerun,) = services.tournament_rerun_failed(tournament)
+    finish(rerun, [1, 2])
+    assert refreshed(tournament).current_round == 2
