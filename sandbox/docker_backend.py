@@ -126,10 +126,28 @@ def _remove(container) -> None:
         raise InfrastructureError(f"Docker engine failed to remove container {container.short_id}: {exc}") from exc
 
 
-def container_options(limits: Limits, match_id: str, seat: int, seat_dir: str) -> dict:
-    """The ``containers.run`` keyword arguments of a seat's container (every limit in one place)."""
+def container_options(client, limits: Limits, match_id: str, seat: int, seat_dir: str) -> dict:
+    """The ``create_container`` arguments of a seat's container (every lockdown option in one place)."""
     from docker.types import LogConfig, Mount, Ulimit
 
+    host_config = client.api.create_host_config(
+        network_mode="none",
+        ipc_mode="none",
+        read_only=True,
+        tmpfs={"/tmp": f"rw,noexec,nosuid,nodev,size={limits.tmp_bytes},mode=1777"},
+        cap_drop=["ALL"],
+        security_opt=["no-new-privileges"],
+        mem_limit=limits.memory_bytes,
+        memswap_limit=limits.memory_bytes,  # equal: no swap
+        nano_cpus=int(limits.cpus * 1e9),
+        pids_limit=limits.processes,
+        ulimits=[Ulimit(name="nofile", soft=256, hard=256), Ulimit(name="core", soft=0, hard=0)],
+        # The host sends prints over the channel, so Docker keeps no log: no
+        # disk to fill, and measurably faster container start (~0.1 s here).
+        log_config=LogConfig(type="none"),
+        # One read-only mount (bot/, host.py, chan/): each mount costs start time.
+        mounts=[Mount("/sandbox", seat_dir, type="bind", read_only=True)],
+    )
     return {
         "command": [
             "python3", "-I", "-S", "/sandbox/host.py",
@@ -137,31 +155,13 @@ def container_options(limits: Limits, match_id: str, seat: int, seat_dir: str) -
             "--frame-bytes", str(limits.frame_bytes), "--log-bytes", str(limits.log_bytes),
             "--label", f"{match_id}-{seat}",
         ],
-        "detach": True,
         "user": BOT_USER,
         "working_dir": "/sandbox/bot",
         "environment": {},  # nothing from the worker; the image's PATH/LANG only
-        "network_mode": "none",
-        "ipc_mode": "none",
-        "read_only": True,
-        "tmpfs": {"/tmp": f"rw,noexec,nosuid,nodev,size={limits.tmp_bytes},mode=1777"},
-        "cap_drop": ["ALL"],
-        "security_opt": ["no-new-privileges"],
-        "mem_limit": limits.memory_bytes,
-        "memswap_limit": limits.memory_bytes,
-        "nano_cpus": int(limits.cpus * 1e9),
-        "pids_limit": limits.processes,
-        "ulimits": [Ulimit(name="nofile", soft=256, hard=256), Ulimit(name="core", soft=0, hard=0)],
-        # The host sends prints over the channel, so Docker keeps no log: no
-        # disk to fill, and measurably faster container start (~0.1 s here).
-        "log_config": LogConfig(type="none"),
         "labels": {LABEL_MATCH: str(match_id), LABEL_SEAT: str(seat), LABEL_STARTED: str(int(time.time()))},
-        "mounts": [
-            # One read-only mount (bot/, host.py, chan/): each mount costs start time.
-            Mount("/sandbox", seat_dir, type="bind", read_only=True),
-        ],
         "stdin_open": False,
         "tty": False,
+        "host_config": host_config,
     }
 
 
@@ -183,8 +183,12 @@ def start_seat(package: BotPackage, limits: Limits, *, match_id: str, seat: int,
         listener.bind(sock_path)
         os.chmod(sock_path, 0o777)  # the bot user (uid 10001) must be able to connect
         listener.listen(1)
+        # Low-level calls: create then start, no extra inspect on the hot path,
+        # and a container whose start fails is still known (and removed).
         try:
-            container = client.containers.run(image or IMAGE, **container_options(limits, match_id, seat, seat_dir))
+            created = client.api.create_container(image or IMAGE, **container_options(client, limits, match_id, seat, seat_dir))
+            container = client.containers.prepare_model({"Id": created["Id"]})
+            client.api.start(container.id)
         except _docker_errors() as exc:
             raise InfrastructureError(f"Docker could not start the sandbox of seat {seat} (image {image or IMAGE}): {exc}") from exc
         conn = _accept(listener, container, limits.start_seconds)

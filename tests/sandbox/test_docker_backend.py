@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import glob
+import io
 import os
+import tarfile
 import tempfile
 import time
 
@@ -110,3 +112,19 @@ def test_reaper_removes_old_sandbox_containers_and_keeps_young_ones(docker_clien
                 container.remove(force=True)
             except docker.errors.NotFound:
                 pass
+
+
+@pytest.mark.docker
+@pytest.mark.services
+def test_container_that_cannot_start_is_removed_and_reported_as_infrastructure(docker_client):
+    # An image without python3: create succeeds, start fails.
+    empty = io.BytesIO()
+    tarfile.open(fileobj=empty, mode="w").close()
+    docker_client.api.import_image_from_data(empty.getvalue(), repository="uno-arena-test-empty", tag="latest")
+    try:
+        with pytest.raises(InfrastructureError, match="Docker could not start the sandbox of seat 0"):
+            docker_backend.start_seat(BOT, Limits(), match_id="nostart1", seat=0, image="uno-arena-test-empty:latest")
+        assert docker_backend.match_containers("nostart1") == []
+        assert glob.glob(os.path.join(tempfile.gettempdir(), "uno-arena-nostart1*")) == []
+    finally:
+        docker_client.images.remove("uno-arena-test-empty:latest", force=True)
