@@ -31,6 +31,7 @@ from sandbox.seat import Channel, SandboxSeat
 TRIVIAL_BOT = b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"
 DOCKER_DECISION_TARGET = 2.0  # x the echo round trip
 START_STOP_TARGET = 0.5  # seconds, median
+ROUNDS = 10  # decisions are measured in this many interleaved rounds per path
 
 # The echo peer: reads frames, answers each with the same body.
 _ECHO = r"""
@@ -69,25 +70,26 @@ def _p95_us(samples: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))] * 1e6
 
 
-def measure_echo(message: dict, decisions: int) -> dict:
-    """Round trip of ``message`` through a Unix socket to an echo process."""
-    ours, theirs = socket.socketpair()
-    peer = subprocess.Popen([sys.executable, "-I", "-S", "-c", _ECHO, str(theirs.fileno())], pass_fds=(theirs.fileno(),))
-    theirs.close()
-    channel = Channel(ours, 1 << 20)
-    try:
-        samples = []
-        for _ in range(decisions):
-            started = time.perf_counter()
-            channel.send(message)
-            if channel.recv(time.monotonic() + 5) is None:
-                raise RuntimeError("echo peer did not answer within 5 s")
-            samples.append(time.perf_counter() - started)
-    finally:
-        channel.close()
-        peer.kill()
-        peer.wait()
-    return {"decision_us": _median_us(samples), "decision_p95_us": _p95_us(samples)}
+class EchoPeer:
+    """A second process answering every frame with itself, over a Unix socketpair."""
+
+    def __init__(self):
+        ours, theirs = socket.socketpair()
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _ECHO, str(theirs.fileno())], pass_fds=(theirs.fileno(),)
+        )
+        theirs.close()
+        self.channel = Channel(ours, 1 << 20)
+
+    def decide(self, message: dict) -> None:
+        self.channel.send(message)
+        if self.channel.recv(time.monotonic() + 5) is None:
+            raise RuntimeError("echo peer did not answer within 5 s")
+
+    def stop(self) -> None:
+        self.channel.close()
+        self.process.kill()
+        self.process.wait()
 
 
 def _start(backend: str, package: BotPackage, limits: Limits, index: int) -> SandboxSeat:
@@ -104,74 +106,88 @@ def _start(backend: str, package: BotPackage, limits: Limits, index: int) -> San
     seat = SandboxSeat(handle, limits, package.short_name)
     seat.wait_ready()
     if seat.fault is not None:
+        seat.stop()
         raise RuntimeError(f"benchmark bot failed to start on {backend}: {seat.fault}")
     return seat
 
 
-def measure_backend(backend: str, message: dict, decisions: int, starts: int) -> dict:
-    """Median decision round trip and seat start+teardown time of ``backend``."""
-    package = BotPackage.from_bytes("bench.py", TRIVIAL_BOT)
-    limits = Limits()
-    observation, configuration = message["observation"], message["configuration"]
-    seat = _start(backend, package, limits, 0)
-    try:
-        samples = []
-        for _ in range(decisions):
-            started = time.perf_counter()
-            seat.decide(observation, configuration)
-            samples.append(time.perf_counter() - started)
-    finally:
-        seat.stop()
-    start_stop, start_only = [], []
-    for index in range(starts):
+def _timed(call, count: int, into: list[float]) -> None:
+    for _ in range(count):
         started = time.perf_counter()
-        seat = _start(backend, package, limits, index + 1)
-        ready = time.perf_counter()
-        seat.stop()
-        start_stop.append(time.perf_counter() - started)
-        start_only.append(ready - started)
-    return {
-        "decision_us": _median_us(samples),
-        "decision_p95_us": _p95_us(samples),
-        "start_stop_s": statistics.median(start_stop),
-        "start_s": statistics.median(start_only),
-    }
+        call()
+        into.append(time.perf_counter() - started)
 
 
 def run(decisions: int = 2000, starts: int = 10, backends: tuple[str, ...] = ("process", "docker")) -> dict:
-    """Measure everything; returns the figures and whether the targets are met."""
+    """Measure everything; returns the figures and whether the targets are met.
+
+    The paths are measured interleaved (ROUNDS rounds of decisions, then the
+    starts in turn), so load that comes and goes on a shared machine hits
+    them alike.
+    """
     observation = sample_observation()
     configuration = {"rules": {}, **Limits().configuration()}
     message = {"op": "decide", "id": 1, "observation": observation, "configuration": configuration}
+    package = BotPackage.from_bytes("bench.py", TRIVIAL_BOT)
+    limits = Limits()
     figures = {
         "machine": {
             "cpus": os.cpu_count(),
             "platform": platform.platform(),
             "python": platform.python_version(),
+            "load_before": os.getloadavg()[0],
         },
         "decisions": decisions,
         "starts": starts,
         "frame_bytes": len(encode_frame(message)),
-        "echo": measure_echo(message, decisions),
         "backends": {},
     }
-    for backend in backends:
-        try:
-            figures["backends"][backend] = measure_backend(backend, message, decisions, starts)
-        except (InfrastructureError, RuntimeError) as exc:
-            # No Docker here, say: report it beside the other figures.
-            figures["backends"][backend] = {"error": str(exc)}
-    echo = figures["echo"]["decision_us"]
+    echo = EchoPeer()
+    seats: dict[str, SandboxSeat] = {}
+    try:
+        for backend in backends:
+            try:
+                seats[backend] = _start(backend, package, limits, 0)
+            except (InfrastructureError, RuntimeError) as exc:
+                # No Docker here, say: report it beside the other figures.
+                figures["backends"][backend] = {"error": str(exc)}
+        paths = {"echo": lambda: echo.decide(message)}
+        for backend, seat in seats.items():
+            paths[backend] = lambda seat=seat: seat.decide(observation, configuration)
+        samples: dict[str, list[float]] = {name: [] for name in paths}
+        per_round = max(1, decisions // ROUNDS)
+        for _ in range(ROUNDS):
+            for name, call in paths.items():
+                _timed(call, per_round, samples[name])
+    finally:
+        echo.stop()
+        for seat in seats.values():
+            seat.stop()
+    lifetimes: dict[str, tuple[list[float], list[float]]] = {backend: ([], []) for backend in seats}
+    for index in range(starts):
+        for backend, (start_only, start_stop) in lifetimes.items():
+            started = time.perf_counter()
+            seat = _start(backend, package, limits, index + 1)
+            ready = time.perf_counter()
+            seat.stop()
+            start_stop.append(time.perf_counter() - started)
+            start_only.append(ready - started)
+    figures["machine"]["load_after"] = os.getloadavg()[0]
+    figures["echo"] = {"decision_us": _median_us(samples["echo"]), "decision_p95_us": _p95_us(samples["echo"])}
+    echo_us = figures["echo"]["decision_us"]
     targets = {}
-    for backend, numbers in figures["backends"].items():
-        if "error" in numbers:
-            continue
-        numbers["x_echo"] = numbers["decision_us"] / echo
+    for backend, (start_only, start_stop) in lifetimes.items():
+        numbers = {
+            "decision_us": _median_us(samples[backend]),
+            "decision_p95_us": _p95_us(samples[backend]),
+            "start_s": statistics.median(start_only),
+            "start_stop_s": statistics.median(start_stop),
+        }
+        numbers["x_echo"] = numbers["decision_us"] / echo_us
+        figures["backends"][backend] = numbers
         if backend == "docker":
             targets["docker_decision_within_2x_echo"] = numbers["x_echo"] <= DOCKER_DECISION_TARGET
-            targets["docker_start_stop_within_0.5s"] = numbers["start_stop_s"] <= START_STOP_TARGET
-        else:
-            targets[f"{backend}_start_stop_within_0.5s"] = numbers["start_stop_s"] <= START_STOP_TARGET
+        targets[f"{backend}_start_stop_within_0.5s"] = numbers["start_stop_s"] <= START_STOP_TARGET
     figures["targets"] = targets
     return figures
 
@@ -180,9 +196,10 @@ def print_table(figures: dict, out=None) -> None:
     """The figures as a small text table."""
     out = out or sys.stdout
     echo = figures["echo"]
+    machine = figures["machine"]
     print(f"sandbox bench: {figures['decisions']} decisions, {figures['starts']} starts, "
-          f"frame {figures['frame_bytes']} bytes, {figures['machine']['cpus']} CPUs, "
-          f"{figures['machine']['platform']}", file=out)
+          f"frame {figures['frame_bytes']} bytes, {machine['cpus']} CPUs, {machine['platform']}, "
+          f"load {machine['load_before']:.1f} -> {machine['load_after']:.1f}", file=out)
     print(f"{'path':<14}{'decision us':>13}{'p95 us':>10}{'x echo':>9}{'start s':>10}{'start+stop s':>14}", file=out)
     print(f"{'unix echo':<14}{echo['decision_us']:>13.1f}{echo['decision_p95_us']:>10.1f}{1.0:>9.2f}{'-':>10}{'-':>14}", file=out)
     for backend, n in figures["backends"].items():
