@@ -12,6 +12,6 @@ class BotsConfig(AppConfig):
         # "validation": register the handler with the matches app's hook registry.
         from matches import hooks
 
-        from . import services
+        from . import checks, services  # noqa: F401  (checks registers itself)
 
         hooks.register("validation", services.bot_version_validation_finish)

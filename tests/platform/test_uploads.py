@@ -152,3 +152,15 @@ def test_the_upload_form_still_checks_csrf(bot):
     response = client.post(reverse("bots:upload", args=[bot.pk]), {"file": SimpleUploadedFile("a.py", AGENT)})
     assert response.status_code == 403
     assert not BotVersion.objects.exists()
+
+
+def test_system_checks_catch_an_unplayable_validation_setup(settings):
+    from bots.checks import validation_settings_check
+
+    assert validation_settings_check() == []
+    settings.VALIDATION_OPPONENT = "nobody"
+    settings.VALIDATION_RULES = ["players=3"]
+    ids = sorted(error.id for error in validation_settings_check())
+    assert ids == ["bots.E001", "bots.E003"]
+    settings.VALIDATION_RULES = ["wd4=sometimes"]
+    assert "bots.E002" in [error.id for error in validation_settings_check()]
