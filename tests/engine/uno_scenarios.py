@@ -45,7 +45,7 @@ def hand(game: Game, seat: int) -> list[str]:
     return game.state()["hands"][seat]
 
 
-def scripted(*actions: dict, then_first: bool = True) -> AgentSeat:
+def scripted(*actions: dict) -> AgentSeat:
     """A seat replying with ``actions`` in order, then the first legal action."""
     queue = list(actions)
 
