@@ -3,18 +3,24 @@ against PostgreSQL, and the rounds advance by themselves until both tournaments 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import defaultdict
 from fractions import Fraction
 from itertools import combinations
 
 import pytest
-from tournament_helpers import make_user
+from conftest import service_missing
+from django.db import connection, connections
+from tournament_helpers import field, make_user, open_matches, refreshed, tournament_with
 
 from bots import services as bot_services
 from bots.demo import reference_bot_upload
 from bots.models import BotVersion
+from matches import hooks
+from matches import services as match_services
 from matches.models import Match
+from matches.sandboxing import Outcome, SeatOutcome
 from tournaments import selectors, services
 from tournaments.models import Pairing, Tournament
 
@@ -105,3 +111,50 @@ def test_swiss_of_8_and_round_robin_of_6_reference_bots_play_to_finished(celery_
         assert sum(ranked) == tables  # one point per 2-seat table, no byes in even fields
     assert {frozenset(p) for p in combinations([e.pk for e in robin.entries.all()], 2)} == {
         frozenset(s.entry_id for s in p.seats.all()) for p in Pairing.objects.filter(round__tournament=robin)}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_last_two_results_of_a_round_stored_at_once_pair_the_next_round_once():
+    """Two workers store a round's last two results at the same instant (PostgreSQL row locks).
+
+    A second hook holds each result's transaction open for a moment after the
+    tournament's hook ran, so the two transactions surely overlap: without the
+    tournament's row lock each would see the other's table still open and
+    nobody would pair round 2.
+    """
+    if connection.vendor != "postgresql":
+        service_missing("PostgreSQL test database (set DATABASE_URL=postgresql://...)")
+    tournament = tournament_with(field(4, make_user("racer")), name="Race", format="round_robin")
+    matches = open_matches(tournament)
+    tokens = [match_services.match_start(m.pk) for m in matches]
+    barrier = threading.Barrier(2)
+    errors: list = []
+
+    def linger(match):
+        time.sleep(0.5)
+
+    def store(match, token):
+        try:
+            outcome = Outcome([SeatOutcome(100.0, 1, 1), SeatOutcome(0.0, 2, 0)], 1, 1, {}, {})
+            barrier.wait(timeout=10)
+            match_services.match_record_result(match.pk, token, outcome)
+        except Exception as exc:  # reported below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    hooks.register("tournament", linger)
+    try:
+        threads = [threading.Thread(target=store, args=(m, t)) for m, t in zip(matches, tokens, strict=True)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+    finally:
+        hooks.unregister("tournament", linger)
+    assert not errors, errors
+    tournament = refreshed(tournament)
+    assert tournament.current_round == 2
+    assert tournament.round_set.count() == 2
+    assert len(open_matches(tournament)) == 2
+    assert tournament.events.filter(action="round paired").count() == 2
