@@ -292,7 +292,7 @@ class Viewer {
     const color = state.color;
     const center =
       `<section class="pile" aria-label="table">` +
-      `<div class="pile-cards"><div class="discard" title="discard pile (${state.discard.length} cards)">${under}${top ? cardHtml(top, "card-top") : '<span class="card card-empty"></span>'}</div>` +
+      `<div class="pile-cards"><div class="discard" title="discard pile (${state.discard.length} cards)">${under}${top ? cardHtml(top, `card-top${top.startsWith("W") && color ? ` named-${color}` : ""}`) : '<span class="card card-empty"></span>'}</div>` +
       `<div class="drawpile"><span class="card card-back" aria-hidden="true"></span><span class="drawpile-count" data-draw-pile="${state.draw_pile}">${state.draw_pile}</span><span class="muted">draw pile</span></div></div>` +
       `<dl class="pile-facts">` +
       `<dt>Colour</dt><dd><span class="swatch c-${color || "W"}" data-color="${color || ""}">${color ? `${color}${COLOR_MARKS[color]}` : "?"}</span> ${color ? COLOR_NAMES[color] : "not named yet"}</dd>` +
@@ -358,7 +358,8 @@ async function main() {
   const root = $("replay");
   const meta = JSON.parse($("replay-meta").textContent);
   try {
-    const response = await fetch(meta.replay_url, { credentials: "same-origin" });
+    // same URL, mode and credentials as the page's <link rel=preload>, so the preloaded response is used
+    const response = await fetch(meta.replay_url, { credentials: "include", mode: "cors" });
     if (!response.ok) throw new Error(`the replay could not be loaded (HTTP ${response.status})`);
     const replay = await response.json();
     if (replay.version !== 1 || !Array.isArray(replay.games) || !replay.games.length) {
