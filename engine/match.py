@@ -36,7 +36,7 @@ class AgentSeat:
     def decide(self, observation: dict, configuration: dict) -> Any:
         try:
             return self.agent(observation, configuration)
-        except Exception as exc:  # any bug in the bot is the bot's fault
+        except (Exception, SystemExit) as exc:  # any bug in the bot, even sys.exit(), is the bot's fault
             raise SeatFault("exception", f"{type(exc).__name__}: {exc}") from exc
 
     def __repr__(self) -> str:

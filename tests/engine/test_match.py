@@ -151,6 +151,15 @@ def test_forfeited_bot_is_played_by_the_fallback_in_later_games():
     assert [g["forfeited"] for g in result.replay["games"]] == [[], [0], [0]]
 
 
+def test_bot_calling_sys_exit_forfeits_instead_of_ending_the_referee():
+    def leaving(observation, configuration):
+        raise SystemExit(3)
+
+    result = play_match(Rules(players=2, rounds=1), [AgentSeat(leaving, "quit"), first_legal()], seed=2)
+    assert result.players[0].forfeit == "exception: SystemExit: 3"
+    assert result.players[1].rank == 1
+
+
 def test_infrastructure_error_passes_through():
     class Broken:
         def decide(self, observation, configuration):
