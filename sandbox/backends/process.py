@@ -127,7 +127,7 @@ class ProcessSeatHandle:
 
 
 def bwrap_command(bwrap: str, interpreter: str, limits: Limits, fd: int, label: str) -> list[str]:
-    """The bubblewrap command line around the bot host (bot in /sandbox/bot, read-only)."""
+    """The bubblewrap command line around the bot host; ``{bot}``/``{host}`` stand for the seat's paths."""
     command = [
         bwrap,
         "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
@@ -155,7 +155,7 @@ def bwrap_command(bwrap: str, interpreter: str, limits: Limits, fd: int, label: 
         "--size", tmp, "--tmpfs", "/tmp",
         "--size", tmp, "--tmpfs", "/home/bot",
         "--ro-bind", "{bot}", "/sandbox/bot",
-        "--ro-bind", str(HOST_PROGRAM), "/sandbox/host.py",
+        "--ro-bind", "{host}", "/sandbox/host.py",
         "--remount-ro", "/",
         "--chdir", "/sandbox/bot",
         "--cap-drop", "ALL",
@@ -179,6 +179,10 @@ def start_seat(package: BotPackage, limits: Limits, *, label: str = "seat", bwra
     try:
         bot_dir = Path(workdir) / "bot"
         package.write_to(bot_dir)
+        # A copy beside the bot: the seat's uid may not read the install tree.
+        host_program = Path(workdir) / "host.py"
+        shutil.copyfile(HOST_PROGRAM, host_program)
+        os.chmod(host_program, 0o644)
         os.chmod(workdir, 0o755)
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         fd = child_sock.fileno()
@@ -186,14 +190,15 @@ def start_seat(package: BotPackage, limits: Limits, *, label: str = "seat", bwra
         if os.geteuid() == 0:
             user = group = next_seat_uid()
         if bwrap:
-            command = [str(bot_dir) if part == "{bot}" else part for part in bwrap_command(bwrap, interpreter, limits, fd, label)]
+            paths = {"{bot}": str(bot_dir), "{host}": str(host_program)}
+            command = [paths.get(part, part) for part in bwrap_command(bwrap, interpreter, limits, fd, label)]
             env = {"PATH": "/usr/bin:/bin"}
             cwd = "/"
         else:
             if not _warned_weak:
                 _warned_weak = True
                 log.warning("bubblewrap not found: the process sandbox runs bots with rlimits only (weak isolation: network, files and other processes are reachable)")
-            command = [interpreter, "-I", "-S", str(HOST_PROGRAM), "--bot", str(bot_dir), "--fd", str(fd),
+            command = [interpreter, "-I", "-S", str(host_program), "--bot", str(bot_dir), "--fd", str(fd),
                        "--frame-bytes", str(limits.frame_bytes), "--log-bytes", str(limits.log_bytes), "--label", label]
             env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(bot_dir), "PYTHONDONTWRITEBYTECODE": "1"}
             cwd = str(bot_dir)
