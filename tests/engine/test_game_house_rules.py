@@ -110,3 +110,23 @@ def test_jump_in_is_off_by_default():
     g = position([["R3", "B1", "B2"], ["Y1", "G1"], ["R3", "G2", "G3"]], "R5", current=0)
     play(g, "R3")
     assert (g.seat, g.decision) == (1, "play")
+
+
+def test_jump_in_on_a_skip_skips_the_seat_after_the_jumper():
+    g = position([["RS", "B1", "B2"], ["Y1", "G1"], ["RS", "G2", "G3"], ["Y2", "Y3"]], "R5", current=0,
+                 jump_in=True)
+    play(g, "RS")
+    events = play(g, "RS")
+    assert of(events, "skip") == [{"e": "skip", "seat": 3}]
+    assert g.seat == 0
+
+
+def test_jump_in_on_a_reverse_flips_the_direction_once_per_reverse():
+    g = position([["RR", "B1", "B2"], ["Y1", "G1"], ["RR", "G2", "G3"], ["Y2", "Y3"]], "R5", current=0,
+                 jump_in=True)
+    play(g, "RR")
+    assert g.direction == -1 and g.seat == 2 and g.decision == "jump_in"
+    play(g, "RR")
+    # both Reverses count: clockwise again, play goes on after the jumper
+    assert g.direction == 1
+    assert (g.seat, g.decision) == (3, "play")
