@@ -50,8 +50,9 @@ def test_sleeping_forever_forfeits_on_timeout_strikes(backend):
 
 
 def test_sleeping_once_past_the_bank_costs_one_strike_and_late_reply_is_dropped(backend):
-    # 1.8 s > 0.5 s + 1 s of bank: the first reply comes late and must be
-    # discarded by request id; the next decision is answered in time.
+    # 1.6 s > 0.5 s + 1 s of bank: the first reply comes late and must be
+    # discarded by request id; the next decision (deadline at 2.0 s) is
+    # answered in time.
     played = play_hostile(
         """
         import time
@@ -60,7 +61,7 @@ def test_sleeping_once_past_the_bank_costs_one_strike_and_late_reply_is_dropped(
             global calls
             calls += 1
             if calls == 1:
-                time.sleep(1.8)
+                time.sleep(1.6)
         """ + PLAY,
         backend,
     )
@@ -278,19 +279,6 @@ def test_loopback_services_are_unreachable(backend, port):
     assert "REFUSED:" in played.log
     assert "CONNECTED" not in played.log
     assert played.hostile.forfeit is None
-
-
-def test_worker_environment_is_untouched(backend):
-    before = dict(os.environ)
-    play_hostile(
-        """
-        import os
-        os.environ["PATH"] = "/nowhere"
-        def agent(observation, configuration):
-        """ + PLAY,
-        backend,
-    )
-    assert dict(os.environ) == before
 
 
 def test_persistent_fork_bomb_does_not_stop_another_match_from_playing(backend):

@@ -67,7 +67,7 @@ def test_valid_reply_returns_the_action_and_records_decision_time():
     seat, _ = make_seat(hello_then(lambda r: encode_frame({"op": "reply", "id": r["id"], "action": {"type": "draw"}})))
     seat.wait_ready()
     assert seat.decide(OBS, {}) == {"type": "draw"}
-    assert 0 < seat.last_decision_seconds < 0.2
+    assert 0 < seat.last_decision_seconds < 1.0
 
 
 @pytest.mark.parametrize(
@@ -121,7 +121,7 @@ def test_time_over_the_decision_limit_is_taken_from_the_bank():
     seat, _ = make_seat(script)
     seat.wait_ready()
     assert seat.decide(OBS, {}) == {"type": "draw"}
-    assert 0.25 < seat.bank < 0.31  # 0.5 - (0.4 - 0.2), give or take scheduling
+    assert 0 < seat.bank <= 0.3 + 1e-6  # 0.5 - (at least 0.4 - 0.2)
 
 
 def test_host_that_dies_mid_decision_gets_the_backends_death_reason():
