@@ -18,7 +18,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from engine.faults import InfrastructureError
 from sandbox.backends import BACKENDS
 from sandbox.backends.inprocess import InProcessSeat
 from sandbox.limits import DEFAULT_LIMITS, Limits
@@ -171,18 +170,21 @@ def _start_seat(bot, index: int, backend: str, limits: Limits, match_id: str, do
 
 
 def _stop_all(seats: list) -> None:
-    """Stop every started seat in parallel; re-raise an infrastructure error after all tried."""
+    """Stop every started seat in parallel, each whatever the others do.
+
+    A seat that cannot be removed (Docker gone at the end of a finished match)
+    is logged, not raised: the result is valid, and ``reap`` removes the
+    labelled container once Docker is back.
+    """
     started = [seat for seat in seats if seat is not None]
     if not started:
         return
     with ThreadPoolExecutor(max_workers=len(started)) as pool:
-        outcomes = [pool.submit(seat.stop) for seat in started]
-        errors = [f.exception() for f in outcomes]
-    for error in errors:
-        if isinstance(error, InfrastructureError):
-            raise error
+        outcomes = [(seat, pool.submit(seat.stop)) for seat in started]
+        errors = [(seat, f.exception()) for seat, f in outcomes]
+    for seat, error in errors:
         if error is not None:
-            log.error("stopping a seat failed: %r", error)
+            log.error("stopping the seat of %s failed (the reaper removes what is left): %s", seat.name, error)
 
 
 def docker_available(image: str | None = None) -> bool:

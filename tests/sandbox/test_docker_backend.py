@@ -128,3 +128,21 @@ def test_container_that_cannot_start_is_removed_and_reported_as_infrastructure(d
         assert glob.glob(os.path.join(tempfile.gettempdir(), "uno-arena-nostart1*")) == []
     finally:
         docker_client.images.remove("uno-arena-test-empty:latest", force=True)
+
+
+@pytest.mark.docker
+@pytest.mark.services
+def test_finished_match_keeps_its_result_when_docker_fails_at_teardown(docker_client, monkeypatch, caplog):
+    def docker_gone(container):
+        raise InfrastructureError("Docker engine failed to remove container (simulated)")
+
+    monkeypatch.setattr(docker_backend, "_remove", docker_gone)
+    rules = Rules.parse(["players=2", "rounds=1", "hand_size=3"])
+    try:
+        outcome = play_match(rules, [BOT, "first"], seed=1, backend="docker", match_id="teardownfail1")
+        assert outcome.players[0].forfeit is None
+        assert "the reaper removes what is left" in caplog.text
+    finally:
+        monkeypatch.undo()
+        for container in docker_backend.match_containers("teardownfail1"):
+            container.remove(force=True)
