@@ -203,6 +203,7 @@ class Game:
         self._wd4 = rules.wd4
         self._jump_in = rules.jump_in
         self._seven_zero = rules.seven_zero
+        self._max_turns = rules.max_turns
         self.scores = [0] * n
         self.events: list[dict] = []
         self.actions: list[dict] = []
@@ -414,7 +415,7 @@ class Game:
 
     def _begin_turn(self, s: int) -> bool:
         self.turns += 1
-        if self.turns > self.rules.max_turns:
+        if self.turns > self._max_turns:
             self._end_round(None)
             return False
         self.current = s
@@ -630,7 +631,7 @@ class Game:
             return legal
         s, decision = self.seat, self.decision
         if decision == "play":
-            kinds = {DECK[c] for c in self.hands[s]}  # type: ignore[index]
+            kinds = set(map(DECK.__getitem__, self.hands[s]))  # type: ignore[index]
             color = self.color
             playable = kinds & _PLAYABLE[color][KIND_RANK[DECK[self.discard[-1]]]]
             if (
