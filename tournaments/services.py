@@ -434,7 +434,9 @@ def history(tournament: Tournament, entries: Sequence[Entry] | None = None) -> l
 
 def frozen_entries(tournament: Tournament) -> list[Entry]:
     """The entries that took part from the start (version frozen), in seeding (registration) order."""
-    return list(tournament.entries.filter(version__isnull=False).select_related("version__bot").order_by("pk"))
+    return list(
+        tournament.entries.filter(version__isnull=False).select_related("bot", "version__bot").order_by("pk")
+    )
 
 
 def tournament_standings_lines(tournament: Tournament):

@@ -207,3 +207,17 @@ def test_admin_page_buttons_run_the_services_for_the_current_status(client, staf
     client.force_login(owner)
     assert client.post(do("cancel")).status_code == 302
     assert refreshed(tournament).status == "running"
+
+
+def test_tournament_page_queries_do_not_grow_with_the_field(client, owner):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    counts = []
+    for size in (6, 12):
+        tournament = tournament_with(field(size, make_user(f"owner{size}")), name=f"Q{size}", format="swiss")
+        play_round(tournament)
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(tournament.get_absolute_url()).status_code == 200
+        counts.append(len(queries.captured_queries))
+    assert counts[0] == counts[1], counts
