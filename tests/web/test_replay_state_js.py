@@ -123,3 +123,28 @@ def test_a_forfeit_is_known_from_its_event_on_and_in_later_games_from_the_start(
     assert summaries[0]["forfeits"] == {str(first[forfeit_index]["seat"]): forfeit_index + 1}
     assert replay["games"][1]["forfeited"], "the faulty bot forfeits the whole match"
     assert summaries[1]["forfeits"] == {str(s): 0 for s in replay["games"][1]["forfeited"]}
+
+
+def _describe(events: list[dict], visible: list[int] | None) -> str:
+    script = (
+        f"const m = await import({json.dumps(STATE_JS.as_uri())});"
+        f"const events = {json.dumps(events)}; const visible = {json.dumps(visible)};"
+        "const name = (s) => `seat ${s} (bot${s})`;"
+        "const canSee = (s) => visible === null || visible.includes(s);"
+        "process.stdout.write(m.describeStep(events, name, canSee));"
+    )
+    out = subprocess.run([_node(), "--input-type=module", "-e", script], capture_output=True, text=True, check=True)
+    return out.stdout
+
+
+def test_a_step_is_told_in_words_and_a_seat_view_hides_other_seats_draws():
+    step = [
+        {"e": "turn", "seat": 2},
+        {"e": "play", "seat": 2, "card": "R+2", "color": "R"},
+        {"e": "draw", "seat": 3, "cards": ["Y+2", "YS"], "reason": "penalty"},
+        {"e": "skip", "seat": 3},
+    ]
+    assert _describe(step, None) == "Seat 2 (bot2) plays R+2; seat 3 (bot3) draws 2: Y+2, YS; seat 3 (bot3) is skipped"
+    assert _describe(step, [2]) == "Seat 2 (bot2) plays R+2; seat 3 (bot3) draws 2; seat 3 (bot3) is skipped"
+    wild = [{"e": "play", "seat": 0, "card": "W+4", "color": "B", "uno": True}]
+    assert _describe(wild, None) == "Seat 0 (bot0) plays W+4 and names blue and says UNO"
