@@ -54,7 +54,7 @@ def ladder_rules_clean(rules, seats: int) -> dict:
         raise LadderError(f"the rules are for players={players!r} but the ladder has {seats} seats per match")
     try:
         return Rules.from_dict(rules).to_dict()
-    except (RulesError, TypeError) as exc:
+    except (RulesError, TypeError, ValueError) as exc:
         raise LadderError(str(exc)) from None
 
 

@@ -120,3 +120,24 @@ def test_every_bot_gets_at_least_half_its_fair_share_of_games(seats, max_pending
     # Stronger (hidden) bots end higher: the ratings found the order, give or take neighbours.
     rating = {e.bot_id: e.rating for e in LadderEntry.objects.filter(ladder=on)}
     assert rating[bots[-1].pk] > rating[bots[0].pk] + 200
+
+
+def test_a_strong_newcomer_climbs_into_the_top_two_within_fifteen_matches():
+    rng = random.Random(11)
+    on = ladder(max_pending=3)
+    settled = [active_bot(f"old{i}") for i in range(6)]
+    enter_all(on, settled)
+    strength = {bot.pk: 1300 + 60 * i for i, bot in enumerate(settled)}
+    now = timezone.now()
+    for step in range(15):
+        simulate_results(services.ladder_matchmake(on, rng=rng, now=now + timedelta(minutes=step)), strength, rng)
+    newcomer = active_bot("newcomer")
+    services.ladder_enter(on, newcomer)
+    strength[newcomer.pk] = 1900
+    step = 15
+    while LadderEntry.objects.get(bot=newcomer).matches_played < 15:
+        step += 1
+        simulate_results(services.ladder_matchmake(on, rng=rng, now=now + timedelta(minutes=step)), strength, rng)
+    assert step <= 15 + 25, "the newcomer was not matched often enough"
+    ranking = list(LadderEntry.objects.filter(ladder=on).order_by("-rating").values_list("bot_id", flat=True))
+    assert newcomer.pk in ranking[:2], ranking.index(newcomer.pk)
