@@ -60,10 +60,12 @@ def tournament_update(tournament: Tournament, *, actor=None, **options) -> Tourn
     with transaction.atomic():
         tournament = _locked(tournament)
         _require(tournament, (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION), "change the options")
-        for key, value in fields.items():
-            setattr(tournament, key, value)
-        tournament.save(update_fields=list(fields))
-        _log(tournament, "updated", f"options changed: {_summary(tournament)}", actor)
+        changed = [key for key, value in fields.items() if getattr(tournament, key) != value]
+        if changed:
+            for key in changed:
+                setattr(tournament, key, fields[key])
+            tournament.save(update_fields=changed)
+            _log(tournament, "updated", f"changed {', '.join(changed)}: {_summary(tournament)}", actor)
     return tournament
 
 

@@ -342,3 +342,16 @@ def test_a_match_cancelled_outside_the_tournament_is_re_run(owner):
     (rerun,) = services.tournament_rerun_failed(tournament)
     finish(rerun, [1, 2])
     assert refreshed(tournament).current_round == 2
+
+
+def test_options_change_before_the_start_only_and_are_logged(owner):
+    tournament = tournament_with(field(2, owner), start=False, seed=1)
+    services.tournament_update(tournament, name="Test Cup", rules=["players=2", "rounds=3"], seed=1)
+    services.tournament_update(tournament, name="Test Cup", rules=["players=2", "rounds=3"], seed=1)  # no change
+    tournament = refreshed(tournament)
+    assert Rules.from_dict(tournament.rules).rounds == 3
+    (event,) = tournament.events.filter(action="updated")
+    assert event.message.startswith("changed rules:")
+    services.tournament_start(tournament)
+    with pytest.raises(TournamentError, match="cannot change the options: Test Cup is running"):
+        services.tournament_update(tournament, name="Other", rules=["players=2"])
