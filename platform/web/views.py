@@ -12,8 +12,18 @@ from matches.models import Match
 
 from . import guide, selectors
 
+#: the largest id a database row can have (64-bit); SQLite raises OverflowError beyond it
+MAX_ID = 2**63 - 1
+
+
+def _require_ids(*ids: int) -> None:
+    for value in ids:
+        if value > MAX_ID:
+            raise Http404(f"no such id: {value}")
+
 
 def replay(request, match_id: int):
+    _require_ids(match_id)
     try:
         match = match_selectors.match_detail(match_id)
     except Match.DoesNotExist:
@@ -57,11 +67,13 @@ def live_queue(request):
 
 @never_cache
 def live_version(request, bot_id: int, number: int):
+    _require_ids(bot_id, number)
     version = get_object_or_404(BotVersion.objects.defer("source"), bot_id=bot_id, number=number)
     return JsonResponse(selectors.version_status(version))
 
 
 @never_cache
 def live_match(request, match_id: int):
+    _require_ids(match_id)
     match = get_object_or_404(Match.objects.only("pk", "status"), pk=match_id)
     return JsonResponse(selectors.match_status(match))
