@@ -161,6 +161,32 @@ def test_garbage_written_to_every_descriptor_forfeits_on_protocol_error(backend)
     assert played.hostile.forfeit.startswith("protocol: protocol error")
 
 
+def test_binary_output_is_logged_harmlessly_and_play_goes_on(backend):
+    played = play_hostile(
+        """
+        import os, sys
+        def agent(observation, configuration):
+            os.write(1, bytes(range(256)) * 4)
+            sys.stdout.buffer.write(b"\\xff\\xfe\\x00 not utf-8\\n")
+        """ + PLAY,
+        backend,
+    )
+    assert played.hostile.forfeit is None and played.hostile.faults == []
+    assert "\ufffd" in played.log  # undecodable bytes became replacement characters
+
+
+def test_closing_every_descriptor_forfeits_as_a_crash(backend):
+    played = play_hostile(
+        """
+        import os
+        def agent(observation, configuration):
+            os.closerange(0, 1024)
+        """ + PLAY,
+        backend,
+    )
+    assert played.hostile.forfeit.startswith("crash: ")
+
+
 def test_exception_at_import_forfeits_with_the_exception(backend):
     played = play_hostile(
         """
