@@ -60,3 +60,11 @@ def test_celery_worker_runs_task_through_redis_and_sees_stdlib_platform(celery_w
     # platform.platform() from the stdlib looks like "Linux-6.1.0-...-x86_64-with-glibc2.36"
     assert beat.python_platform == platform.platform()
     assert "Task core.tasks.worker_heartbeat[" in celery_worker_process.log
+
+
+def test_test_module_basenames_are_unique():
+    # pytest's default import mode imports test files by basename: two
+    # test_x.py in different folders stop the whole run at collection.
+    names = [p.name for p in (ROOT / "tests").rglob("test_*.py")]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    assert duplicates == [], f"rename these test modules, their basenames clash: {duplicates}"
