@@ -107,6 +107,11 @@ def bots_of(match) -> list:
     return bots
 
 
+def sandbox_label(match) -> str:
+    """The name of one attempt of ``match`` in the sandbox (container labels): ``<id>-<token>``."""
+    return f"{match.pk}-{match.attempt_token[:8]}"
+
+
 def play(match) -> Outcome:
     """Play ``match`` through sandbox.runner and return its outcome (raises InfrastructureError)."""
     from sandbox import runner
@@ -119,7 +124,8 @@ def play(match) -> Outcome:
         games=match.games,
         duplicate=match.duplicate,
         backend=backend_name(),
-        match_id=str(match.pk),
+        # Labels the attempt's sandboxes: unique even across databases sharing one Docker engine.
+        match_id=sandbox_label(match),
         allow_process=settings.SANDBOX_ALLOW_PROCESS,
     )
     return outcome_of(result, len(bots))

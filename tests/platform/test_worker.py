@@ -11,8 +11,8 @@ from platform_helpers import good_bot, make_user
 from bots import services as bot_services
 from bots.models import BotVersion
 from engine.rules import Rules
+from matches import sandboxing, tasks
 from matches import services as match_services
-from matches import tasks
 from matches.models import Match
 
 pytestmark = [pytest.mark.services, pytest.mark.docker, pytest.mark.slow]
@@ -82,6 +82,7 @@ def test_a_worker_killed_mid_match_leaves_the_match_to_be_played_exactly_once(
     )
     wait_for("the match to start", lambda: status_of(match.pk) == "running", 60, first)
     time.sleep(1.5)
+    killed_attempt = sandboxing.sandbox_label(Match.objects.get(pk=match.pk))
     first.kill(signal.SIGKILL)
     assert status_of(match.pk) == "running", "the match finished before the worker was killed; make it slower"
     killed_at = time.monotonic()
@@ -101,3 +102,7 @@ def test_a_worker_killed_mid_match_leaves_the_match_to_be_played_exactly_once(
     # A late redelivery of the killed worker's task must find nothing to do.
     assert tasks.match_play.apply(args=[match.pk]).get() is False
     assert Match.objects.get(pk=match.pk).attempts == 2
+    # The killed attempt's sandbox is what the periodic reaper removes later; clean it up here.
+    left = docker_client.containers.list(all=True, filters={"label": f"uno-arena.match={killed_attempt}"})
+    for container in left:
+        container.remove(force=True)
