@@ -250,6 +250,7 @@ class SandboxSeat:
                     if self.timeouts >= _max_strikes(configuration):
                         # The referee forfeits the seat on this strike: a bot
                         # stuck in a loop must not burn its CPU until the match ends.
+                        self.fault = fault
                         self._stop_quietly()
                     raise fault
                 op = message.get("op")
