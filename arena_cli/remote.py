@@ -258,7 +258,7 @@ def run_replay(args, server: str) -> int:
     target = Path(args.output)
     _write_atomically(target, answer.body)
     games = len(document.get("games", [])) if isinstance(document, dict) else 0
-    print(f"wrote the replay of match {args.match} to {target} ({len(answer.body)} bytes, {games} games)")
+    print(f"wrote the replay of match {args.match} to {target} ({len(answer.body)} bytes, {games} game{'' if games == 1 else 's'})")
     return 0
 
 

@@ -1,0 +1,70 @@
+"""Web pages of the API app: make and revoke tokens on the profile page, challenge from a bot page.
+
+Thin like the API views: the same services, the same rate limit on match requests.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from bots.models import Bot
+from ladders.models import Ladder
+
+from . import services
+from .models import ApiToken
+from .throttles import MatchRequestThrottle
+
+
+@login_required
+@require_POST
+def token_new(request):
+    """Create a token and show its key on this page, once; it is never shown again."""
+    try:
+        token, key = services.token_create(user=request.user, name=request.POST.get("name", ""))
+    except services.ApiRefusal as exc:
+        messages.error(request, str(exc))
+        return redirect("accounts:profile", username=request.user.username)
+    response = render(request, "api/token_created.html", {"token": token, "key": key})
+    response["Cache-Control"] = "no-store"  # the key must not stay in a cache
+    return response
+
+
+@login_required
+@require_POST
+def token_revoke(request, token_id: int):
+    token = get_object_or_404(ApiToken, pk=token_id, user=request.user)
+    services.token_revoke(token)
+    messages.success(request, f"Token {token.name!r} ({token.prefix}…) revoked: it no longer works.")
+    return redirect("accounts:profile", username=request.user.username)
+
+
+@login_required
+@require_POST
+def challenge_new(request, bot_id: int):
+    """Challenge the public bot ``bot_id`` with one of your bots under a ladder's rules."""
+    opponent = get_object_or_404(Bot, pk=bot_id)
+    mine = Bot.objects.filter(owner=request.user, pk=_int(request.POST.get("bot"))).first()
+    ladder = Ladder.objects.filter(slug=request.POST.get("ladder", "")).first()
+    if mine is None or ladder is None:
+        messages.error(request, "Choose one of your bots and a ladder whose rules to play.")
+        return redirect(opponent)
+    throttle = MatchRequestThrottle()
+    if not throttle.allow_request(request, None):
+        messages.error(request, f"Too many challenges; retry in {int(throttle.wait() or 1)} s.")
+        return redirect(opponent)
+    try:
+        challenge = services.challenge_create(challenger=request.user, bot=mine, opponent=opponent, ladder=ladder)
+    except services.ApiRefusal as exc:
+        messages.error(request, str(exc))
+        return redirect(opponent)
+    messages.success(request, f"Challenge queued: {mine} against {opponent}. This page shows it when it is played.")
+    return redirect(challenge.match)
+
+
+def _int(text) -> int | None:
+    return int(text) if isinstance(text, str) and text.isdigit() and len(text) <= 18 else None
+
+
