@@ -6,6 +6,7 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("api.urls")),
+    path("account/", include("api.web_urls")),
     path("", include("core.urls")),
     path("", include("accounts.urls")),
     path("bots/", include("bots.urls")),
