@@ -14,7 +14,7 @@ pytest_plugins = ["tournament_fixtures"]
 
 
 def test_demo_tournaments_play_to_the_end_through_the_task_path_and_are_created_once(
-    owner, django_capture_on_commit_callbacks
+    owner, eager_tasks, django_capture_on_commit_callbacks
 ):
     bots = field(4, owner)
     lines: list[str] = []
