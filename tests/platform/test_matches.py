@@ -60,6 +60,8 @@ def test_validation_rejects_a_crashing_bot_with_the_reason_and_its_log(bot, run_
     assert version.rejection_reason.startswith("exception in agent: ")
     assert "ZeroDivisionError" in version.rejection_reason
     assert "decision 2" in version.validation_log
+    # Printed in the instant of the crash, unflushed: the log still has it.
+    assert "about to divide by zero" in version.validation_log
 
 
 def test_a_rejected_version_never_plays_and_cannot_be_seated(bot, run_on_commit):
