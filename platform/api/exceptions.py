@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
@@ -58,6 +60,14 @@ def _summary(errors: dict[str, list[str]]) -> str:
 def exception_handler(exc, context):
     if isinstance(exc, REFUSALS):
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return Response(
+            {"detail": f"the request body is larger than the limit of {limit} bytes"},
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
+    if isinstance(exc, SuspiciousOperation):  # too many fields, a malformed multipart body...
+        return Response({"detail": f"request refused: {exc}"}, status=status.HTTP_400_BAD_REQUEST)
     response = drf_exception_handler(exc, context)
     if response is None:
         return None  # an unexpected error: Django's 500 handling and logging take it
