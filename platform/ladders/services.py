@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from bots.models import Bot, BotVersion
@@ -69,10 +69,15 @@ def ladder_enter(ladder: Ladder, bot: Bot) -> LadderEntry:
     version = bot_playing_version(bot)
     if version is None:
         raise LadderError(f"{bot} has no active version yet: upload one and wait for its validation")
+    try:
+        with transaction.atomic():
+            entry, created = LadderEntry.objects.select_for_update().get_or_create(ladder=ladder, bot=bot)
+    except IntegrityError:  # a concurrent request entered the same bot first
+        raise LadderError(f"{bot} is already entered in {ladder.name}") from None
+    if created:
+        return entry
     with transaction.atomic():
-        entry, created = LadderEntry.objects.select_for_update().get_or_create(ladder=ladder, bot=bot)
-        if created:
-            return entry
+        entry = LadderEntry.objects.select_for_update().get(pk=entry.pk)
         if entry.status == LadderEntry.Status.ACTIVE:
             raise LadderError(f"{bot} is already entered in {ladder.name}")
         if entry.status == LadderEntry.Status.SUSPENDED and entry.suspended_version_id == version.pk:
