@@ -188,13 +188,14 @@ class SeatSerializer(serializers.ModelSerializer):
 class MatchSerializer(serializers.ModelSerializer):
     seats = SeatSerializer(many=True, read_only=True)
     replay = serializers.SerializerMethodField(help_text="API URL of the replay JSON, null until done")
-    page = serializers.SerializerMethodField(help_text="the match page with the replay viewer")
+    page = serializers.SerializerMethodField(help_text="the match page")
+    viewer = serializers.SerializerMethodField(help_text="the replay viewer page, null until done")
 
     class Meta:
         model = Match
         fields = [
             "id", "kind", "status", "rules", "seed", "games", "duplicate", "queued_at", "started_at",
-            "finished_at", "rounds_played", "games_played", "error", "seats", "replay", "page",
+            "finished_at", "rounds_played", "games_played", "error", "seats", "replay", "page", "viewer",
         ]
         read_only_fields = fields
 
@@ -206,6 +207,12 @@ class MatchSerializer(serializers.ModelSerializer):
 
     def get_page(self, match: Match) -> str:
         return match.get_absolute_url()
+
+    @extend_schema_field(NULLABLE_STR)
+    def get_viewer(self, match: Match) -> str | None:
+        if match.status != Match.Status.DONE:
+            return None
+        return reverse("web:replay", args=[match.pk])
 
 
 class ChallengeCreateSerializer(serializers.Serializer):

@@ -199,7 +199,10 @@ def test_match_detail_shows_seat_logs_to_the_owner_only(alice, bob):
 def test_replay_endpoint_returns_the_stored_document(alice):
     bot = make_bot(alice)
     match, replay = _done_match(bot.versions.get())
-    response = client_for(None).get(f"/api/matches/{match.pk}/replay/")
+    detail = client_for(None).get(f"/api/matches/{match.pk}/").json()
+    assert detail["replay"] == f"/api/matches/{match.pk}/replay/"
+    assert detail["viewer"] == f"/matches/{match.pk}/replay/"
+    response = client_for(None).get(detail["replay"])
     assert response.status_code == 200
     assert json.loads(response.content) == replay
     queued = match_create(kind="challenge", rules={"players": 2}, seats=["first", "random"], enqueue=False)
