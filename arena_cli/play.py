@@ -49,7 +49,7 @@ def run_play(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary), flush=True)
     else:
-        print(format_table(summary, seed=args.seed, duplicate=args.duplicate), flush=True)
+        print(format_table(result, args.bots, seed=args.seed, duplicate=args.duplicate), flush=True)
     if replay is not None:
         replay.commit(result.replay)
     return 0
@@ -145,19 +145,21 @@ def summarize(result: Any, labels: list[str]) -> dict:
     }
 
 
-def format_table(summary: dict, *, seed: int, duplicate: bool) -> str:
-    """A plain-text table of ``summary``, best rank first."""
-    rows = [("rank", "bot", "score", "wins", "forfeit")]
-    for p in sorted(summary["players"], key=lambda p: p["rank"]):
-        rows.append((str(p["rank"]), p["bot"], str(p["score"]), str(p["wins"]), p["forfeit"] or "-"))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = [
-        f"{summary['games']} games, {summary['rounds']} rounds, seed {seed}"
-        + (", duplicate" if duplicate else "")
+def format_table(result: Any, labels: list[str], *, seed: int, duplicate: bool) -> str:
+    """A plain-text table of the match, best rank first."""
+    header = ("rank", "bot", "score", "wins", "strikes")
+    rows = [
+        (str(p.rank), labels[p.bot], str(p.score), str(p.wins), str(p.strikes), p.forfeit or "-")
+        for p in sorted(result.players, key=lambda p: (p.rank, p.bot))
     ]
-    for r in rows:
-        lines.append("  ".join(r[i].rjust(widths[i]) if i in (0, 2, 3) else r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4])
-    return "\n".join(lines)
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: tuple[str, ...], last: str) -> str:
+        padded = [c.ljust(w) if i == 1 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
+        return "  ".join([*padded, last])
+
+    title = f"{result.games} games, {result.rounds} rounds, seed {seed}" + (", duplicate" if duplicate else "")
+    return "\n".join([title, line(header, "forfeit"), *(line(r[:-1], r[-1]) for r in rows)])
 
 
 def _play(rules: Any, bots: list[Any], args: argparse.Namespace) -> Any:

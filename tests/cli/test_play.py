@@ -90,7 +90,7 @@ def test_table_lists_every_bot_best_first(capsys):
     assert (code, err) == (0, "")
     lines = out.strip().splitlines()
     assert lines[0].startswith("2 games,")
-    assert lines[1].split() == ["rank", "bot", "score", "wins", "forfeit"]
+    assert lines[1].split() == ["rank", "bot", "score", "wins", "strikes", "forfeit"]
     assert lines[2].split()[:2] == ["1", "expert"]
     assert lines[3].split()[:2] == ["2", "random"]
 
@@ -159,3 +159,14 @@ def test_platform_failure_is_one_line_exit_1_and_leaves_no_replay(capsys, tmp_pa
     assert code == 1 and out == ""
     assert err == "arena: failed: inprocess sandbox: Docker engine went away\n"
     assert os.listdir(tmp_path) == []
+
+
+def test_table_shows_strikes_and_the_forfeit_reason(capsys, tmp_path):
+    bot = tmp_path / "sloppy.py"
+    bot.write_text("def agent(observation, configuration):\n    return {'type': 'nonsense'}\n")
+    code, out, err = run(capsys, "play", str(bot), "first", "--games", "1")
+    assert (code, err) == (0, "")
+    last = out.strip().splitlines()[-1].split(None, 5)
+    assert last[:2] == ["2", str(bot)]
+    assert last[4] == "3"  # strikes, then the forfeit
+    assert last[5].startswith("strikes: 3 strikes") and "nonsense" in last[5]
