@@ -175,3 +175,17 @@ def standings_csv_rows(tournament: Tournament) -> list[list[str]]:
         rows.append([str(row.rank), row.entry.name, version, row.points, *row.tie_breaks,
                      str(row.played), str(row.byes), row.status])
     return rows
+
+
+def bots_to_enter(tournament: Tournament, user) -> list | None:
+    """The user's bots that could enter now (registration open, an active version, not entered);
+    None when the user cannot enter anything here."""
+    if tournament.status != Tournament.Status.REGISTRATION or not user.is_authenticated:
+        return None
+    from bots.models import Bot, BotVersion
+
+    entered = tournament.entries.values("bot_id")
+    return list(
+        Bot.objects.filter(owner=user, versions__status=BotVersion.Status.ACTIVE)
+        .exclude(pk__in=entered).distinct().order_by("name")
+    )

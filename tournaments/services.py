@@ -182,6 +182,25 @@ def entry_add(tournament: Tournament, bot, *, actor=None) -> Entry:
     return entry
 
 
+def entry_register(tournament: Tournament, bot, *, user) -> Entry:
+    """A bot's owner enters it while registration is open."""
+    if bot.owner_id != getattr(user, "pk", None):
+        raise TournamentError(f"only the owner of {bot} can enter it")
+    if tournament.status != Tournament.Status.REGISTRATION:
+        raise TournamentError(f"{tournament} is {tournament.status}: entries are open only during registration")
+    return entry_add(tournament, bot, actor=user)
+
+
+def entry_leave_before_start(entry: Entry, *, actor=None) -> None:
+    """Remove an entry before the start (it has no results); the bot may enter again."""
+    with transaction.atomic():
+        tournament = _locked(entry.tournament)
+        _require(tournament, (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION), "leave before the start")
+        deleted, _ = Entry.objects.filter(pk=entry.pk, tournament=tournament).delete()
+        if deleted:
+            _log(tournament, "entry", f"entry {entry.name} left before the start", actor)
+
+
 # --- starting and advancing ---------------------------------------------------------------
 
 

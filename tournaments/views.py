@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import csv
 
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import content_disposition_header
 from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_POST
 
-from . import selectors
-from .models import Tournament
+from . import selectors, services
+from .models import Entry, Tournament
 
 # A spreadsheet runs a cell starting with one of these as a formula; bot names are user input.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -48,9 +52,49 @@ def tournament_detail(request, slug: str):
             "entries": selectors.tournament_entries(tournament),
             "events": selectors.tournament_events(tournament),
             "organizer": organizer,
+            "enterable": selectors.bots_to_enter(tournament, request.user),
             "live": tournament.status in (Tournament.Status.RUNNING, Tournament.Status.PAUSED),
         },
     )
+
+
+@require_POST
+@login_required
+def tournament_enter(request, slug: str):
+    """A bot's owner enters it while registration is open."""
+    from bots.models import Bot
+
+    tournament = get_object_or_404(Tournament, slug=slug)
+    form = forms.Form(request.POST)
+    form.fields["bot"] = forms.ModelChoiceField(queryset=Bot.objects.filter(owner=request.user))
+    if not form.is_valid():
+        messages.error(request, "choose one of your bots to enter")
+    else:
+        bot = form.cleaned_data["bot"]
+        try:
+            services.entry_register(tournament, bot, user=request.user)
+        except services.TournamentError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"{bot} is entered in {tournament}")
+    return redirect(tournament)
+
+
+@require_POST
+@login_required
+def tournament_leave(request, slug: str, entry_id: int):
+    """Take one's own entry out before the start."""
+    entry = get_object_or_404(Entry.objects.select_related("bot", "tournament"), pk=entry_id, tournament__slug=slug)
+    if entry.bot.owner_id != request.user.pk and not request.user.is_staff:
+        messages.error(request, f"only the owner of {entry.bot} can take it out")
+    else:
+        try:
+            services.entry_leave_before_start(entry, actor=request.user)
+        except services.TournamentError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"{entry.name} left {entry.tournament}")
+    return redirect(entry.tournament)
 
 
 @never_cache

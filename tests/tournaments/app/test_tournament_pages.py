@@ -221,3 +221,43 @@ def test_tournament_page_queries_do_not_grow_with_the_field(client, owner):
             assert client.get(tournament.get_absolute_url()).status_code == 200
         counts.append(len(queries.captured_queries))
     assert counts[0] == counts[1], counts
+
+
+def test_owners_enter_their_bots_during_registration_and_leave_before_the_start(client, owner):
+    tournament = services.tournament_create(name="Open Cup", rules=["players=2"])
+    mine, other = active_bot(owner, "mine"), active_bot(make_user("other"), "theirs")
+    enter = reverse("tournaments:enter", args=[tournament.slug])
+    client.force_login(owner)
+    client.post(enter, {"bot": mine.pk})
+    assert not tournament.entries.exists()  # a draft takes no entries from owners
+    services.tournament_open_registration(tournament)
+    page = client.get(tournament.get_absolute_url()).content.decode()
+    assert f'<option value="{mine.pk}">mine</option>' in page and "theirs" not in page
+    for hostile in (other.pk, "x", "99999999999999999999999", "²"):
+        response = client.post(enter, {"bot": hostile}, follow=True)
+        assert "choose one of your bots to enter" in response.content.decode()
+    response = client.post(enter, {"bot": mine.pk}, follow=True)
+    assert "owner/mine is entered in Open Cup" in response.content.decode()
+    entry = tournament.entries.get()
+    assert tournament.events.filter(action="entry", actor=owner).exists()
+    client.force_login(make_user("stranger"))
+    client.post(reverse("tournaments:leave", args=[tournament.slug, entry.pk]))
+    assert tournament.entries.exists()
+    client.force_login(owner)
+    client.post(reverse("tournaments:leave", args=[tournament.slug, entry.pk]))
+    assert not tournament.entries.exists()
+    assert "entry owner/mine left before the start" in tournament.events.first().message
+
+
+def test_registration_is_closed_once_the_tournament_runs(client, owner):
+    tournament = tournament_with(field(2, owner), start=False)
+    services.tournament_open_registration(tournament)
+    services.tournament_start(tournament)
+    late = active_bot(owner, "late")
+    client.force_login(owner)
+    response = client.post(reverse("tournaments:enter", args=[tournament.slug]), {"bot": late.pk}, follow=True)
+    assert "Test Cup is running: entries are open only during registration" in response.content.decode()
+    entry = tournament.entries.first()
+    response = client.post(reverse("tournaments:leave", args=[tournament.slug, entry.pk]), follow=True)
+    assert "cannot leave before the start: Test Cup is running" in response.content.decode()
+    assert tournament.entries.count() == 2
