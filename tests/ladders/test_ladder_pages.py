@@ -124,3 +124,20 @@ def test_the_admin_refuses_bad_rules_with_the_reason(client):
     form["rules"] = '{"rounds": 2}'
     assert client.post(reverse("admin:ladders_ladder_add"), form).status_code == 302
     assert client.get(reverse("admin:ladders_ladder_changelist")).status_code == 200
+
+
+def test_the_admin_action_runs_matchmaking_on_the_chosen_ladders(client):
+    admin = user("boss")
+    admin.is_staff = admin.is_superuser = True
+    admin.save()
+    client.force_login(admin)
+    on = ladder(max_pending=3)
+    for name in "abcd":
+        services.ladder_enter(on, active_bot(name))
+    response = client.post(
+        reverse("admin:ladders_ladder_changelist"),
+        {"action": "matchmake_now", "_selected_action": [on.pk]},
+        follow=True,
+    )
+    assert "Test ladder: 2 match(es) created" in response.content.decode()
+    assert on.ladder_matches.count() == 2
