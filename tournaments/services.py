@@ -304,8 +304,9 @@ def _pair_round(tournament: Tournament, number: int) -> None:
             byes, explanation = list(paired.byes), list(paired.explanation)
         else:
             tables, byes, explanation = _planned_round(tournament.plan[number - 1], set(active))
-    except (ValueError, IndexError) as exc:
-        _pause_on_error(tournament, f"round {number} could not be paired: {exc}")
+    except Exception as exc:  # pure code, no database: whatever it raises must not lose the result
+        logger.exception("tournament %s: pairing round %s failed", tournament.pk, number)
+        _pause_on_error(tournament, f"round {number} could not be paired: {type(exc).__name__}: {exc}")
         return
     try:
         with transaction.atomic():  # a savepoint: a refused match leaves no half-paired round

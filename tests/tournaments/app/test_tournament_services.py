@@ -355,3 +355,20 @@ def test_options_change_before_the_start_only_and_are_logged(owner):
     services.tournament_start(tournament)
     with pytest.raises(TournamentError, match="cannot change the options: Test Cup is running"):
         services.tournament_update(tournament, name="Other", rules=["players=2"])
+
+
+def test_a_pairing_failure_pauses_the_tournament_and_keeps_the_result(owner, monkeypatch):
+    tournament = tournament_with(field(4, owner), format="swiss")
+
+    def broken(*args, **kwargs):
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(services, "swiss_round", broken)
+    play_round(tournament)
+    tournament = refreshed(tournament)
+    assert tournament.status == Tournament.Status.PAUSED
+    assert Pairing.objects.filter(round__tournament=tournament, done=True).count() == 2  # results kept
+    assert "round 2 could not be paired: KeyError" in tournament.events.get(action="error").message
+    monkeypatch.undo()
+    services.tournament_resume(tournament)
+    assert refreshed(tournament).current_round == 2
