@@ -2,7 +2,8 @@
 
 The choice is a hash of what the seat sees, so a game stays determined by
 (rules, seats, seed, actions) and a rerun replays byte for byte, in any
-process (no module state, no salted ``hash()``).
+process (no module state; ``hash()`` of a tuple of ints is not salted, only
+that of strings and bytes is).
 
 >>> obs = {"legal_actions": [{"type": "draw"}]}
 >>> agent(obs, {})
@@ -10,8 +11,6 @@ process (no module state, no salted ``hash()``).
 """
 
 from __future__ import annotations
-
-import zlib
 
 
 def agent(observation: dict, configuration: dict) -> dict:
@@ -21,18 +20,9 @@ def agent(observation: dict, configuration: dict) -> dict:
     if n == 1:
         return legal[0]
     o = observation
-    # Everything that changes from one decision to the next goes into the hash,
-    # so consecutive decisions get independent-looking choices; the numbers go
-    # in as crc32's start value, the texts as its data (cheaper than formatting).
-    start = (
-        ((o["draw_pile"] * 131 + len(o["discard"])) * 131 + o["seat"]) * 131
-        + o["round"] * 7 + o["dealer"] + sum(o["scores"])
-    ) & 0xFFFFFFFF
-    text = f"{o['decision']}{o['top_card']}{o['color']}{','.join(o['hand'])}{o['hand_sizes']}"
-    h = zlib.crc32(text.encode(), start)
-    # crc32 is linear; a multiplicative mix spreads it before scaling to n.
-    h = (h * 0x9E3779B1) & 0xFFFFFFFF
-    h ^= h >> 15
-    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
-    h ^= h >> 13
-    return legal[(h * n) >> 32]
+    # Ints only (strings would make the hash differ between processes). What
+    # changes from one decision to the next is in it, so consecutive decisions
+    # get independent-looking choices; the decision names differ in length.
+    h = hash((o["draw_pile"], len(o["discard"]), len(o["hand"]), o["seat"], len(o["decision"]), o["round"]))
+    # the tuple hash is a good mix of its items; its low 32 bits scaled to n
+    return legal[((h & 0xFFFFFFFF) * n) >> 32]
