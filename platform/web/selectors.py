@@ -27,7 +27,8 @@ def replay_viewer_data(match: Match, user) -> dict:
             )
         else:
             bots.append({"label": seat.reference_bot, "url": "", "owner": "", "reference": True})
-        if match.is_finished and can_view_seat_log(user, seat):
+        # reference bots are our own code: their (empty) logs are nobody's business
+        if match.is_finished and seat.bot_version_id and can_view_seat_log(user, seat):
             logs[str(seat.seat)] = seat.log
     return {
         "match": match.pk,
