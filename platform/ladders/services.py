@@ -22,7 +22,7 @@ from bots.models import Bot, BotVersion
 from bots.selectors import bot_playing_version
 from engine.rules import Rules, RulesError
 from matches.models import Match
-from matches.services import match_create
+from matches.services import MatchError, match_create
 
 from . import ratings
 from .models import Ladder, LadderEntry, LadderMatch, RatingChange
@@ -183,7 +183,12 @@ def ladder_matchmake_all(*, rng: random.Random | None = None) -> dict[str, int]:
     """Run matchmaking on every active ladder; returns ladder slug -> matches created."""
     created = {}
     for ladder in Ladder.objects.filter(active=True):
-        created[ladder.slug] = len(ladder_matchmake(ladder, rng=rng))
+        try:
+            created[ladder.slug] = len(ladder_matchmake(ladder, rng=rng))
+        except (RulesError, MatchError) as exc:
+            # A ladder whose stored rules no longer validate must not stop the others.
+            logger.error("ladder %s: no matchmaking: %s", ladder.slug, exc)
+            created[ladder.slug] = 0
     return created
 
 
@@ -209,6 +214,11 @@ def ladder_match_finish(match: Match) -> None:
         )
     }
     rated = [(s, entries[s.bot_version.bot_id]) for s in seats if s.bot_version.bot_id in entries and s.rank]
+    if len({entry.pk for _, entry in rated}) != len(rated):
+        # Matchmaking never seats a bot twice; a hand-made match that does is stored unrated
+        # rather than raising, which would roll its result back.
+        logger.error("ladder match %s seats one bot twice; not rated", match.pk)
+        rated = []
     if len(rated) >= 2:
         before = {entry.pk: entry.elo for _, entry in rated}
         after = ratings.rate_match(before, [(entry.pk, seat.rank) for seat, entry in rated])

@@ -167,3 +167,19 @@ def test_forfeits_in_a_row_suspend_the_bot_and_only_a_new_version_enters_again()
     assert entry.status == "active" and entry.fault_streak == 0 and not entry.suspended_reason
     [match] = services.ladder_matchmake(on, rng=random.Random(10))
     assert sorted(bots_of(match)) == sorted([a.pk, b.pk])
+
+
+def test_a_hand_made_ladder_match_seating_one_bot_twice_is_stored_unrated():
+    on = ladder()
+    a = active_bot("a")
+    services.ladder_enter(on, a)
+    version = a.versions.get()
+    match = match_services.match_create(kind="ladder", rules={"players": 2, "rounds": 1}, seats=[version, version])
+    LadderMatch.objects.create(ladder=on, match=match)
+    token = match_services.match_start(match.pk)
+    from matches.sandboxing import Outcome, SeatOutcome
+
+    outcome = Outcome([SeatOutcome(0.0, 1, 1), SeatOutcome(0.0, 2, 0)], 1, 1, {}, {"version": 1})
+    assert match_services.match_record_result(match.pk, token, outcome)
+    assert Match.objects.get(pk=match.pk).status == "done"
+    assert not RatingChange.objects.exists() and LadderMatch.objects.get(match=match).rated

@@ -141,3 +141,12 @@ def test_a_strong_newcomer_climbs_into_the_top_two_within_fifteen_matches():
     assert step <= 15 + 25, "the newcomer was not matched often enough"
     ranking = list(LadderEntry.objects.filter(ladder=on).order_by("-rating").values_list("bot_id", flat=True))
     assert newcomer.pk in ranking[:2], ranking.index(newcomer.pk)
+
+
+def test_a_ladder_with_broken_stored_rules_does_not_stop_the_others(caplog):
+    broken, good = ladder(name="Broken", slug="broken"), ladder(name="Good", slug="good")
+    for on in (broken, good):
+        enter_all(on, [active_bot(f"{on.slug}-a"), active_bot(f"{on.slug}-b")])
+    type(broken).objects.filter(pk=broken.pk).update(rules={"players": 2, "wd4": "sometimes"})
+    assert services.ladder_matchmake_all(rng=random.Random(1)) == {"broken": 0, "good": 1}
+    assert "ladder broken: no matchmaking: rule option 'wd4'" in caplog.text
