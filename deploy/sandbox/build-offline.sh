@@ -59,9 +59,16 @@ WORK="$(mktemp -d /tmp/uno-sandbox-build.XXXXXX)"
 ROOT="$WORK/rootfs"
 LOG="$WORK/debootstrap.log"
 cleanup() {
-    rm -rf "$WORK"
+    # A failed debootstrap may leave /proc or /dev mounted inside the rootfs:
+    # unmount them, and never let rm cross into another file system.
+    if [ -d "$ROOT" ]; then
+        awk -v root="$ROOT" 'index($2, root) == 1 { print $2 }' /proc/mounts | sort -r |
+            while read -r mnt; do umount -l "$mnt" 2>/dev/null || true; done
+    fi
+    rm -rf --one-file-system "$WORK"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 echo "building $IMAGE from $MIRROR ($SUITE, minbase + python3)"
 if ! debootstrap --variant=minbase --include=python3 "$SUITE" "$ROOT" "$MIRROR" >"$LOG" 2>&1; then
