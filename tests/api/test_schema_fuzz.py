@@ -23,7 +23,7 @@ from tournaments.services import entry_add, tournament_create, tournament_open_r
 pytest_plugins = ["api_fixtures"]
 
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
-MAX_EXAMPLES = 8
+MAX_EXAMPLES = 10
 
 
 def _load_schema():
