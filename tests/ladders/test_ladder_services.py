@@ -13,6 +13,7 @@ from ladders import services
 from ladders.models import LadderEntry, LadderMatch, RatingChange
 from matches import services as match_services
 from matches.models import Match
+from matches.sandboxing import Outcome, SeatOutcome
 
 pytestmark = pytest.mark.django_db
 
@@ -177,8 +178,6 @@ def test_a_hand_made_ladder_match_seating_one_bot_twice_is_stored_unrated():
     match = match_services.match_create(kind="ladder", rules={"players": 2, "rounds": 1}, seats=[version, version])
     LadderMatch.objects.create(ladder=on, match=match)
     token = match_services.match_start(match.pk)
-    from matches.sandboxing import Outcome, SeatOutcome
-
     outcome = Outcome([SeatOutcome(0.0, 1, 1), SeatOutcome(0.0, 2, 0)], 1, 1, {}, {"version": 1})
     assert match_services.match_record_result(match.pk, token, outcome)
     assert Match.objects.get(pk=match.pk).status == "done"
