@@ -81,9 +81,10 @@ class BotPackage:
         suffix = path.suffix.lower()
         cap = {".py": limits.py_bytes, ".zip": limits.zip_bytes}.get(suffix)
         try:
+            # Checked before opening: opening a FIFO would block.
+            if not stat.S_ISREG(path.stat().st_mode):
+                raise PackageError(f"{str(path)!r} is not a regular file")
             with path.open("rb") as handle:
-                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                    raise PackageError(f"{str(path)!r} is not a regular file")
                 # Read one byte past the cap so an oversized file is refused
                 # without loading all of it.
                 data = handle.read(cap + 1) if cap is not None else b""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import stat
 import zipfile
 
@@ -160,3 +161,10 @@ def test_from_path_reads_a_zip_and_writes_it_back_out(tmp_path):
 def test_from_path_of_missing_file_names_it(tmp_path):
     with pytest.raises(PackageError, match="cannot read bot file .*nope.py"):
         BotPackage.from_path(tmp_path / "nope.py")
+
+
+def test_from_path_refuses_a_fifo_without_blocking(tmp_path):
+    fifo = tmp_path / "bot.py"
+    os.mkfifo(fifo)
+    with pytest.raises(PackageError, match="is not a regular file"):
+        BotPackage.from_path(fifo)
