@@ -211,7 +211,7 @@ export function describeEvent(ev, name, canSee = () => true) {
     }
     case "draw": {
       const n = ev.cards.length;
-      const why = { penalty: "", uno: " (forgot UNO)", strike: " (fault)", draw: "" }[ev.reason] ?? "";
+      const why = { penalty: "", uno: " (forgot UNO)", strike: " (fault)", challenge: " (lost the challenge)", draw: "" }[ev.reason] ?? "";
       if (n === 0) return `${name(ev.seat)} cannot draw: no cards left`;
       const what = canSee(ev.seat) ? `: ${ev.cards.join(", ")}` : "";
       return `${name(ev.seat)} draws ${n}${why}${what}`;
