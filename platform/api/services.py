@@ -7,6 +7,7 @@ import secrets
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
@@ -91,12 +92,14 @@ def challenge_create(*, challenger, bot: Bot, opponent: Bot, ladder) -> Challeng
         raise ApiRefusal(f"the rules of ladder {ladder.slug!r} do not fit a two-player match: {exc}") from None
     limit = settings.API_CHALLENGES_PENDING
     with transaction.atomic():
-        pending = Challenge.objects.select_for_update().filter(
+        # The user's row lock makes concurrent requests count one after the other.
+        get_user_model().objects.select_for_update().filter(pk=challenger.pk).first()
+        pending = Challenge.objects.filter(
             challenger=challenger, match__status__in=[Match.Status.QUEUED, Match.Status.RUNNING]
-        )
-        if len(pending) >= limit:
+        ).count()
+        if pending >= limit:
             raise ApiRefusal(
-                f"you have {len(pending)} challenges queued or running, the most allowed ({limit}); "
+                f"you have {pending} challenges queued or running, the most allowed ({limit}); "
                 "wait for one to finish"
             )
         match = match_create(
