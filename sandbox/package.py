@@ -206,6 +206,12 @@ def _unpack_zip(name: str, data: bytes, limits: UploadLimits) -> dict[str, bytes
             except (zipfile.BadZipFile, zlib.error, NotImplementedError, EOFError, OSError, RuntimeError, ValueError) as exc:
                 raise PackageError(f"{name!r}: entry {info.filename!r} cannot be read: {exc}") from None
             files[path] = b"".join(chunks)
+    for path in files:
+        # "a" as a file and "a/b" beside it cannot both be written out.
+        parents = PurePosixPath(path).parents
+        clash = next((str(p) for p in parents if str(p) in files), None)
+        if clash is not None:
+            raise PackageError(f"{name!r}: entry {path!r} lies under {clash!r}, which is a file")
     if ENTRY_MODULE not in files:
         nested = sorted(p for p in files if PurePosixPath(p).name == ENTRY_MODULE)
         hint = f" (found {nested[0]!r}: zip the files, not their folder)" if nested else ""
@@ -229,4 +235,6 @@ def _check_entry_name(name: str, info: zipfile.ZipInfo) -> str:
         raise PackageError(f"{name!r}: entry {raw!r} contains '..'")
     if "\x00" in normal or not parts:
         raise PackageError(f"{name!r}: entry name {raw!r} is not a valid path")
+    if any(len(part.encode("utf-8", "surrogateescape")) > 255 for part in parts) or len(parts) > 32:
+        raise PackageError(f"{name!r}: entry name {raw[:80]!r} is too long or too deep")
     return "/".join(parts)

@@ -168,3 +168,15 @@ def test_from_path_refuses_a_fifo_without_blocking(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(PackageError, match="is not a regular file"):
         BotPackage.from_path(fifo)
+
+
+def test_zip_with_a_file_where_a_folder_should_be_is_refused():
+    data = make_zip({"main.py": AGENT, "lib": b"x", "lib/util.py": b"y = 1\n"})
+    with pytest.raises(PackageError, match="entry 'lib/util.py' lies under 'lib', which is a file"):
+        BotPackage.from_bytes("b.zip", data)
+
+
+def test_zip_entry_with_an_overlong_name_is_refused():
+    data = make_zip({"main.py": AGENT, "x" * 300 + ".txt": b"x"})
+    with pytest.raises(PackageError, match="too long or too deep"):
+        BotPackage.from_bytes("b.zip", data)
