@@ -75,6 +75,13 @@ def _decimal(value) -> Decimal | None:
     return None if value is None else Decimal(str(value)).quantize(ratings.CENT)
 
 
+def ladder_pending_count(ladder: Ladder) -> int:
+    """The ladder's matches queued or running now (matchmaking keeps this at most ``max_pending``)."""
+    return Match.objects.filter(
+        ladder_match__ladder=ladder, status__in=[Match.Status.QUEUED, Match.Status.RUNNING]
+    ).count()
+
+
 def ladder_matches(ladder: Ladder, *, entry: LadderEntry | None = None, limit: int = 20) -> QuerySet[Match]:
     """The ladder's matches, newest first, with seats (and each seat's rating change when rated)."""
     matches = Match.objects.defer("replay_gz", "timings").filter(ladder_match__ladder=ladder)

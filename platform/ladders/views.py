@@ -29,6 +29,7 @@ def ladder_detail(request, slug: str):
             "ladder": ladder,
             "standings": selectors.ladder_standings(ladder),
             "matches": selectors.ladder_matches(ladder, limit=20),
+            "pending": selectors.ladder_pending_count(ladder),
         },
     )
 

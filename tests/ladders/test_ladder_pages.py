@@ -48,6 +48,7 @@ def test_the_ladder_table_ranks_by_rating_with_interval_games_win_rate_and_last_
     page = response.content.decode()
     assert f"±{top.rating.margin:.0f}" in page and "provisional" in page and "a-owner" in page
     assert "+" + str(top.last_change) in page
+    assert "0 of at most 1 match queued or running" in page
 
 
 def test_the_bot_on_a_ladder_page_has_a_rating_chart_and_head_to_head(client, played):
