@@ -187,6 +187,29 @@ def test_closing_every_descriptor_forfeits_as_a_crash(backend):
     assert played.hostile.forfeit.startswith("crash: ")
 
 
+def test_killing_every_visible_process_only_hurts_the_bot_itself(backend):
+    played = play_hostile(
+        """
+        import os, signal
+        def agent(observation, configuration):
+            for entry in os.listdir("/proc"):
+                if entry.isdigit() and int(entry) != os.getpid():
+                    try:
+                        os.kill(int(entry), signal.SIGKILL)
+                    except OSError:
+                        pass
+            os.kill(os.getpid(), signal.SIGKILL)
+        """ + PLAY,
+        backend,
+    )
+    if backend == "docker":
+        # The host is the container's PID 1: the kernel drops a SIGKILL it
+        # sends itself from inside its namespace, so the bot plays on.
+        assert played.hostile.forfeit is None
+    else:
+        assert played.hostile.forfeit == "crash: killed by signal SIGKILL"
+
+
 def test_exception_at_import_forfeits_with_the_exception(backend):
     played = play_hostile(
         """
