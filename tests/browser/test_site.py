@@ -212,11 +212,12 @@ def test_replay_of_a_500_point_four_seat_game_is_interactive_within_a_second(pag
     assert min(r for r, _ in timings) < 1000, f"ready after {timings} ms"
 
 
-@pytest.mark.parametrize("path", ["/", "/guide/", "/matches/", "/matches/queue/", "replay"])
+@pytest.mark.parametrize("path", ["/", "/guide/", "/bots/", "/matches/", "/matches/queue/", "match", "replay"])
 def test_pages_fit_a_phone(phone, live_server, shot, path, eager_tasks):
-    if path == "replay":
+    pages_of_a_match = {"match": "matches:detail", "replay": "web:replay"}
+    if path in pages_of_a_match:
         match = _played({"players": 4, "rounds": 1}, ["random", "first", "greedy", "expert"])
-        path = reverse("web:replay", args=[match.pk])
+        path = reverse(pages_of_a_match[path], args=[match.pk])
     phone.goto(live_server.url + path)
     if "replay" in path:
         phone.wait_for_selector("#replay[data-state=ready]")
