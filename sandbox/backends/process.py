@@ -88,6 +88,10 @@ class ProcessSeatHandle:
             code = self.process.wait(timeout=2.0)
         except subprocess.TimeoutExpired:
             return SeatFault("crash", "bot host closed its channel but kept running")
+        complaint = self._sandbox_complaint()
+        if complaint:
+            # bwrap itself failed (no user namespaces, a bad bind...): not the bot's doing.
+            raise InfrastructureError(f"bubblewrap could not set up the sandbox: {complaint}")
         # bwrap reports a child killed by signal N as exit code 128 + N.
         if code is not None and code > 128 and self.sandboxed:
             code = 128 - code
@@ -103,6 +107,18 @@ class ProcessSeatHandle:
         except ValueError:
             name = str(signum)
         return SeatFault("crash", f"killed by signal {name}")
+
+    def _sandbox_complaint(self) -> str:
+        """What bwrap wrote to its stderr (the bot cannot reach it: the host moves fd 2 first)."""
+        stream = self.process.stderr
+        if stream is None:
+            return ""
+        try:
+            os.set_blocking(stream.fileno(), False)
+            text = (stream.read(4096) or b"").decode("utf-8", "replace").strip()
+        except (OSError, ValueError):
+            return ""
+        return text if text.startswith("bwrap:") else ""
 
     def _cpu_exhausted(self) -> bool:
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -123,6 +139,8 @@ class ProcessSeatHandle:
             self.process.wait(timeout=5.0)
         except subprocess.TimeoutExpired:
             log.error("bot host pid %s did not die after SIGKILL", self.process.pid)
+        if self.process.stderr is not None:
+            self.process.stderr.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
@@ -210,7 +228,8 @@ def start_seat(package: BotPackage, limits: Limits, *, label: str = "seat", bwra
                 command,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+                # bwrap's own errors come here; the host points fd 2 elsewhere first thing.
+                stderr=subprocess.PIPE if bwrap else subprocess.DEVNULL,
                 pass_fds=(fd,),
                 env=env,
                 cwd=cwd,

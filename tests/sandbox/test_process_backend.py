@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from engine.faults import SeatFault
+from engine.faults import InfrastructureError, SeatFault
 from sandbox.backends import process
 from sandbox.limits import Limits
 from sandbox.package import BotPackage
@@ -90,3 +90,14 @@ def test_cpu_time_limit_kills_the_host_with_a_readable_reason(bwrap_path):
     finally:
         seat.stop()
     assert (caught.value.kind, caught.value.reason) == ("crash", "killed: CPU time limit exceeded (1 s)")
+
+
+def test_bubblewrap_failing_to_start_is_infrastructure_not_the_bots_fault(bwrap_path, monkeypatch):
+    real = process.bwrap_command
+    monkeypatch.setattr(process, "bwrap_command", lambda *a: [a[0], "--no-such-option", *real(*a)[1:]])
+    seat = SandboxSeat(process.start_seat(PROBE, LIMITS, label="badbwrap"), LIMITS, "probe")
+    try:
+        with pytest.raises(InfrastructureError, match="bubblewrap could not set up the sandbox: bwrap: Unknown option --no-such-option"):
+            seat.wait_ready()
+    finally:
+        seat.stop()
