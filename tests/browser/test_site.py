@@ -138,6 +138,10 @@ def test_replay_steps_follow_the_engine_and_a_seat_view_hides_other_hands(page, 
     assert re.search(r"[Ss]eat \d \(.+\) (plays|draws)", " ".join(s["event"] for s in seen))
     page.keyboard.press("ArrowLeft")
     assert _shown(page)["pos"] == seen[-2]["pos"]
+    page.click(f"#rv-history a[data-pos='{seen[-4]['pos']}']")  # "what happened" jumps back there
+    assert _shown(page)["pos"] == seen[-4]["pos"] and f"e={seen[-4]['pos']}" in page.url
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
 
     page.select_option("#rv-view", "1")
     seat_view = _shown(page)

@@ -112,7 +112,9 @@ class Viewer {
     $("rv-end").addEventListener("click", () => this.go(this.game, this.timeline.length));
     $("rv-history").addEventListener("click", (e) => {
       const item = e.target.closest("[data-pos]");
-      if (item) this.go(this.game, Number(item.dataset.pos));
+      if (!item) return;
+      e.preventDefault(); // the link's own "#" would reset the position through hashchange
+      this.go(this.game, Number(item.dataset.pos));
     });
     document.addEventListener("keydown", (e) => this.key(e));
     window.addEventListener("hashchange", () => this.fromHash());
