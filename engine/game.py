@@ -103,6 +103,11 @@ _PLAYS = [
     tuple((PLAY, k, c) for c in range(4)) if KIND_COLOR[k] < 0 else ((PLAY, k, KIND_COLOR[k]),)
     for k in range(len(CODES))
 ]
+# kind -> its play action dicts in the same order, without and with "uno"
+_PLAY_DICTS = [tuple(_DICTS[a] for a in acts) for acts in _PLAYS]
+_PLAY_DICTS_UNO = [tuple(_DICTS_UNO[a] for a in acts) for acts in _PLAYS]
+_DRAW_ACT = (DRAW,)
+_DRAW_DICT = _DICTS[_DRAW_ACT]
 
 
 class IllegalAction(ValueError):
@@ -218,12 +223,19 @@ class Game:
         self.pending = 0
         self.turns = 0
         self.hands: list[list[int]] = [[] for _ in range(n)]
+        # the same hands as codes, kept in step with ``hands``: observations copy them
+        self._hand_codes: list[list[str]] = [[] for _ in range(n)]
         self.uno = [False] * n
         self.discard: list[int] = []
         self.discard_codes: list[str] = []
         self.in_pile = bytearray(DECK_SIZE)
         self.pile_count = 0
         self._legal: list[tuple] | None = None
+        # the prebuilt dicts of ``_legal`` (never handed out), and the copies the
+        # last observation handed out: a reply that *is* one of them is matched
+        # without parsing it
+        self._templates: list[dict] = []
+        self._given: list[dict] | None = None
         self._drawn_kind = -1
         self._resolving: tuple[int, int] | None = None
         self._jump_queue: list[int] = []
@@ -264,6 +276,7 @@ class Game:
         """Turn ``top`` up (RULES.md section 2) and start play; ``in_pile`` marks the draw pile."""
         n, rules = self.n, self.rules
         self.in_pile = in_pile
+        self._hand_codes = [[ID_CODE[c] for c in hand] for hand in self.hands]
         returned: list[str] = []
         if not effect:
             unfit = None
@@ -307,7 +320,7 @@ class Game:
                 "e": "round_start",
                 "round": self.round,
                 "dealer": self.dealer,
-                "hands": [[ID_CODE[c] for c in hand] for hand in self.hands],
+                "hands": [codes.copy() for codes in self._hand_codes],
                 "returned": returned,
                 "top": CODES[top_kind],
                 "color": None if self.color < 0 else COLORS[self.color],
@@ -385,6 +398,7 @@ class Game:
     def _draw(self, s: int, count: int, reason: str, until_playable: bool = False) -> int:
         """Seat ``s`` draws ``count`` cards (or until playable); returns the last card id or -1."""
         hand = self.hands[s]
+        codes = self._hand_codes[s]
         chunk: list[str] = []
         last = -1
         drawn = 0
@@ -397,7 +411,9 @@ class Game:
                     break
             last = self._draw_one(s)
             hand.append(last)
-            chunk.append(ID_CODE[last])
+            code = ID_CODE[last]
+            codes.append(code)
+            chunk.append(code)
             drawn += 1
             if until_playable and self._playable(s, DECK[last]):
                 break
@@ -412,6 +428,7 @@ class Game:
         self.seat = seat
         self.decision = decision
         self._legal = None
+        self._given = None
 
     def _begin_turn(self, s: int) -> bool:
         self.turns += 1
@@ -448,6 +465,7 @@ class Game:
         for i, c in enumerate(hand):
             if DECK[c] == k:
                 del hand[i]
+                del self._hand_codes[s][i]
                 break
         self.discard.append(c)
         code = CODES[k]
@@ -475,8 +493,9 @@ class Game:
         elif self._seven_zero:
             if rank == 0:
                 n, d = self.n, self.direction
-                hands = self.hands
+                hands, codes = self.hands, self._hand_codes
                 self.hands = [hands[(i - d) % n] for i in range(n)]
+                self._hand_codes = [codes[(i - d) % n] for i in range(n)]
                 self.uno = [False] * n
                 self.events.append({"e": "pass_hands", "direction": d})
             elif rank == 7:
@@ -614,6 +633,8 @@ class Game:
             self.decision = None
             self.seat = None
             self._legal = []
+            self._templates = []
+            self._given = None
             self.events.append({"e": "game_end", "scores": list(self.scores), "ranks": self.ranks()})
         else:
             self._start_round()
@@ -630,8 +651,9 @@ class Game:
         if legal is not None:
             return legal
         s, decision = self.seat, self.decision
+        hand = self.hands[s]  # type: ignore[index]
         if decision == "play":
-            kinds = set(map(DECK.__getitem__, self.hands[s]))  # type: ignore[index]
+            kinds = set(map(DECK.__getitem__, hand))
             color = self.color
             playable = kinds & _PLAYABLE[color][KIND_RANK[DECK[self.discard[-1]]]]
             if (
@@ -641,9 +663,16 @@ class Game:
             ):
                 playable.discard(WILD_DRAW_FOUR_KIND)
             legal = []
+            dicts: list[dict] = []
+            play_dicts = _PLAY_DICTS_UNO if len(hand) == 2 else _PLAY_DICTS
             for k in sorted(playable):
                 legal.extend(_PLAYS[k])
-            legal.append((DRAW,))
+                dicts.extend(play_dicts[k])
+            legal.append(_DRAW_ACT)
+            dicts.append(_DRAW_DICT)
+            self._legal = legal
+            self._templates = dicts
+            return legal
         elif decision == "play_drawn":
             k = self._drawn_kind
             kc = KIND_COLOR[k]
@@ -664,14 +693,17 @@ class Game:
         else:
             legal = []
         self._legal = legal
+        table = _DICTS_UNO if len(hand) == 2 else _DICTS
+        self._templates = [table[a] for a in legal]
         return legal
 
     def legal_actions(self) -> list[dict]:
         """Every action allowed now, as BOT_CONTRACT.md dicts (fresh copies)."""
         if self.over:
             return []
-        table = _DICTS_UNO if len(self.hands[self.seat]) == 2 else _DICTS  # type: ignore[index]
-        return [table[a].copy() for a in self._legal_internal()]
+        if self._legal is None:
+            self._legal_internal()
+        return [d.copy() for d in self._templates]
 
     # ---------------------------------------------------------- observation
     def view(self, seat: int) -> dict:
@@ -680,7 +712,7 @@ class Game:
         return {
             "seat": seat,
             "players": self.n,
-            "hand": list(map(ID_CODE.__getitem__, hands[seat])),
+            "hand": self._hand_codes[seat].copy(),
             "top_card": self.discard_codes[-1],
             "color": None if self.color < 0 else COLORS[self.color],
             "direction": self.direction,
@@ -699,10 +731,32 @@ class Game:
         """The observation of BOT_CONTRACT.md for the seat asked now."""
         if self.over:
             raise RuntimeError("the game is over: no seat is asked")
-        obs = self.view(self.seat)  # type: ignore[arg-type]
-        obs["decision"] = self.decision
-        obs["legal_actions"] = self.legal_actions()
-        return obs
+        if self._legal is None:
+            self._legal_internal()
+        given = self._given = [d.copy() for d in self._templates]
+        # view() inlined: this runs once per decision
+        s = self.seat
+        color = self.color
+        decision = self.decision
+        return {
+            "seat": s,
+            "players": self.n,
+            "hand": self._hand_codes[s].copy(),  # type: ignore[index]
+            "top_card": self.discard_codes[-1],
+            "color": None if color < 0 else COLORS[color],
+            "direction": self.direction,
+            "current": self.current,
+            "hand_sizes": list(map(len, self.hands)),
+            "uno": self.uno.copy(),
+            "scores": self.scores.copy(),
+            "draw_pile": self.pile_count,
+            "discard": self.discard_codes.copy(),
+            "pending_draw": self.pending if decision == "stack" or decision == "challenge" else 0,
+            "round": self.round,
+            "dealer": self.dealer,
+            "decision": decision,
+            "legal_actions": given,
+        }
 
     def state(self) -> dict:
         """The full state (every hand), as ``engine.replay.state_at`` rebuilds it."""
@@ -762,14 +816,33 @@ class Game:
         """Apply the reply of the seat asked now; ``IllegalAction`` if it is not legal."""
         if self.over:
             raise IllegalAction(f"the game is over; got action {_short(action)}")
-        act = self._match(action)
+        act = None
+        given = self._given
+        if given is not None:
+            # the usual reply is one of the dicts the observation handed out;
+            # a bot may have changed it since, hence the comparison by value
+            i = 0
+            for d in given:
+                if d is action:
+                    template = self._templates[i]
+                    uno = "uno" in template
+                    # exact JSON types, as _match checks them: True is not 1
+                    if action == template and (not uno or action["uno"] is True) and (
+                        self.decision != "swap_target" or type(action["target"]) is int
+                    ):
+                        act = self._legal[i]  # type: ignore[index]
+                        record = template.copy()
+                    break
+                i += 1
         if act is None:
-            raise IllegalAction(
-                f"illegal action {_short(action)} for decision {self.decision!r} of seat {self.seat}"
-                f" (legal: {_short(self.legal_actions(), 400)})"
-            )
-        uno = act[0] == PLAY and action.get("uno") is True
-        record = (_DICTS_UNO if uno else _DICTS)[act].copy()
+            act = self._match(action)
+            if act is None:
+                raise IllegalAction(
+                    f"illegal action {_short(action)} for decision {self.decision!r} of seat {self.seat}"
+                    f" (legal: {_short(self.legal_actions(), 400)})"
+                )
+            uno = act[0] == PLAY and action.get("uno") is True
+            record = (_DICTS_UNO if uno else _DICTS)[act].copy()
         self.actions.append(
             {"at": len(self.events), "seat": self.seat, "decision": self.decision, "action": record}
         )
@@ -873,6 +946,8 @@ class Game:
             target = act[1]
             hands = self.hands
             hands[s], hands[target] = hands[target], hands[s]  # type: ignore[index]
+            codes = self._hand_codes
+            codes[s], codes[target] = codes[target], codes[s]  # type: ignore[index]
             self.uno[s] = self.uno[target] = False  # type: ignore[index]
             self.events.append({"e": "swap", "seat": s, "target": target})
             player, k = self._resolving  # type: ignore[misc]
