@@ -193,9 +193,13 @@ def start_seat(package: BotPackage, limits: Limits, *, match_id: str, seat: int,
             raise InfrastructureError(f"Docker could not start the sandbox of seat {seat} (image {image or IMAGE}): {exc}") from exc
         conn = _accept(listener, container, limits.start_seconds)
         if conn is None:
-            # The host never connected: the container died at once or hung before Python ran.
-            conn, peer = socket.socketpair()
-            peer.close()
+            # The host connects before it imports the bot: failing to get this
+            # far is the image's or the engine's doing, never the bot's.
+            state = container.attrs.get("State", {})
+            raise InfrastructureError(
+                f"the bot host in container {container.short_id} never connected (status "
+                f"{state.get('Status')!r}, exit code {state.get('ExitCode')!r}; waited up to {limits.start_seconds:g} s)"
+            )
         handle = DockerSeatHandle(client, container, Channel(conn, limits.frame_bytes), seat_dir, limits)
         return handle
     except BaseException:

@@ -8,6 +8,7 @@ import os
 import tarfile
 import tempfile
 import time
+from pathlib import Path
 
 import docker
 import pytest
@@ -146,3 +147,20 @@ def test_finished_match_keeps_its_result_when_docker_fails_at_teardown(docker_cl
         monkeypatch.undo()
         for container in docker_backend.match_containers("teardownfail1"):
             container.remove(force=True)
+
+
+@pytest.mark.docker
+@pytest.mark.services
+def test_host_that_cannot_run_in_the_image_is_infrastructure(docker_client, monkeypatch):
+    # A broken bot host (say, an image whose Python is too old) exits before it
+    # connects, and so before any bot code ran.
+    broken = Path(tempfile.mkdtemp()) / "host.py"
+    broken.write_text("raise SystemExit(3)\n")
+    monkeypatch.setattr(docker_backend, "HOST_PROGRAM", broken)
+    try:
+        with pytest.raises(InfrastructureError, match=r"never connected \(status 'exited', exit code 3;"):
+            docker_backend.start_seat(BOT, Limits(), match_id="brokenhost1", seat=0)
+        assert docker_backend.match_containers("brokenhost1") == []
+    finally:
+        broken.unlink()
+        broken.parent.rmdir()
