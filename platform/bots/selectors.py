@@ -41,6 +41,21 @@ def can_view_source(user, bot: Bot) -> bool:
     return bot.source_public or user_is_owner_or_staff(user, bot)
 
 
+def can_revalidate(version: BotVersion) -> bool:
+    """True when the version was rejected because the platform failed its validation match."""
+    from matches.models import Match
+
+    if version.status != BotVersion.Status.REJECTED:
+        return False
+    last = (
+        Match.objects.filter(kind=Match.Kind.VALIDATION, seats__bot_version=version)
+        .order_by("-queued_at", "-pk")
+        .values_list("status", flat=True)
+        .first()
+    )
+    return last == Match.Status.FAILED
+
+
 def can_view_validation_log(user, bot: Bot) -> bool:
     return user_is_owner_or_staff(user, bot)
 

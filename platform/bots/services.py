@@ -98,6 +98,28 @@ def bot_version_validate(version: BotVersion):
     )
 
 
+def bot_version_revalidate(version: BotVersion):
+    """Validate again a version whose validation match the platform failed to play.
+
+    A version rejected for its own fault stays rejected: the same bytes would fault again.
+    """
+    from .selectors import can_revalidate
+
+    with transaction.atomic():
+        version = BotVersion.objects.select_for_update().get(pk=version.pk)
+        if not can_revalidate(version):
+            raise BotError(
+                f"{version.label} is {version.status}; only a version whose validation match "
+                "the platform failed to play can be validated again"
+            )
+        version.status = BotVersion.Status.VALIDATING
+        version.rejection_reason = ""
+        version.validated_at = None
+        version.save(update_fields=["status", "rejection_reason", "validated_at"])
+        bot_version_validate(version)
+    return version
+
+
 def bot_version_validation_finish(match) -> None:
     """Hook for finished validation matches: the version becomes active, or rejected with the reason."""
     seat = next((s for s in match.seats.all() if s.bot_version_id), None)
@@ -141,6 +163,7 @@ __all__ = [
     "bot_pin_version",
     "bot_update",
     "bot_version_create",
+    "bot_version_revalidate",
     "bot_version_validate",
     "bot_version_validation_finish",
 ]

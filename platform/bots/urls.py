@@ -13,4 +13,5 @@ urlpatterns = [
     path("<int:bot_id>/pin/", views.bot_pin, name="pin"),
     path("<int:bot_id>/v<int:number>/", views.version_detail, name="version"),
     path("<int:bot_id>/v<int:number>/source/", views.version_source, name="source"),
+    path("<int:bot_id>/v<int:number>/revalidate/", views.version_revalidate, name="revalidate"),
 ]

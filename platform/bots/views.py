@@ -142,8 +142,23 @@ def version_detail(request, bot_id: int, number: int):
             "can_view_source": selectors.can_view_source(request.user, bot),
             "playing": selectors.bot_playing_version(bot),
             "matches": match_list(version=version, limit=50),
+            "can_revalidate": selectors.can_revalidate(version),
         },
     )
+
+
+@login_required
+@require_POST
+def version_revalidate(request, bot_id: int, number: int):
+    bot = _owned_bot(request, bot_id)
+    version = get_object_or_404(BotVersion.objects.defer("source"), bot=bot, number=number)
+    try:
+        services.bot_version_revalidate(version)
+    except services.BotError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.info(request, f"Version {version.number} is being validated again.")
+    return redirect(version)
 
 
 def version_source(request, bot_id: int, number: int):

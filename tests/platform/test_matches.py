@@ -367,3 +367,40 @@ def test_nul_characters_a_bot_prints_or_raises_are_stored_safely(bot, run_on_com
     assert "nul\ufffdbyte" in seat.log and "\x00" not in seat.log
     assert "bad\ufffdreason" in seat.fault_reason
     assert version.status == BotVersion.Status.REJECTED and "\x00" not in version.rejection_reason
+
+
+def test_a_version_the_platform_failed_to_validate_can_be_validated_again(
+    bot, client, monkeypatch, run_on_commit, settings
+):
+    from django.urls import reverse
+
+    settings.MATCH_MAX_ATTEMPTS = 1
+    real_play = sandboxing.play
+
+    def docker_down(match):
+        raise InfrastructureError("Docker engine is not running")
+
+    monkeypatch.setattr(sandboxing, "play", docker_down)
+    with run_on_commit():
+        version = bot_services.bot_version_create(bot=bot, filename="alpha.py", data=good_bot("again"))
+    version.refresh_from_db()
+    assert version.status == BotVersion.Status.REJECTED
+    assert "could not be played" in version.rejection_reason
+
+    monkeypatch.setattr(sandboxing, "play", real_play)
+    client.force_login(bot.owner)
+    assert b"Validate again" in client.get(reverse("bots:version", args=[bot.pk, 1])).content
+    with run_on_commit():
+        client.post(reverse("bots:revalidate", args=[bot.pk, 1]))
+    version.refresh_from_db()
+    assert version.status == BotVersion.Status.ACTIVE
+    assert Match.objects.filter(kind="validation").count() == 2
+
+
+def test_a_version_rejected_for_its_own_fault_cannot_be_validated_again(bot, run_on_commit):
+    with run_on_commit():
+        version = bot_services.bot_version_create(bot=bot, filename="crash.py", data=CRASHING_BOT)
+    with pytest.raises(bot_services.BotError, match="only a version whose validation match the platform failed"):
+        bot_services.bot_version_revalidate(version)
+    version.refresh_from_db()
+    assert version.status == BotVersion.Status.REJECTED
