@@ -208,3 +208,12 @@ def test_replay_of_an_unknown_match_is_exit_2_and_writes_nothing(cli, tmp_path):
     assert code == 2
     assert "404" in err and "987654" in err
     assert not target.exists()
+
+
+def test_login_with_a_revoked_token_stores_nothing(cli, user):
+    token, key = token_create(user=user, name="old")
+    token.delete()
+    code, out, err = cli("login", "--token", key)
+    assert code == 2
+    assert "401 invalid or revoked token" in err
+    assert not config.config_path().exists()
