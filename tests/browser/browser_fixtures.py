@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from browser_helpers import ARTIFACTS
-from conftest import service_missing
+from testsupport import service_missing
 
 CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -13,7 +13,7 @@ def test_database_is_postgresql_when_database_url_says_so():
 
     url = os.environ.get("DATABASE_URL", "")
     if not url.startswith(("postgres://", "postgresql://")):
-        from conftest import service_missing
+        from testsupport import service_missing
 
         service_missing("PostgreSQL (DATABASE_URL is not a postgresql:// URL)")
     assert connection.vendor == "postgresql"
@@ -28,7 +28,7 @@ def test_redis_broker_is_used_when_redis_url_is_set(redis_url):
     from django.conf import settings
 
     if not os.environ.get("REDIS_URL"):
-        from conftest import service_missing
+        from testsupport import service_missing
 
         service_missing("Redis broker (REDIS_URL is not set)")
     assert settings.CELERY_BROKER_URL == os.environ["REDIS_URL"]
@@ -37,7 +37,7 @@ def test_redis_broker_is_used_when_redis_url_is_set(redis_url):
 
 @pytest.mark.docker
 def test_sandbox_image_runs_python_without_network(docker_client):
-    from conftest import SANDBOX_IMAGE
+    from testsupport import SANDBOX_IMAGE
 
     code = (
         "import json, os, socket; "

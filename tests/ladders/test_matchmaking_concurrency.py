@@ -9,9 +9,9 @@ import random
 import threading
 
 import pytest
-from conftest import service_missing
 from django.db import connection, connections
 from ladder_helpers import active_bot, bots_of, ladder
+from testsupport import service_missing
 
 from ladders import services
 from ladders.models import LadderMatch

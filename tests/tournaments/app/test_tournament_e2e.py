@@ -10,8 +10,8 @@ from fractions import Fraction
 from itertools import combinations
 
 import pytest
-from conftest import service_missing
 from django.db import connection, connections
+from testsupport import service_missing
 from tournament_helpers import field, make_user, open_matches, refreshed, tournament_with
 
 from bots import services as bot_services

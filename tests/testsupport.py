@@ -1,0 +1,97 @@
+"""Helpers shared by the tests: service checks and a real Celery worker process.
+
+Import from here (``from testsupport import service_missing``), never from
+``conftest``: several folders have a conftest.py, and which one the name
+``conftest`` means depends on collection order.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+REQUIRE_SERVICES = os.environ.get("ARENA_REQUIRE_SERVICES", "") not in ("", "0", "false", "no")
+SANDBOX_IMAGE = os.environ.get("SANDBOX_IMAGE", "uno-arena-sandbox:latest")
+
+
+def service_missing(what: str) -> None:
+    """Skip, or fail under ARENA_REQUIRE_SERVICES=1, because `what` is not there."""
+    if REQUIRE_SERVICES:
+        pytest.fail(f"required service missing: {what} (ARENA_REQUIRE_SERVICES=1)", pytrace=False)
+    pytest.skip(f"service missing: {what}")
+
+
+class WorkerProcess:
+    """A real `celery worker` subprocess of the project, for tests."""
+
+    def __init__(self, proc: subprocess.Popen, log_path):
+        self.proc = proc
+        self.log_path = log_path
+
+    @property
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def kill(self, sig: int = 9) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, sig)
+            self.proc.wait(timeout=30)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+
+def start_worker_process(log_path, *, env_extra: dict | None = None, queues: str | None = None,
+                         timeout: float = 60.0) -> WorkerProcess:
+    """Start `celery -A arena worker` against the current test database and REDIS_URL.
+
+    The worker sees the data the test committed, so use it with `transactional_db`.
+    """
+    import sys
+    import time
+    from pathlib import Path
+
+    from django.db import connection
+
+    settings_dict = connection.settings_dict
+    if settings_dict["ENGINE"] != "django.db.backends.postgresql":
+        service_missing("PostgreSQL test database (set DATABASE_URL=postgresql://...)")
+    redis_url = os.environ.get("REDIS_URL")
+    if not redis_url:
+        service_missing("Redis broker (set REDIS_URL=redis://...)")
+    user = settings_dict.get("USER") or ""
+    password = f":{settings_dict['PASSWORD']}" if settings_dict.get("PASSWORD") else ""
+    host = settings_dict.get("HOST") or "127.0.0.1"
+    port = settings_dict.get("PORT") or "5432"
+    database_url = f"postgresql://{user}{password}@{host}:{port}/{settings_dict['NAME']}"
+    root = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in os.environ.items() if k != "TEST_DATABASE_NAME"}
+    env.update(
+        DATABASE_URL=database_url,
+        REDIS_URL=redis_url,
+        PYTHONPATH=os.pathsep.join([str(root), str(root / "platform")]),
+        DJANGO_SETTINGS_MODULE="arena.settings",
+    )
+    env.update(env_extra or {})
+    from arena import queues as arena_queues
+
+    log = open(log_path, "wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "arena", "worker", "--pool=solo",
+         "--loglevel=INFO", "--without-gossip", "--without-mingle", "-n", f"test-{os.getpid()}@%h",
+         "-Q", queues or ",".join(arena_queues.ALL)],
+        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    log.close()
+    worker = WorkerProcess(proc, Path(log_path))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not worker.alive():
+            pytest.fail(f"celery worker exited with {proc.returncode}:\n{worker.log[-3000:]}")
+        if " ready." in worker.log:
+            return worker
+        time.sleep(0.2)
+    worker.kill()
+    pytest.fail(f"celery worker not ready after {timeout}s:\n{worker.log[-3000:]}")
