@@ -162,10 +162,6 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_DEFAULT_QUEUE = queues.MAINTENANCE
 CELERY_TASK_QUEUES = [Queue(name) for name in queues.ALL]
-CELERY_TASK_ROUTES = {
-    "matches.tasks.match_play": {"queue": queues.MATCHES},
-    "bots.tasks.*": {"queue": queues.VALIDATION},
-}
 CELERY_TASK_SOFT_TIME_LIMIT = MATCH_TIME_LIMIT
 CELERY_TASK_TIME_LIMIT = MATCH_TIME_LIMIT + 60
 CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -181,6 +177,7 @@ CELERY_TASK_ROUTES = {
     "matches.tasks.match_play": {"queue": queues.MATCHES},
     "matches.tasks.match_sweep_stuck": {"queue": queues.MAINTENANCE},
     "matches.tasks.sandbox_reap": {"queue": queues.MAINTENANCE},
+    # Validation matches go to queues.VALIDATION: matches.services.match_enqueue names it.
 }
 CELERY_BEAT_SCHEDULE: dict = {
     # Keep every active ladder busy up to its cap of queued+running matches (ladders.services).
