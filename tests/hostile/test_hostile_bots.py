@@ -16,6 +16,7 @@ import uuid
 
 import pytest
 
+from tests.conftest import service_missing
 from tests.hostile.helpers import OPPONENT_MARKER, play_hostile
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
@@ -312,7 +313,7 @@ def test_loopback_services_are_unreachable(backend, port):
     try:
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
     except OSError as exc:
-        pytest.skip(f"nothing listens on 127.0.0.1:{port} here ({exc})")
+        service_missing(f"{'Redis' if port == 6379 else 'PostgreSQL'} on 127.0.0.1:{port} ({exc})")
     played = play_hostile(
         f"""
         import socket
