@@ -16,6 +16,7 @@ Cards are ints inside (``engine.cards``); dicts only at the edge
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from random import Random
 from typing import Any
 
@@ -97,7 +98,6 @@ _PLAYABLE = [
      for rank in range(WILD_DRAW_FOUR + 1)]
     for color in range(4)
 ]
-_COLOR_KINDS = [frozenset(k for k in range(len(CODES)) if KIND_COLOR[k] == color) for color in range(4)]
 # kind -> its play actions (a wild once per colour)
 _PLAYS = [
     tuple((PLAY, k, c) for c in range(4)) if KIND_COLOR[k] < 0 else ((PLAY, k, KIND_COLOR[k]),)
@@ -108,6 +108,27 @@ _PLAY_DICTS = [tuple(_DICTS[a] for a in acts) for acts in _PLAYS]
 _PLAY_DICTS_UNO = [tuple(_DICTS_UNO[a] for a in acts) for acts in _PLAYS]
 _DRAW_ACT = (DRAW,)
 _DRAW_DICT = _DICTS[_DRAW_ACT]
+# playable kinds (frozenset) -> (legal actions, their dicts) of a "play"
+# decision, without and with "uno"; filled as positions come up
+_PLAY_LEGAL: tuple[dict, dict] = ({}, {})
+#: bound on each of those caches (about 1 KiB an entry): cleared when reached
+PLAY_CACHE_SIZE = 20_000
+
+
+def _play_legal(playable: frozenset, uno: bool) -> tuple[tuple, tuple]:
+    legal: list[tuple] = []
+    dicts: list[dict] = []
+    play_dicts = _PLAY_DICTS_UNO if uno else _PLAY_DICTS
+    for k in sorted(playable):
+        legal.extend(_PLAYS[k])
+        dicts.extend(play_dicts[k])
+    legal.append(_DRAW_ACT)
+    dicts.append(_DRAW_DICT)
+    cache = _PLAY_LEGAL[uno]
+    if len(cache) >= PLAY_CACHE_SIZE:
+        cache.clear()
+    entry = cache[playable] = (tuple(legal), tuple(dicts))
+    return entry
 
 
 class IllegalAction(ValueError):
@@ -230,11 +251,11 @@ class Game:
         self.discard_codes: list[str] = []
         self.in_pile = bytearray(DECK_SIZE)
         self.pile_count = 0
-        self._legal: list[tuple] | None = None
+        self._legal: Sequence[tuple] | None = None
         # the prebuilt dicts of ``_legal`` (never handed out), and the copies the
         # last observation handed out: a reply that *is* one of them is matched
         # without parsing it
-        self._templates: list[dict] = []
+        self._templates: Sequence[dict] = []
         self._given: list[dict] | None = None
         self._drawn_kind = -1
         self._resolving: tuple[int, int] | None = None
@@ -440,8 +461,17 @@ class Game:
         return True
 
     def _start_turn(self, s: int) -> None:
-        if self._begin_turn(s):
-            self._ask(s, "play")
+        # _begin_turn and _ask inlined: every turn passes here
+        turns = self.turns = self.turns + 1
+        if turns > self._max_turns:
+            self._end_round(None)
+            return
+        self.current = s
+        self.events.append({"e": "turn", "seat": s})
+        self.seat = s
+        self.decision = "play"
+        self._legal = None
+        self._given = None
 
     def _honest(self, s: int) -> bool:
         """True when seat ``s`` holds no card of the active colour."""
@@ -462,13 +492,13 @@ class Game:
         if k == WILD_DRAW_FOUR_KIND and self._wd4 == "challenge":
             self._wd4_player = s
             self._wd4_honest = self._honest(s)
-        for i, c in enumerate(hand):
-            if DECK[c] == k:
-                del hand[i]
-                del self._hand_codes[s][i]
-                break
-        self.discard.append(c)
         code = CODES[k]
+        codes = self._hand_codes[s]
+        i = codes.index(code)  # the first card of that kind, found in C
+        c = hand[i]
+        del hand[i]
+        del codes[i]
+        self.discard.append(c)
         self.discard_codes.append(code)
         self.color = color
         event = {"e": "play", "seat": s, "card": code, "color": COLORS[color]}
@@ -646,33 +676,21 @@ class Game:
         return [1 + sum(1 for other in keys if other < mine) for mine in keys]
 
     # --------------------------------------------------------- legal actions
-    def _legal_internal(self) -> list[tuple]:
+    def _legal_internal(self) -> Sequence[tuple]:
         legal = self._legal
         if legal is not None:
             return legal
         s, decision = self.seat, self.decision
         hand = self.hands[s]  # type: ignore[index]
         if decision == "play":
-            kinds = set(map(DECK.__getitem__, hand))
             color = self.color
-            playable = kinds & _PLAYABLE[color][KIND_RANK[DECK[self.discard[-1]]]]
-            if (
-                WILD_DRAW_FOUR_KIND in playable
-                and self._wd4 == "enforced"
-                and not kinds.isdisjoint(_COLOR_KINDS[color])
-            ):
-                playable.discard(WILD_DRAW_FOUR_KIND)
-            legal = []
-            dicts: list[dict] = []
-            play_dicts = _PLAY_DICTS_UNO if len(hand) == 2 else _PLAY_DICTS
-            for k in sorted(playable):
-                legal.extend(_PLAYS[k])
-                dicts.extend(play_dicts[k])
-            legal.append(_DRAW_ACT)
-            dicts.append(_DRAW_DICT)
-            self._legal = legal
-            self._templates = dicts
-            return legal
+            playable = _PLAYABLE[color][KIND_RANK[DECK[self.discard[-1]]]].intersection(map(DECK.__getitem__, hand))
+            if WILD_DRAW_FOUR_KIND in playable and self._wd4 == "enforced" and not self._honest(s):  # type: ignore[arg-type]
+                playable = playable - {WILD_DRAW_FOUR_KIND}
+            uno = len(hand) == 2
+            entry = _PLAY_LEGAL[uno].get(playable) or _play_legal(playable, uno)
+            self._legal, self._templates = entry
+            return entry[0]
         elif decision == "play_drawn":
             k = self._drawn_kind
             kc = KIND_COLOR[k]

@@ -29,6 +29,9 @@ _NUMBER = (int, float)
 class AgentSeat:
     """A trusted in-process ``agent(observation, configuration) -> action`` as a seat."""
 
+    #: an in-process agent is not timed (a subclass or caller may set it)
+    last_decision_seconds: float | None = None
+
     def __init__(self, agent: Callable[[dict, dict], Any], name: str = "agent"):
         self.agent = agent
         self.name = name
