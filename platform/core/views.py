@@ -7,16 +7,20 @@ from bots.selectors import site_counts
 from matches.selectors import match_list
 
 HOME_LADDERS = 6
+HOME_LEADERS = 3
 HOME_TOURNAMENTS = 6
 
 
 def _active_ladders() -> list | None:
-    """Active ladders with their entry counts; None while the ladders app is not installed."""
+    """Active ladders with their entry counts and leaders; None while the ladders app is not installed."""
     if not apps.is_installed("ladders"):
         return None
-    from ladders.selectors import ladder_list
+    from ladders.selectors import ladder_list, ladder_standings
 
-    return list(ladder_list(active_only=True)[:HOME_LADDERS])
+    return [
+        {"ladder": ladder, "leaders": [row for row in ladder_standings(ladder) if row.rank][:HOME_LEADERS]}
+        for ladder in ladder_list(active_only=True)[:HOME_LADDERS]
+    ]
 
 
 def _current_tournaments() -> list | None:

@@ -241,21 +241,28 @@ def test_live_match_status_and_pages_that_wait_for_it(client, db):
     assert client.get(reverse("web:live_match", args=[987654])).status_code == 404
 
 
-def test_home_page_lists_active_ladders_and_open_tournaments(client, db):
+def test_home_page_lists_active_ladders_with_leaders_and_open_tournaments(client, db, eager):
     from django.apps import apps
 
     if not (apps.is_installed("ladders") and apps.is_installed("tournaments")):
         pytest.skip("the ladders and tournaments apps are not both installed at this commit")
     from ladders.models import Ladder
+    from ladders.services import ladder_enter
     from tournaments.services import tournament_create, tournament_open_registration
 
-    Ladder.objects.create(name="Heads-up classic", slug="heads-up", rules={"players": 2}, seats=2)
+    heads_up = Ladder.objects.create(name="Heads-up classic", slug="heads-up", rules={"players": 2}, seats=2)
+    bot = bot_services.bot_create(owner=_user("carol"), name="frontrunner")
+    with eager():
+        bot_services.bot_version_create(bot=bot, filename="f.py", data=PRINTING_BOT)
+    ladder_enter(heads_up, bot)
     Ladder.objects.create(name="Closed ladder", slug="closed", rules={"players": 2}, seats=2, active=False)
     cup = tournament_create(name="Winter Cup", rules=["players=2", "rounds=1"], format="round_robin")
     tournament_open_registration(cup)
     tournament_create(name="Draft Cup", rules=["players=2", "rounds=1"], format="round_robin")
     html = client.get("/").content.decode()
     assert "Heads-up classic" in html and "/ladders/heads-up/" in html
+    leaders = html[html.index('<ol class="leaders">'):]
+    assert leaders.index("frontrunner") < leaders.index("</ol>")
     assert "Closed ladder" not in html
     assert "Winter Cup" in html and "Draft Cup" not in html
 
