@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from api.models import ApiToken, Challenge
 from api.services import token_create
-from ladders.models import Ladder, LadderEntry
+from ladders.models import Ladder, LadderEntry, RatingChange
 from matches.models import Match, MatchSeat
 from matches.services import match_create
 
@@ -250,3 +250,33 @@ def test_schema_and_docs_are_served_without_a_cdn(db):
     assert docs.status_code == 200
     assert b"cdn" not in docs.content.lower()
     assert b"swagger-ui" in docs.content
+
+
+@pytest.mark.slow
+def test_a_challenge_is_played_and_then_watchable(alice, bob, ladder, django_capture_on_commit_callbacks):
+    """The whole path: the challenge's match plays (task in-process), then its detail links the replay."""
+    from celery import current_app
+
+    mine = make_bot(alice, "mine")
+    theirs = make_bot(bob, "theirs", public=True)
+    eager = current_app.conf.task_always_eager
+    current_app.conf.task_always_eager = True
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            created = client_for(alice).post(
+                "/api/challenges/", {"bot": mine.pk, "opponent": theirs.pk, "ladder": "duel"}, format="json"
+            )
+    finally:
+        current_app.conf.task_always_eager = eager
+    assert created.status_code == 201, created.content
+    match_id = created.json()["match"]["id"]
+    detail = client_for(alice).get(f"/api/matches/{match_id}/").json()
+    assert detail["status"] == "done", detail["error"]
+    assert sorted(seat["rank"] for seat in detail["seats"]) in ([1, 2], [1, 1])
+    assert "plays" in detail["seats"][0]["log"]  # alice sees her bot's log
+    assert detail["seats"][1]["log"] is None  # not bob's
+    replay = client_for(None).get(detail["replay"]).json()
+    assert replay["rules"]["players"] == 2
+    assert client_for(None).get(detail["viewer"]).status_code == 200
+    # A challenge is unranked: nobody's ladder rating moved.
+    assert not RatingChange.objects.exists()
