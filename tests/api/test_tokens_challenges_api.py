@@ -258,7 +258,8 @@ def test_a_challenge_is_played_and_then_watchable(alice, bob, ladder, django_cap
     from celery import current_app
 
     mine = make_bot(alice, "mine")
-    theirs = make_bot(bob, "theirs", public=True)
+    theirs = make_bot(bob, "theirs")
+    entry = LadderEntry.objects.create(ladder=ladder, bot=theirs)  # public by its ladder entry
     eager = current_app.conf.task_always_eager
     current_app.conf.task_always_eager = True
     try:
@@ -278,5 +279,6 @@ def test_a_challenge_is_played_and_then_watchable(alice, bob, ladder, django_cap
     replay = client_for(None).get(detail["replay"]).json()
     assert replay["rules"]["players"] == 2
     assert client_for(None).get(detail["viewer"]).status_code == 200
-    # A challenge is unranked: nobody's ladder rating moved.
-    assert not RatingChange.objects.exists()
+    # A challenge is unranked: the ladder entry played no rated match.
+    entry.refresh_from_db()
+    assert entry.matches_played == 0 and not RatingChange.objects.filter(entry=entry).exists()
