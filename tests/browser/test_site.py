@@ -231,17 +231,40 @@ def test_pages_fit_a_phone(phone, live_server, shot, path, eager_tasks):
     assert phone.locator(".nav-toggle-label").is_visible()
 
 
+def _ladder_with_an_entry() -> str:
+    from ladders.models import Ladder
+    from ladders.services import ladder_enter
+
+    ladder = Ladder.objects.create(name="Heads-up classic", slug="heads-up", rules={"players": 2}, seats=2)
+    owner = get_user_model().objects.create_user(username="laddered", password=PASSWORD)
+    bot = bot_services.bot_create(owner=owner, name="climber")
+    bot_services.bot_version_create(bot=bot, filename="climber.py", data=SIMPLE_BOT)
+    ladder_enter(ladder, bot)
+    return ladder.get_absolute_url()
+
+
+def _open_tournament() -> str:
+    from tournaments.services import tournament_create, tournament_open_registration
+
+    cup = tournament_create(name="Winter Cup", rules=["players=2", "rounds=1"], format="round_robin")
+    tournament_open_registration(cup)
+    return cup.get_absolute_url()
+
+
 @pytest.mark.parametrize("app", ["ladders", "tournaments"])
-def test_ladder_and_tournament_pages_use_the_site_layout(page, live_server, shot, app):
+def test_ladder_and_tournament_pages_use_the_site_layout(page, live_server, shot, app, eager_tasks):
     try:
         url = reverse(f"{app}:list")
     except NoReverseMatch:
         pytest.skip(f"the {app} pages are not installed at this commit")
-    page.goto(live_server.url + url)
-    assert page.locator("header.topbar nav").is_visible()
-    assert page.locator(f"nav a[href='{url}']").get_attribute("class") == "active"
-    assert page.evaluate("getComputedStyle(document.querySelector('.topbar')).backgroundColor") == "rgb(29, 35, 48)"
-    shot(page, app)
+    detail = _ladder_with_an_entry() if app == "ladders" else _open_tournament()
+    for name, path in (("list", url), ("detail", detail)):
+        page.goto(live_server.url + path)
+        assert page.locator("header.topbar nav").is_visible()
+        assert page.locator(f"nav a[href='{url}']").get_attribute("class") == "active"
+        assert page.evaluate("getComputedStyle(document.querySelector('.topbar')).backgroundColor") == "rgb(29, 35, 48)"
+        shot(page, f"{app}-{name}")
+    assert ("climber" if app == "ladders" else "Winter Cup") in page.inner_text("main")
 
 
 def test_hostile_names_and_fault_reasons_are_shown_as_text(page, live_server, eager_tasks):
