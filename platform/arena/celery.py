@@ -11,3 +11,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
 app = Celery("arena")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+def _add_worker_steps(app: Celery) -> None:
+    from core.worker import WorkerHeartbeatStep
+
+    app.steps["worker"].add(WorkerHeartbeatStep)
+
+
+_add_worker_steps(app)

@@ -179,6 +179,8 @@ CELERY_TASK_ROUTES = {
     "matches.tasks.sandbox_reap": {"queue": queues.MAINTENANCE},
     # Validation matches go to queues.VALIDATION: matches.services.match_enqueue names it.
 }
+# Every worker records that it is alive this often (core.worker, the queue page).
+WORKER_HEARTBEAT_SECONDS = env_int("WORKER_HEARTBEAT_SECONDS", 30)
 CELERY_BEAT_SCHEDULE: dict = {
     # Keep every active ladder busy up to its cap of queued+running matches (ladders.services).
     "ladders-matchmake": {
@@ -190,12 +192,6 @@ CELERY_BEAT_SCHEDULE: dict = {
     "matches-sweep-stuck": {"task": "matches.tasks.match_sweep_stuck", "schedule": 60.0},
     # Remove sandbox containers a killed worker left behind.
     "sandbox-reap": {"task": "matches.tasks.sandbox_reap", "schedule": 600.0},
-    # A worker of the maintenance queue records that it is alive (the queue page's "workers alive").
-    "core-worker-heartbeat": {
-        "task": "core.tasks.worker_heartbeat",
-        "schedule": 60.0,
-        "options": {"queue": queues.MAINTENANCE},
-    },
 }
 
 # --- matches (see platform/matches and docs/platform.md)

@@ -68,3 +68,20 @@ def test_test_module_basenames_are_unique():
     names = [p.name for p in (ROOT / "tests").rglob("test_*.py")]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     assert duplicates == [], f"rename these test modules, their basenames clash: {duplicates}"
+
+
+@pytest.mark.services
+def test_every_worker_records_its_own_heartbeat_without_any_task(celery_worker_process):
+    import os
+    import time
+
+    from core.models import WorkerHeartbeat
+
+    name_prefix = f"test-{os.getpid()}@"  # the name start_worker_process gives the worker
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if WorkerHeartbeat.objects.filter(hostname__startswith=name_prefix).exists():
+            break
+        time.sleep(0.2)
+    beat = WorkerHeartbeat.objects.get(hostname__startswith=name_prefix)
+    assert beat.python_platform == platform.platform()
