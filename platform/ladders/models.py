@@ -31,15 +31,14 @@ class Ladder(models.Model):
         default=1, help_text="Deals per match; with duplicate rotation each deal is played once per seat rotation."
     )
     duplicate = models.BooleanField(default=True, help_text="Rotate the seats over the same deals.")
-    # Stored and shown, but not yet applied: a Match does not carry its own limits, so
-    # ladder matches run with the sandbox defaults until the matches app takes them.
+    # Copied into every ladder match (Match.time_per_decision / time_bank).
     time_per_decision = models.FloatField(
         default=_LIMITS.time_per_decision,
-        help_text="Seconds per decision. Not applied yet: matches run with the sandbox defaults (sandbox.limits).",
+        help_text="Seconds per decision (the bots' clock in this ladder's matches).",
     )
     time_bank = models.FloatField(
         default=_LIMITS.time_bank,
-        help_text="Seconds of extra time per match. Not applied yet: matches run with the sandbox defaults.",
+        help_text="Seconds of extra time per match, beyond the time per decision.",
     )
     max_pending = models.PositiveSmallIntegerField(
         default=4, help_text="At most this many of the ladder's matches are queued or running at once."

@@ -164,6 +164,8 @@ def ladder_matchmake(ladder: Ladder, *, rng: random.Random | None = None, now: d
                 seed=rng.getrandbits(62),
                 games=ladder.games,
                 duplicate=ladder.duplicate,
+                time_per_decision=ladder.time_per_decision,
+                time_bank=ladder.time_bank,
             )
             LadderMatch.objects.create(ladder=ladder, match=match)
             LadderEntry.objects.filter(pk__in=[c.entry.pk for c in table]).update(last_matched_at=now)

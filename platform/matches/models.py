@@ -28,6 +28,9 @@ class Match(models.Model):
     seed = models.BigIntegerField()
     games = models.PositiveIntegerField(default=1)
     duplicate = models.BooleanField(default=False)
+    # The bots' clock for this match; empty means the sandbox.limits default.
+    time_per_decision = models.FloatField(null=True, blank=True, help_text="seconds; empty: the default")
+    time_bank = models.FloatField(null=True, blank=True, help_text="seconds; empty: the default")
 
     queued_at = models.DateTimeField(auto_now_add=True)
     # When the task was last sent; a queued match whose message was lost is sent again.

@@ -112,6 +112,14 @@ def sandbox_label(match) -> str:
     return f"{match.pk}-{match.attempt_token[:8]}"
 
 
+def match_limits(time_per_decision: float | None, time_bank: float | None):
+    """The sandbox limits of a match: the defaults with its own clock where it has one."""
+    from sandbox.limits import DEFAULT_LIMITS
+
+    changes = {"time_per_decision": time_per_decision, "time_bank": time_bank}
+    return DEFAULT_LIMITS.replace(**{k: float(v) for k, v in changes.items() if v is not None})
+
+
 def play(match) -> Outcome:
     """Play ``match`` through sandbox.runner and return its outcome (raises InfrastructureError)."""
     from sandbox import runner
@@ -124,6 +132,7 @@ def play(match) -> Outcome:
         games=match.games,
         duplicate=match.duplicate,
         backend=backend_name(),
+        limits=match_limits(match.time_per_decision, match.time_bank),
         # Labels the attempt's sandboxes: unique even across databases sharing one Docker engine.
         match_id=sandbox_label(match),
         allow_process=settings.SANDBOX_ALLOW_PROCESS,

@@ -48,9 +48,14 @@ def match_create(
     seed: int | None = None,
     games: int = 1,
     duplicate: bool = False,
+    time_per_decision: float | None = None,
+    time_bank: float | None = None,
     enqueue: bool = True,
 ) -> Match:
     """Create a queued match; a seat is a BotVersion or a reference bot's name.
+
+    ``time_per_decision`` and ``time_bank`` (seconds) set the bots' clock for this
+    match; None keeps the default of sandbox.limits.
 
     >>> match_create(kind="challenge", rules=Rules(players=2), seats=[v1, "random"])  # doctest: +SKIP
     """
@@ -61,6 +66,10 @@ def match_create(
         raise MatchError(f"the rules are for {rules.players} players but {len(seats)} seats were given")
     if isinstance(games, bool) or not isinstance(games, int) or games < 1:
         raise MatchError(f"games must be a positive whole number, got {games!r}")
+    try:
+        sandboxing.match_limits(time_per_decision, time_bank)
+    except (TypeError, ValueError) as exc:
+        raise MatchError(f"bad time limits: {exc}") from None
     for seat in seats:
         if isinstance(seat, BotVersion):
             if seat.status == BotVersion.Status.REJECTED:
@@ -75,7 +84,8 @@ def match_create(
         seed = secrets.randbits(62)
     with transaction.atomic():
         match = Match.objects.create(
-            kind=kind, rules=rules.to_dict(), seed=seed, games=games, duplicate=duplicate
+            kind=kind, rules=rules.to_dict(), seed=seed, games=games, duplicate=duplicate,
+            time_per_decision=time_per_decision, time_bank=time_bank,
         )
         MatchSeat.objects.bulk_create(
             MatchSeat(

@@ -404,3 +404,29 @@ def test_a_version_rejected_for_its_own_fault_cannot_be_validated_again(bot, run
         bot_services.bot_version_revalidate(version)
     version.refresh_from_db()
     assert version.status == BotVersion.Status.REJECTED
+
+
+CLOCK_BOT = b"""def agent(observation, configuration):
+    print("clock", configuration["time_per_decision"], configuration["time_bank"], flush=True)
+    return observation["legal_actions"][0]
+"""
+
+
+def test_a_match_plays_with_its_own_time_limits_and_the_bots_see_them(bot, run_on_commit):
+    version = bot_services.bot_version_create(bot=bot, filename="clock.py", data=CLOCK_BOT, validate=False)
+    match = services.match_create(
+        kind="challenge", rules=Rules.parse(["players=2", "rounds=1"]), seats=[version, "first"],
+        seed=3, time_per_decision=0.75, time_bank=2.5, enqueue=False,
+    )
+    tasks.match_play.apply(args=[match.pk])
+    match.refresh_from_db()
+    assert match.status == Match.Status.DONE
+    assert "clock 0.75 2.5" in match.seats.get(seat=0).log
+
+
+def test_a_match_with_a_bad_time_limit_is_refused_with_the_value(validated_version):
+    with pytest.raises(services.MatchError, match="time_bank must be a positive number, got -1.0"):
+        services.match_create(
+            kind="challenge", rules=Rules.parse(["players=2"]), seats=[validated_version, "first"],
+            time_bank=-1, enqueue=False,
+        )
