@@ -20,11 +20,31 @@ def bot_list(*, owner=None) -> QuerySet[Bot]:
 
 def bot_playing_version(bot: Bot) -> BotVersion | None:
     """The version that plays for the bot: the owner's pick while active, else the newest active."""
-    if bot.pinned_version_id:
-        pinned = BotVersion.objects.filter(pk=bot.pinned_version_id, status=BotVersion.Status.ACTIVE).first()
-        if pinned is not None:
-            return pinned
-    return bot.versions.filter(status=BotVersion.Status.ACTIVE).order_by("-number").first()
+    return bot_playing_versions([bot], with_source=True).get(bot.pk)
+
+
+def bot_playing_versions(bots, *, with_source: bool = False) -> dict[int, BotVersion]:
+    """``bot_playing_version`` of many bots in two queries: bot id -> the version that plays."""
+    bots = list(bots)
+    active = BotVersion.objects.filter(bot_id__in=[b.pk for b in bots], status=BotVersion.Status.ACTIVE)
+    numbers = {pk: (bot_id, number) for pk, bot_id, number in active.values_list("pk", "bot_id", "number")}
+    newest: dict[int, tuple[int, int]] = {}  # bot id -> (number, pk)
+    for pk, (bot_id, number) in numbers.items():
+        newest[bot_id] = max(newest.get(bot_id, (0, 0)), (number, pk))
+    chosen = {}
+    for bot in bots:
+        pinned = numbers.get(bot.pinned_version_id)
+        if pinned is not None and pinned[0] == bot.pk:
+            chosen[bot.pk] = bot.pinned_version_id
+        elif bot.pk in newest:
+            chosen[bot.pk] = newest[bot.pk][1]
+    if not chosen:
+        return {}
+    versions = BotVersion.objects.filter(pk__in=chosen.values())
+    if not with_source:
+        versions = versions.defer("source")
+    by_pk = versions.in_bulk()
+    return {bot_id: by_pk[pk] for bot_id, pk in chosen.items()}
 
 
 def bot_versions(bot: Bot) -> QuerySet[BotVersion]:
