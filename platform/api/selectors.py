@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, QuerySet, Value
 
 from bots.models import Bot, BotVersion
 from ladders.models import LadderEntry
@@ -27,8 +27,14 @@ def public_bots() -> QuerySet[Bot]:
     return (
         Bot.objects.select_related("owner")
         .filter(_public_filter(), Exists(active))
+        .annotate(is_public=Value(True))
         .order_by("name", "pk")
     )
+
+
+def with_public(bots: QuerySet[Bot]) -> QuerySet[Bot]:
+    """``bots`` annotated with ``is_public`` (see ``_public_filter``), for lists without a query per bot."""
+    return bots.annotate(is_public=ExpressionWrapper(_public_filter(), output_field=BooleanField()))
 
 
 def bot_is_public(bot: Bot) -> bool:

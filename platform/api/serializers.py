@@ -81,11 +81,13 @@ class BotSerializer(serializers.ModelSerializer):
         read_only_fields = ["id", "created_at"]
 
     def get_public(self, bot: Bot) -> bool:
-        return selectors.bot_is_public(bot)
+        known = getattr(bot, "is_public", None)  # annotated by selectors.with_public in lists
+        return bool(known) if known is not None else selectors.bot_is_public(bot)
 
     @extend_schema_field(NULLABLE_INT)
     def get_playing_version(self, bot: Bot) -> int | None:
-        version = bot_selectors.bot_playing_version(bot)
+        known = self.context.get("playing_versions")  # filled per page by the list views
+        version = (known if known is not None else bot_selectors.bot_playing_versions([bot])).get(bot.pk)
         return version.number if version else None
 
     def get_page(self, bot: Bot) -> str:

@@ -117,14 +117,23 @@ class TokenDetailView(generics.RetrieveDestroyAPIView):
 # --- bots and versions --------------------------------------------------------------------------
 
 
-class BotListView(generics.ListCreateAPIView):
+class _BotPageMixin:
+    """Lists of bots: each page's playing versions in two queries, not two per bot."""
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        context = {**self.get_serializer_context(), "playing_versions": bot_selectors.bot_playing_versions(page)}
+        return self.get_paginated_response(s.BotSerializer(page, many=True, context=context).data)
+
+
+class BotListView(_BotPageMixin, generics.ListCreateAPIView):
     """Your bots; POST creates one."""
 
     permission_classes = [permissions.IsAuthenticated]
     serializer_class = s.BotSerializer
 
     def get_queryset(self):
-        return bot_selectors.bot_list(owner=self.request.user).order_by("name", "pk")
+        return selectors.with_public(bot_selectors.bot_list(owner=self.request.user)).order_by("name", "pk")
 
     @extend_schema(request=s.BotCreateSerializer, responses={201: s.BotSerializer, **_errors(400, 401)})
     def post(self, request):
@@ -134,7 +143,7 @@ class BotListView(generics.ListCreateAPIView):
         return Response(s.BotSerializer(bot, context={"request": request}).data, status=status.HTTP_201_CREATED)
 
 
-class PublicBotListView(generics.ListAPIView):
+class PublicBotListView(_BotPageMixin, generics.ListAPIView):
     """Bots anyone may challenge: public source or an active ladder entry, and an active version."""
 
     serializer_class = s.BotSerializer
