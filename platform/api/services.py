@@ -70,7 +70,7 @@ def token_authenticate(key: str) -> ApiToken | None:
 
 def challenge_create(*, challenger, bot: Bot, opponent: Bot, ladder) -> Challenge:
     """Queue an unranked head-to-head match: ``bot`` (the challenger's) against a public ``opponent``,
-    under ``ladder``'s rules with two players.
+    under ``ladder``'s rules with two players, its games, duplicate setting and clock.
     """
     if bot.owner_id != challenger.pk:
         raise ApiRefusal(f"bot {bot.pk} ({bot}) is not yours; challenge with one of your own bots")
@@ -108,5 +108,7 @@ def challenge_create(*, challenger, bot: Bot, opponent: Bot, ladder) -> Challeng
             seats=[mine, theirs],
             games=ladder.games,
             duplicate=ladder.duplicate,
+            time_per_decision=ladder.time_per_decision,
+            time_bank=ladder.time_bank,
         )
         return Challenge.objects.create(challenger=challenger, match=match, ladder=ladder)

@@ -20,7 +20,9 @@ pytest_plugins = ["api_fixtures"]
 
 @pytest.fixture
 def ladder(db):
-    return Ladder.objects.create(name="Duel", slug="duel", rules={"players": 2, "rounds": 1}, seats=2)
+    return Ladder.objects.create(
+        name="Duel", slug="duel", rules={"players": 2, "rounds": 1}, seats=2, time_per_decision=0.5, time_bank=4
+    )
 
 
 def test_token_is_shown_once_and_works_until_revoked(alice):
@@ -74,6 +76,7 @@ def test_challenge_against_a_public_bot_queues_an_unranked_match(alice, bob, lad
     match = Match.objects.get(pk=body["match"]["id"])
     assert match.kind == "challenge" and match.status == "queued"
     assert match.rules["players"] == 2 and match.rules["rounds"] == 1
+    assert (match.time_per_decision, match.time_bank) == (ladder.time_per_decision, ladder.time_bank)
     assert [s.bot_version.bot_id for s in match.seats.all()] == [mine.pk, theirs.pk]
     assert body["ladder"] == "duel"
     assert body["match"]["page"] == f"/matches/{match.pk}/"
