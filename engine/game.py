@@ -146,6 +146,16 @@ def _short(value: Any, limit: int = 200) -> str:
 class Game:
     """One game between ``rules.players`` seats, from its first deal to the end."""
 
+    # slots: fixed-offset attribute access in the hot loop (a plain instance
+    # has more attributes than CPython's shared-key dicts hold)
+    __slots__ = (
+        "rules", "seed", "n", "scores", "events", "actions", "round", "dealer", "over", "decision",
+        "seat", "current", "direction", "color", "pending", "turns", "hands", "uno", "discard",
+        "discard_codes", "in_pile", "pile_count", "_stacking", "_wd4", "_jump_in", "_seven_zero",
+        "_max_turns", "_hand_codes", "_legal", "_templates", "_given", "_drawn_kind", "_resolving",
+        "_jump_queue", "_wd4_player", "_wd4_honest", "_forced", "_deal_seed", "_order", "_pos", "_srng",
+    )
+
     def __init__(self, rules: Rules, seed: int):
         self._init(rules, seed)
         self._start_round()
