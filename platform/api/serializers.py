@@ -196,7 +196,8 @@ class MatchSerializer(serializers.ModelSerializer):
     class Meta:
         model = Match
         fields = [
-            "id", "kind", "status", "rules", "seed", "games", "duplicate", "queued_at", "started_at",
+            "id", "kind", "status", "rules", "seed", "games", "duplicate", "time_per_decision", "time_bank",
+            "queued_at", "started_at",
             "finished_at", "rounds_played", "games_played", "error", "seats", "replay", "page", "viewer",
         ]
         read_only_fields = fields
