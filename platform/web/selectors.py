@@ -5,8 +5,34 @@ from __future__ import annotations
 from django.urls import reverse
 
 from bots.models import BotVersion
+from engine import cards
 from matches.models import Match
 from matches.selectors import can_view_seat_log, queue_summary
+
+#: rank number of engine.cards -> the word the viewer draws it by (number cards keep their number)
+_RANK_WORDS = {
+    cards.SKIP: "skip",
+    cards.REVERSE: "reverse",
+    cards.DRAW_TWO: "draw_two",
+    cards.WILD: "wild",
+    cards.WILD_DRAW_FOUR: "wild_draw_four",
+}
+
+
+def card_table() -> dict:
+    """Every card code of engine.cards with its colour (None for a wild) and rank, in deck order,
+    so the viewer never parses a card code itself."""
+    return {
+        "colors": list(cards.COLORS),
+        "cards": {
+            code: {
+                "color": cards.COLORS[cards.KIND_COLOR[kind]] if cards.KIND_COLOR[kind] >= 0 else None,
+                "rank": _RANK_WORDS.get(cards.KIND_RANK[kind], cards.KIND_RANK[kind]),
+                "order": kind,
+            }
+            for kind, code in enumerate(cards.CODES)
+        },
+    }
 
 
 def replay_viewer_data(match: Match, user) -> dict:
@@ -38,6 +64,7 @@ def replay_viewer_data(match: Match, user) -> dict:
         "bots": bots,
         "timings": match.timings or {},
         "logs": logs,
+        **card_table(),
     }
 
 

@@ -17,6 +17,7 @@ from engine import bots
 from engine.match import AgentSeat, play_match
 from engine.replay import state_at
 from engine.rules import Rules
+from web.selectors import card_table
 
 ROOT = Path(__file__).resolve().parents[2]
 STATE_JS = ROOT / "platform" / "web" / "static" / "web" / "replay-state.js"
@@ -131,7 +132,8 @@ def _describe(events: list[dict], visible: list[int] | None) -> str:
         f"const events = {json.dumps(events)}; const visible = {json.dumps(visible)};"
         "const name = (s) => `seat ${s} (bot${s})`;"
         "const canSee = (s) => visible === null || visible.includes(s);"
-        "process.stdout.write(m.describeStep(events, name, canSee));"
+        f"const cards = {json.dumps(card_table()['cards'])};"
+        "process.stdout.write(m.describeStep(events, name, canSee, cards));"
     )
     out = subprocess.run([_node(), "--input-type=module", "-e", script], capture_output=True, text=True, check=True)
     return out.stdout

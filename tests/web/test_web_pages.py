@@ -12,6 +12,7 @@ from django.urls import reverse
 from bots import services as bot_services
 from bots.models import BotVersion
 from engine import rules as engine_rules
+from engine.cards import CODES
 from matches.models import Match
 from matches.services import match_create
 from sandbox import runner
@@ -71,6 +72,7 @@ def test_replay_page_gives_the_viewer_seats_and_logs_only_to_the_owner_and_staff
     assert meta["replay_url"] == reverse("matches:replay", args=[played.pk])
     assert [b["label"] for b in meta["bots"]] == ["alice/planner v1", "greedy"]
     assert meta["bots"][1]["reference"] is True
+    assert set(meta["cards"]) == set(CODES)
     assert b"web/replay.js" in response.content
     # anonymous, then another user: no log at all
     assert meta["logs"] == {} and b"secret plan" not in response.content
@@ -85,6 +87,18 @@ def test_replay_page_gives_the_viewer_seats_and_logs_only_to_the_owner_and_staff
         client.login(username=who, password="correct horse battery")
         logs = _meta(client.get(url))["logs"]
         assert "secret plan of seat 0" in logs["0"] and "1" not in logs, who
+
+
+def test_viewer_card_table_is_engine_cards():
+    from engine import cards
+    from web.selectors import card_table
+
+    table = card_table()
+    assert table["colors"] == list(cards.COLORS)
+    assert list(table["cards"]) == list(cards.CODES)
+    assert table["cards"]["Y+2"] == {"color": "Y", "rank": "draw_two", "order": cards.kind_of("Y+2")}
+    assert table["cards"]["R7"]["rank"] == 7 and table["cards"]["GS"]["rank"] == "skip"
+    assert table["cards"]["W+4"]["color"] is None and table["cards"]["W"]["rank"] == "wild"
 
 
 def test_replay_page_of_a_queued_match_says_why_there_is_nothing_to_show(client, db):

@@ -196,8 +196,9 @@ export function stopsOf(events, actions) {
 
 const COLOR_WORDS = { R: "red", Y: "yellow", G: "green", B: "blue" };
 
-// One event in words; `name(seat)` gives "seat 2 (greedy)"; `canSee(seat)` false hides that seat's drawn cards.
-export function describeEvent(ev, name, canSee = () => true) {
+// One event in words; `name(seat)` gives "seat 2 (greedy)"; `canSee(seat)` false hides that seat's drawn cards;
+// `cards` is the card table of the page (code -> {color, rank}), from engine.cards.
+export function describeEvent(ev, name, canSee = () => true, cards = {}) {
   switch (ev.e) {
     case "round_start":
       return `Round ${ev.round}: seat ${ev.dealer} deals, ${ev.top} turned up`;
@@ -205,7 +206,7 @@ export function describeEvent(ev, name, canSee = () => true) {
       return `${name(ev.seat)} to play`;
     case "play": {
       let text = `${name(ev.seat)} ${ev.jump_in ? "jumps in with" : "plays"} ${ev.card}`;
-      if (ev.card === "W" || ev.card === "W+4") text += ` and names ${COLOR_WORDS[ev.color] || ev.color}`;
+      if (cards[ev.card] && cards[ev.card].color === null) text += ` and names ${COLOR_WORDS[ev.color] || ev.color}`;
       if (ev.uno) text += " and says UNO";
       return text;
     }
@@ -251,9 +252,9 @@ export function describeEvent(ev, name, canSee = () => true) {
 }
 
 // The events of one step in words, "turn" events left out: "seat 2 (greedy) plays G+2; seat 3 draws 2".
-export function describeStep(events, name, canSee = () => true) {
-  const parts = events.filter((ev) => ev.e !== "turn").map((ev) => describeEvent(ev, name, canSee));
-  if (!parts.length && events.length) return describeEvent(events[events.length - 1], name, canSee);
+export function describeStep(events, name, canSee = () => true, cards = {}) {
+  const parts = events.filter((ev) => ev.e !== "turn").map((ev) => describeEvent(ev, name, canSee, cards));
+  if (!parts.length && events.length) return describeEvent(events[events.length - 1], name, canSee, cards);
   const text = parts.join("; ");
   return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -5,7 +5,6 @@ import { GameTimeline, describeStep } from "./replay-state.js";
 const COLOR_NAMES = { R: "red", Y: "yellow", G: "green", B: "blue" };
 // A shape per colour as well as the colour itself, for colour-blind players.
 const COLOR_MARKS = { R: "▲", Y: "●", G: "■", B: "◆" };
-const COLOR_ORDER = { R: 0, Y: 1, G: 2, B: 3 };
 const SPEEDS = [0.5, 1, 2, 4, 8];
 const STEP_MS = 900;
 
@@ -15,34 +14,32 @@ function escapeHtml(text) {
   return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 }
 
-function cardParts(code) {
-  if (code === "W" || code === "W+4") return { color: "W", face: code === "W" ? "W" : "+4", mark: "★" };
-  const color = code.charAt(0);
-  const rank = code.slice(1);
-  return { color, face: { S: "⊘", R: "⇄" }[rank] || rank, mark: COLOR_MARKS[color] || "?" };
-}
+// The card table comes from the server (engine.cards, through replay-meta): the viewer parses no codes.
+let CARDS = {};
+const FACES = { skip: "⊘", reverse: "⇄", draw_two: "+2", wild: "W", wild_draw_four: "+4" };
+const RANK_WORDS = { skip: "Skip", reverse: "Reverse", draw_two: "Draw Two", wild: "Wild", wild_draw_four: "Wild Draw Four" };
 
-function cardTitle(code) {
-  if (code === "W") return "Wild";
-  if (code === "W+4") return "Wild Draw Four";
-  const rank = code.slice(1);
-  const word = { S: "Skip", R: "Reverse", "+2": "Draw Two" }[rank] || rank;
-  return `${COLOR_NAMES[code.charAt(0)] || code.charAt(0)} ${word}`;
+function cardInfo(code) {
+  const info = CARDS[code];
+  if (!info) throw new Error(`unknown card code ${JSON.stringify(code)} in the replay`);
+  return info;
 }
 
 export function cardHtml(code, extra = "") {
-  const p = cardParts(code);
-  const letter = p.color === "W" ? "" : p.color;
+  const info = cardInfo(code);
+  const face = FACES[info.rank] ?? String(info.rank);
+  const mark = info.color ? `${info.color}${COLOR_MARKS[info.color] || ""}` : "★";
+  const title = info.color ? `${COLOR_NAMES[info.color] || info.color} ${RANK_WORDS[info.rank] ?? info.rank}` : RANK_WORDS[info.rank];
   return (
-    `<span class="card c-${p.color} ${extra}" data-card="${escapeHtml(code)}" title="${escapeHtml(cardTitle(code))}">` +
-    `<span class="card-corner">${letter}${p.mark}</span><span class="card-face">${escapeHtml(p.face)}</span>` +
-    `<span class="card-corner card-corner-end">${letter}${p.mark}</span></span>`
+    `<span class="card c-${info.color || "W"} ${extra}" data-card="${escapeHtml(code)}" title="${escapeHtml(title)}">` +
+    `<span class="card-corner">${escapeHtml(mark)}</span><span class="card-face">${escapeHtml(face)}</span>` +
+    `<span class="card-corner card-corner-end">${escapeHtml(mark)}</span></span>`
   );
 }
 
+// colours in engine order, then wilds; within a colour by rank (deck order)
 function sortHand(hand) {
-  const rank = (c) => (c === "W" ? 98 : c === "W+4" ? 99 : COLOR_ORDER[c.charAt(0)] * 20);
-  return hand.slice().sort((a, b) => rank(a) - rank(b) || a.localeCompare(b, "en", { numeric: true }));
+  return hand.slice().sort((a, b) => cardInfo(a).order - cardInfo(b).order);
 }
 
 function readHash() {
@@ -228,7 +225,7 @@ class Viewer {
     this.renderSelectors(t, round);
     this.renderTable(t, state, stepEvents);
 
-    const text = this.pos === 0 ? "Before the first deal." : describeStep(stepEvents, (s) => this.seatName(s), (s) => this.canSee(s));
+    const text = this.pos === 0 ? "Before the first deal." : describeStep(stepEvents, (s) => this.seatName(s), (s) => this.canSee(s), CARDS);
     $("rv-event").textContent = text;
     $("rv-slider").max = String(t.length);
     $("rv-slider").value = String(this.pos);
@@ -294,7 +291,7 @@ class Viewer {
     const color = state.color;
     const center =
       `<section class="pile" aria-label="table">` +
-      `<div class="pile-cards"><div class="discard" title="discard pile (${state.discard.length} cards)">${under}${top ? cardHtml(top, `card-top${top.startsWith("W") && color ? ` named-${color}` : ""}`) : '<span class="card card-empty"></span>'}</div>` +
+      `<div class="pile-cards"><div class="discard" title="discard pile (${state.discard.length} cards)">${under}${top ? cardHtml(top, `card-top${cardInfo(top).color === null && color ? ` named-${color}` : ""}`) : '<span class="card card-empty"></span>'}</div>` +
       `<div class="drawpile"><span class="card card-back" aria-hidden="true"></span><span class="drawpile-count" data-draw-pile="${state.draw_pile}">${state.draw_pile}</span><span class="muted">draw pile</span></div></div>` +
       `<dl class="pile-facts">` +
       `<dt>Colour</dt><dd><span class="swatch c-${color || "W"}" data-color="${color || ""}">${color ? `${color}${COLOR_MARKS[color]}` : "?"}</span> ${color ? COLOR_NAMES[color] : "not named yet"}</dd>` +
@@ -333,7 +330,7 @@ class Viewer {
     let to = this.pos;
     for (let i = 0; i < 8 && to > 0; i++) {
       const from = t.prevStop(to);
-      const text = describeStep(t.events.slice(from, to), (s) => this.seatName(s), (s) => this.canSee(s));
+      const text = describeStep(t.events.slice(from, to), (s) => this.seatName(s), (s) => this.canSee(s), CARDS);
       items.push(`<li><a href="#" data-pos="${to}">${escapeHtml(text)}</a></li>`);
       to = from;
     }
@@ -367,6 +364,7 @@ async function main() {
     if (replay.version !== 1 || !Array.isArray(replay.games) || !replay.games.length) {
       throw new Error(`unsupported replay (version ${JSON.stringify(replay.version)})`);
     }
+    CARDS = meta.cards;
     const viewer = new Viewer(root, meta, replay);
     viewer.setup();
     window.replayViewer = viewer;
