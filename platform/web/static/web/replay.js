@@ -25,7 +25,7 @@ function cardInfo(code) {
   return info;
 }
 
-export function cardHtml(code, extra = "") {
+function cardHtml(code, extra = "") {
   const info = cardInfo(code);
   const face = FACES[info.rank] ?? String(info.rank);
   const mark = info.color ? `${info.color}${COLOR_MARKS[info.color] || ""}` : "★";
