@@ -98,6 +98,9 @@ _PLAYABLE = [
      for rank in range(WILD_DRAW_FOUR + 1)]
     for color in range(4)
 ]
+# the same as card codes: a hand's codes intersect with it without a Python call per card
+_PLAYABLE_CODES = [[frozenset(CODES[k] for k in kinds) for kinds in by_rank] for by_rank in _PLAYABLE]
+_WILD_DRAW_FOUR_CODE = CODES[WILD_DRAW_FOUR_KIND]
 # kind -> its play actions (a wild once per colour)
 _PLAYS = [
     tuple((PLAY, k, c) for c in range(4)) if KIND_COLOR[k] < 0 else ((PLAY, k, KIND_COLOR[k]),)
@@ -108,7 +111,12 @@ _PLAY_DICTS = [tuple(_DICTS[a] for a in acts) for acts in _PLAYS]
 _PLAY_DICTS_UNO = [tuple(_DICTS_UNO[a] for a in acts) for acts in _PLAYS]
 _DRAW_ACT = (DRAW,)
 _DRAW_DICT = _DICTS[_DRAW_ACT]
-# playable kinds (frozenset) -> (legal actions, their dicts) of a "play"
+# kind -> (legal actions, their dicts) of a "play_drawn" decision, without and with "uno"
+_DRAWN_LEGAL = tuple(
+    [((*acts, (PASS,)), (*dicts[k], _DICTS[(PASS,)])) for k, acts in enumerate(_PLAYS)]
+    for dicts in (_PLAY_DICTS, _PLAY_DICTS_UNO)
+)
+# playable card codes (frozenset) -> (legal actions, their dicts) of a "play"
 # decision, without and with "uno"; filled as positions come up
 _PLAY_LEGAL: tuple[dict, dict] = ({}, {})
 #: bound on each of those caches (about 1 KiB an entry): cleared when reached
@@ -119,7 +127,7 @@ def _play_legal(playable: frozenset, uno: bool) -> tuple[tuple, tuple]:
     legal: list[tuple] = []
     dicts: list[dict] = []
     play_dicts = _PLAY_DICTS_UNO if uno else _PLAY_DICTS
-    for k in sorted(playable):
+    for k in sorted(map(KIND.__getitem__, playable)):
         legal.extend(_PLAYS[k])
         dicts.extend(play_dicts[k])
     legal.append(_DRAW_ACT)
@@ -700,18 +708,16 @@ class Game:
         hand = self.hands[s]  # type: ignore[index]
         if decision == "play":
             color = self.color
-            playable = _PLAYABLE[color][KIND_RANK[DECK[self.discard[-1]]]].intersection(map(DECK.__getitem__, hand))
-            if WILD_DRAW_FOUR_KIND in playable and self._wd4 == "enforced" and not self._honest(s):  # type: ignore[arg-type]
-                playable = playable - {WILD_DRAW_FOUR_KIND}
+            playable = _PLAYABLE_CODES[color][KIND_RANK[DECK[self.discard[-1]]]].intersection(self._hand_codes[s])  # type: ignore[index]
+            if _WILD_DRAW_FOUR_CODE in playable and self._wd4 == "enforced" and not self._honest(s):  # type: ignore[arg-type]
+                playable = playable - {_WILD_DRAW_FOUR_CODE}
             uno = len(hand) == 2
             entry = _PLAY_LEGAL[uno].get(playable) or _play_legal(playable, uno)
             self._legal, self._templates = entry
             return entry[0]
         elif decision == "play_drawn":
-            k = self._drawn_kind
-            kc = KIND_COLOR[k]
-            legal = [(PLAY, k, kc)] if kc >= 0 else [(PLAY, k, c) for c in range(4)]
-            legal.append((PASS,))
+            self._legal, self._templates = entry = _DRAWN_LEGAL[len(hand) == 2][self._drawn_kind]
+            return entry[0]
         elif decision == "stack":
             legal = self._answers(s)  # type: ignore[arg-type]
             legal.append((ACCEPT,))

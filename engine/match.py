@@ -179,16 +179,16 @@ def play_match(
                 seat_bot = [(s - rotation) % n for s in range(n)]
                 forfeited_at_start = [s for s in range(n) if forfeit[seat_bot[s]] is not None]
                 game = Game(rules, seed_d)
+                observe, apply = game.observation, game.apply  # bound once: the loop runs per decision
                 while not game.over:
-                    s = game.seat
-                    b = seat_bot[s]  # type: ignore[index]
+                    b = seat_bot[game.seat]  # type: ignore[index]
                     if forfeit[b] is not None:
                         game.apply_fallback()
                         continue
                     decisions += 1
                     if decisions % GC_EVERY == 0:
                         gc.collect(0)  # cyclic garbage a seat made is freed this late at most
-                    observation = game.observation()
+                    observation = observe()
                     seat = seats[b]
                     try:
                         action = seat.decide(observation, configs[b])
@@ -205,7 +205,7 @@ def play_match(
                         t["max_seconds"] = max(t["max_seconds"], float(seconds))
                     if fault is None:
                         try:
-                            game.apply(action)
+                            apply(action)
                             continue
                         except IllegalAction as exc:
                             fault = SeatFault("illegal", str(exc))
