@@ -17,7 +17,6 @@ import logging
 import os
 import shutil
 import socket
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 from engine.faults import InfrastructureError, SeatFault
 from sandbox.limits import DEFAULT_LIMITS, Limits, describe_bytes
 from sandbox.package import BotPackage
-from sandbox.seat import Channel
+from sandbox.seat import Channel, make_seat_dir, reap_seat_dirs
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +167,7 @@ def container_options(client, limits: Limits, match_id: str, seat: int, seat_dir
 def start_seat(package: BotPackage, limits: Limits, *, match_id: str, seat: int, client=None, image: str | None = None) -> DockerSeatHandle:
     """Start the container of one seat and accept its host's connection."""
     client = get_client(client)
-    seat_dir = tempfile.mkdtemp(prefix=f"uno-arena-{match_id}-{seat}-", dir=WORK_DIR)
+    seat_dir = make_seat_dir(f"{match_id}-{seat}", WORK_DIR)
     listener = container = None
     try:
         package.write_to(Path(seat_dir) / "bot")
@@ -239,7 +238,8 @@ def _accept(listener: socket.socket, container, timeout: float) -> socket.socket
 def reap(max_age_seconds: float | None = None, client=None) -> int:
     """Remove labelled sandbox containers older than ``max_age_seconds`` (default: the longest match).
 
-    Scheduled periodically by the platform; returns how many were removed.
+    Also deletes seat directories that old. Scheduled periodically by the
+    platform; returns how many containers were removed.
     """
     client = get_client(client)
     if max_age_seconds is None:
@@ -258,6 +258,7 @@ def reap(max_age_seconds: float | None = None, client=None) -> int:
         if started <= cutoff:
             _remove(container)
             removed += 1
+    reap_seat_dirs(max_age_seconds, [WORK_DIR])
     return removed
 
 

@@ -22,7 +22,7 @@ from sandbox.backends import BACKENDS
 from sandbox.backends.inprocess import InProcessSeat
 from sandbox.limits import DEFAULT_LIMITS, Limits
 from sandbox.package import BotPackage
-from sandbox.seat import SandboxSeat
+from sandbox.seat import SandboxSeat, reap_seat_dirs
 
 log = logging.getLogger(__name__)
 
@@ -195,7 +195,14 @@ def docker_available(image: str | None = None) -> bool:
 
 
 def reap(max_age_seconds: float | None = None) -> int:
-    """Remove sandbox containers older than ``max_age_seconds``; see ``docker_backend.reap``."""
+    """Remove sandbox containers and seat directories older than ``max_age_seconds``.
+
+    Returns how many containers went; see ``docker_backend.reap``. Raises
+    ``InfrastructureError`` when Docker cannot be reached (directories are
+    cleaned all the same).
+    """
     from sandbox import docker_backend
 
-    return docker_backend.reap(max_age_seconds)
+    age = DEFAULT_LIMITS.max_match_seconds if max_age_seconds is None else max_age_seconds
+    reap_seat_dirs(age, [None])
+    return docker_backend.reap(age)

@@ -10,8 +10,11 @@ vocabulary, not Django, not Docker.
 from __future__ import annotations
 
 import logging
+import os
 import select
+import shutil
 import socket
+import tempfile
 import time
 from typing import Protocol
 
@@ -20,6 +23,34 @@ from sandbox.host import HEADER, FrameError, decode_body, encode_frame
 from sandbox.limits import Limits, describe_bytes
 
 log = logging.getLogger(__name__)
+
+#: every backend's per-seat directory starts with this (leak checks and the reaper rely on it)
+SEAT_DIR_PREFIX = "uno-arena-"
+
+
+def make_seat_dir(label: str, root: str | None = None) -> str:
+    """A fresh private directory for one seat, named after ``label`` (match and seat)."""
+    return tempfile.mkdtemp(prefix=f"{SEAT_DIR_PREFIX}{label}-", dir=root)
+
+
+def reap_seat_dirs(max_age_seconds: float, roots: list[str | None]) -> int:
+    """Delete seat directories older than ``max_age_seconds`` (left by a killed worker)."""
+    cutoff = time.time() - max_age_seconds
+    removed = 0
+    for root in {r or tempfile.gettempdir() for r in roots}:
+        try:
+            entries = list(os.scandir(root))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                stale = entry.name.startswith(SEAT_DIR_PREFIX) and entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff
+            except OSError:
+                continue
+            if stale:
+                shutil.rmtree(entry.path, ignore_errors=True)
+                removed += 1
+    return removed
 
 
 class ChannelClosed(Exception):

@@ -14,7 +14,6 @@ import io
 import json
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +22,7 @@ from engine.faults import SeatFault
 from sandbox.host import describe_exception, load_agent
 from sandbox.limits import Limits
 from sandbox.package import BotPackage
-from sandbox.seat import SeatLog, fault_from_error
+from sandbox.seat import SeatLog, fault_from_error, make_seat_dir
 
 
 class _LogWriter(io.TextIOBase):
@@ -62,7 +61,7 @@ class InProcessSeat:
     def from_package(cls, package: BotPackage, limits: Limits, name: str, module_name: str) -> InProcessSeat:
         """Import ``package`` here (under ``module_name``); an import error faults the seat."""
         seat = cls(None, limits, name, copy_json=True)
-        workdir = Path(tempfile.mkdtemp(prefix="uno-arena-inprocess-"))
+        workdir = Path(make_seat_dir("inprocess"))
         bot_dir = str(package.write_to(workdir / "bot"))
 
         def cleanup() -> None:

@@ -19,13 +19,12 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 from pathlib import Path
 
 from engine.faults import InfrastructureError, SeatFault
 from sandbox.limits import Limits, describe_bytes
 from sandbox.package import BotPackage
-from sandbox.seat import Channel
+from sandbox.seat import Channel, make_seat_dir
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +191,7 @@ def start_seat(package: BotPackage, limits: Limits, *, label: str = "seat", bwra
     if bwrap == "auto":
         bwrap = shutil.which("bwrap")
     interpreter = find_interpreter()
-    workdir = tempfile.mkdtemp(prefix=f"uno-arena-{label}-")
+    workdir = make_seat_dir(label)
     parent_sock = child_sock = None
     try:
         bot_dir = Path(workdir) / "bot"

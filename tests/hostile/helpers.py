@@ -14,6 +14,7 @@ from engine.rules import Rules
 from sandbox.limits import Limits
 from sandbox.package import BotPackage
 from sandbox.runner import play_match
+from sandbox.seat import SEAT_DIR_PREFIX
 
 #: small limits keep the suite short: 0.5 s per decision, 1 s of bank
 HOSTILE_LIMITS = Limits(time_per_decision=0.5, time_bank=1.0, start_seconds=10.0)
@@ -70,7 +71,7 @@ def assert_nothing_left(match_id: str, backend: str) -> None:
     while (left := leftover_processes(match_id)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert left == [], f"processes left after match {match_id}: {left}"
-    assert glob.glob(os.path.join(tempfile.gettempdir(), f"uno-arena-{match_id}*")) == []
+    assert glob.glob(os.path.join(tempfile.gettempdir(), f"{SEAT_DIR_PREFIX}{match_id}*")) == []
     if backend == "docker":
         from sandbox import docker_backend
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import struct
 import threading
@@ -13,7 +14,7 @@ import pytest
 from engine.faults import SeatFault
 from sandbox.host import encode_frame
 from sandbox.limits import Limits
-from sandbox.seat import Channel, SandboxSeat, SeatLog
+from sandbox.seat import SEAT_DIR_PREFIX, Channel, SandboxSeat, SeatLog, reap_seat_dirs
 
 OBS = {"legal_actions": [{"type": "draw"}]}
 
@@ -191,3 +192,16 @@ def test_stuck_bot_is_stopped_on_the_timeout_that_forfeits_it():
     with pytest.raises(SeatFault, match="timeout"):
         seat.decide(OBS, configuration)
     assert handle.stops == 1  # the second strike forfeits: its sandbox goes now
+
+
+def test_reaper_deletes_only_old_seat_directories(tmp_path):
+    old = tmp_path / f"{SEAT_DIR_PREFIX}41-0-abc"
+    young = tmp_path / f"{SEAT_DIR_PREFIX}42-0-def"
+    foreign = tmp_path / "someone-elses-dir"
+    for directory in (old, young, foreign):
+        (directory / "bot").mkdir(parents=True)
+    an_hour_ago = time.time() - 3600
+    for directory in (old, foreign):
+        os.utime(directory, (an_hour_ago, an_hour_ago))
+    assert reap_seat_dirs(600, [str(tmp_path)]) == 1
+    assert not old.exists() and young.exists() and foreign.exists()
