@@ -1,3 +1,4 @@
+import core.converters  # noqa: F401  (registers <id:...>)
 from django.urls import path
 
 from . import views
@@ -8,7 +9,7 @@ urlpatterns = [
     path("", views.tournament_list, name="list"),
     path("<slug:slug>/", views.tournament_detail, name="detail"),
     path("<slug:slug>/enter/", views.tournament_enter, name="enter"),
-    path("<slug:slug>/entries/<int:entry_id>/leave/", views.tournament_leave, name="leave"),
+    path("<slug:slug>/entries/<id:entry_id>/leave/", views.tournament_leave, name="leave"),
     path("<slug:slug>/progress.json", views.tournament_progress, name="progress"),
     path("<slug:slug>/standings.csv", views.tournament_standings_csv, name="standings_csv"),
 ]

@@ -1,6 +1,7 @@
 """URL map of the REST API, mounted at /api/ (see docs/api.md)."""
 
-from django.urls import path, re_path, register_converter
+import core.converters  # noqa: F401  (registers <id:...>)
+from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from . import views
@@ -9,19 +10,6 @@ from .exceptions import not_found
 app_name = "api"
 
 
-class IdConverter:
-    """A database id: at most 18 digits, so it always fits a 64-bit column (a longer one is a 404, not a 500)."""
-
-    regex = "[0-9]{1,18}"
-
-    def to_python(self, value: str) -> int:
-        return int(value)
-
-    def to_url(self, value) -> str:
-        return str(value)
-
-
-register_converter(IdConverter, "id")
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

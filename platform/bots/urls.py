@@ -1,3 +1,4 @@
+import core.converters  # noqa: F401  (registers <id:...>)
 from django.urls import path
 
 from . import views
@@ -7,11 +8,11 @@ app_name = "bots"
 urlpatterns = [
     path("", views.bot_list, name="list"),
     path("new/", views.bot_new, name="new"),
-    path("<int:bot_id>/", views.bot_detail, name="detail"),
-    path("<int:bot_id>/edit/", views.bot_edit, name="edit"),
-    path("<int:bot_id>/upload/", views.bot_upload, name="upload"),
-    path("<int:bot_id>/pin/", views.bot_pin, name="pin"),
-    path("<int:bot_id>/v<int:number>/", views.version_detail, name="version"),
-    path("<int:bot_id>/v<int:number>/source/", views.version_source, name="source"),
-    path("<int:bot_id>/v<int:number>/revalidate/", views.version_revalidate, name="revalidate"),
+    path("<id:bot_id>/", views.bot_detail, name="detail"),
+    path("<id:bot_id>/edit/", views.bot_edit, name="edit"),
+    path("<id:bot_id>/upload/", views.bot_upload, name="upload"),
+    path("<id:bot_id>/pin/", views.bot_pin, name="pin"),
+    path("<id:bot_id>/v<id:number>/", views.version_detail, name="version"),
+    path("<id:bot_id>/v<id:number>/source/", views.version_source, name="source"),
+    path("<id:bot_id>/v<id:number>/revalidate/", views.version_revalidate, name="revalidate"),
 ]

@@ -1,3 +1,4 @@
+import core.converters  # noqa: F401  (registers <id:...>)
 from django.urls import path
 
 from . import views
@@ -7,7 +8,7 @@ app_name = "matches"
 urlpatterns = [
     path("", views.match_list, name="list"),
     path("queue/", views.queue, name="queue"),
-    path("<int:match_id>/", views.match_detail, name="detail"),
-    path("<int:match_id>/replay.json", views.match_replay, name="replay"),
-    path("<int:match_id>/seats/<int:seat>/log.txt", views.seat_log, name="log"),
+    path("<id:match_id>/", views.match_detail, name="detail"),
+    path("<id:match_id>/replay.json", views.match_replay, name="replay"),
+    path("<id:match_id>/seats/<id:seat>/log.txt", views.seat_log, name="log"),
 ]

@@ -1,0 +1,20 @@
+"""URL converters of the whole site; importing this module registers them.
+
+``<id:pk>``: a database id of at most 18 digits, so it always fits a 64-bit
+column: a longer one is a 404, never a 500 from the database.
+"""
+
+from django.urls import register_converter
+
+
+class IdConverter:
+    regex = "[0-9]{1,18}"
+
+    def to_python(self, value: str) -> int:
+        return int(value)
+
+    def to_url(self, value) -> str:
+        return str(value)
+
+
+register_converter(IdConverter, "id")
