@@ -62,7 +62,7 @@ def agent(observation: dict, configuration: dict) -> dict:
     if decision in ("stack", "jump_in"):
         # Passing a penalty on or shedding a card out of turn is always worth it.
         if plays:
-            return _cheapest(plays, observation)
+            return _answer(plays, observation)
         return (of_type(legal, "accept") or of_type(legal, "pass") or legal)[0]
     if plays:
         choice = _play(observation, plays, rules, can_draw=bool(of_type(legal, "draw")))
@@ -157,8 +157,8 @@ def _score(card: str, hand: list[str], nearest: int, two_seats: bool, after: dic
     return score
 
 
-def _cheapest(plays: list[dict], observation: dict) -> dict:
-    """Answer with a coloured card before a wild; wilds name the main colour."""
+def _answer(plays: list[dict], observation: dict) -> dict:
+    """A stack answer or jump-in: a coloured card before a wild; a wild names the main colour."""
     colored = [a for a in plays if not is_wild(a["card"])]
     if colored:
         return max(colored, key=lambda a: POINTS[a["card"]])
