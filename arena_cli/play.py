@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import secrets
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ def run_play(args: argparse.Namespace) -> int:
     # The referee reports no per-game progress, so the line is a spinner with elapsed time.
     progress = Progress(None, label="arena play ")
     try:
-        with Ticker(progress):
+        with Ticker(progress), _stdout_kept_for_results():
             result = _play(rules, bots, args)
     except BaseException as exc:
         if replay is not None:
@@ -53,6 +54,24 @@ def run_play(args: argparse.Namespace) -> int:
     if replay is not None:
         replay.commit(result.replay)
     return 0
+
+
+@contextlib.contextmanager
+def _stdout_kept_for_results():
+    """While bots run, file descriptor 1 points at stderr.
+
+    An in-process bot's prints are captured at the Python level only; one that
+    writes to fd 1 directly would otherwise break the single JSON document.
+    """
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def resolve_bot(text: str) -> Any:

@@ -170,3 +170,18 @@ def test_table_shows_strikes_and_the_forfeit_reason(capsys, tmp_path):
     assert last[:2] == ["2", str(bot)]
     assert last[4] == "3"  # strikes, then the forfeit
     assert last[5].startswith("strikes: 3 strikes") and "nonsense" in last[5]
+
+
+def test_bot_writing_to_the_stdout_descriptor_cannot_break_the_json(tmp_path):
+    bot = tmp_path / "loud.py"
+    bot.write_text(
+        "import os\n\ndef agent(observation, configuration):\n"
+        "    os.write(1, b'not json\\n')\n    return observation['legal_actions'][0]\n"
+    )
+    proc = subprocess.run(
+        [str(ARENA), "play", str(bot), "random", "--games", "1", "--json"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["players"][0]["bot"] == str(bot)
+    assert "not json" in proc.stderr  # the bot's own noise stays visible, on stderr
