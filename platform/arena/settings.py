@@ -87,8 +87,11 @@ TEMPLATES = [
 # --- database: PostgreSQL through psycopg 3 in production, SQLite by default
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 DATABASES = {
-    "default": database_from_url(DATABASE_URL or "sqlite:///var/arena.sqlite3", BASE_DIR)
+    "default": database_from_url(DATABASE_URL or f"sqlite:///{VAR_DIR / 'arena.sqlite3'}", BASE_DIR)
 }
+if not DATABASE_URL:
+    # The embedded default keeps its database in var/; make sure the folder exists.
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
 # Parallel test runs on one server can each name their own test database.
 if os.environ.get("TEST_DATABASE_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
