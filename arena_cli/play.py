@@ -25,10 +25,22 @@ from sandbox import runner
 from sandbox.package import BotPackage, PackageError
 
 
+#: games per match (deals x rotations); the referee holds all their replays in
+#: memory, ~80 KB a round, so this bounds a run to a few GB at worst
+MAX_GAMES = 10_000
+
+
 def run_play(args: argparse.Namespace) -> int:
     """Play the match ``args`` describe and print its result; return the exit code."""
     bots = [resolve_bot(text) for text in args.bots]
     rules = make_rules(args.rules, len(bots))
+    total = args.games * (rules.players if args.duplicate else 1)
+    if total > MAX_GAMES:
+        raise CommandError(
+            f"--games {args.games}{' --duplicate' if args.duplicate else ''} means {total} games; at most "
+            f"{MAX_GAMES} fit in one match (the referee keeps every game's replay in memory): "
+            "play several matches with different --seed"
+        )
     # Opened before playing: a replay that cannot be written is refused up front.
     replay = ReplayFile.open(args.replay) if args.replay else None
     # The referee reports no per-game progress, so the line is a spinner with elapsed time.

@@ -146,3 +146,8 @@ def test_console_script_error_has_no_traceback():
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_more_games_than_one_match_holds_is_refused(capsys):
+    err = fails(capsys, "play", "random", "first", "greedy", "--games", "4000", "--duplicate")
+    assert "12000 games" in err and "--seed" in err
