@@ -24,7 +24,6 @@ from engine.rules import BOUNDS, Rules, RulesError
 from sandbox import runner
 from sandbox.package import BotPackage, PackageError
 
-
 #: games per match (deals x rotations); the referee holds all their replays in
 #: memory, ~80 KB a round, so this bounds a run to a few GB at worst
 MAX_GAMES = 10_000
