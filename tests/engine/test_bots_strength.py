@@ -58,3 +58,10 @@ def test_stronger_bot_wins_significantly_more(strong, weak):
     wins, losses = head_to_head(strong, weak)
     assert wins > losses
     assert sign_test_p(wins, losses) < ALPHA, (strong, weak, wins, losses)
+
+
+@pytest.mark.slow
+def test_expert_beats_greedy_over_many_deals():
+    # a ~2-point edge: it takes thousands of deals to show (about 15 s)
+    wins, losses = head_to_head("expert", "greedy", deals=5000, seed=99)
+    assert sign_test_p(wins, losses) < ALPHA, (wins, losses)
