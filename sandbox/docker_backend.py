@@ -13,6 +13,7 @@ missing or fails raises ``InfrastructureError``, never a ``SeatFault``.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import shutil
@@ -24,7 +25,7 @@ from pathlib import Path
 from engine.faults import InfrastructureError, SeatFault
 from sandbox.limits import DEFAULT_LIMITS, Limits, describe_bytes
 from sandbox.package import BotPackage
-from sandbox.seat import Channel, make_seat_dir, reap_seat_dirs
+from sandbox.seat import Channel, ChannelClosed, make_seat_dir, reap_seat_dirs
 
 log = logging.getLogger(__name__)
 
@@ -165,31 +166,56 @@ def container_options(client, limits: Limits, match_id: str, seat: int, seat_dir
 
 
 def start_seat(package: BotPackage, limits: Limits, *, match_id: str, seat: int, client=None, image: str | None = None) -> DockerSeatHandle:
-    """Start the container of one seat and accept its host's connection."""
+    """Start the container of one seat (or take a warm one) and accept its host's connection."""
+    shared = client is None
     client = get_client(client)
+    image = image or IMAGE
+    pool = warm_pool() if shared else None
+    if pool is not None:
+        handle = pool.take(client, image, limits, package)
+        if handle is not None:
+            return handle
     seat_dir = make_seat_dir(f"{match_id}-{seat}", WORK_DIR)
-    listener = container = None
     try:
         package.write_to(Path(seat_dir) / "bot")
+        container, conn = _launch(client, image, limits, match_id, seat, seat_dir, wait_load=False)
+    except BaseException:
+        shutil.rmtree(seat_dir, ignore_errors=True)
+        raise
+    return DockerSeatHandle(client, container, Channel(conn, limits.frame_bytes), seat_dir, limits)
+
+
+def _launch(client, image: str, limits: Limits, match_id: str, seat, seat_dir: str, *, wait_load: bool):
+    """Start a container on ``seat_dir`` and return it with the host's connection.
+
+    On any failure the container is removed and the error raised (the caller
+    owns ``seat_dir``).
+    """
+    listener = container = None
+    try:
         shutil.copyfile(HOST_PROGRAM, os.path.join(seat_dir, "host.py"))
         chan = os.path.join(seat_dir, "chan")
         os.mkdir(chan)
-        os.chmod(seat_dir, 0o755)
-        os.chmod(chan, 0o755)
+        os.makedirs(os.path.join(seat_dir, "bot"), exist_ok=True)
+        for path in (seat_dir, chan, os.path.join(seat_dir, "bot")):
+            os.chmod(path, 0o755)
         os.chmod(os.path.join(seat_dir, "host.py"), 0o644)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock_path = os.path.join(chan, "referee.sock")
         listener.bind(sock_path)
         os.chmod(sock_path, 0o777)  # the bot user (uid 10001) must be able to connect
         listener.listen(1)
+        options = container_options(client, limits, match_id, seat, seat_dir)
+        if wait_load:
+            options["command"].append("--wait-load")
         # Low-level calls: create then start, no extra inspect on the hot path,
         # and a container whose start fails is still known (and removed).
         try:
-            created = client.api.create_container(image or IMAGE, **container_options(client, limits, match_id, seat, seat_dir))
+            created = client.api.create_container(image, **options)
             container = client.containers.prepare_model({"Id": created["Id"]})
             client.api.start(container.id)
         except _docker_errors() as exc:
-            raise InfrastructureError(f"Docker could not start the sandbox of seat {seat} (image {image or IMAGE}): {exc}") from exc
+            raise InfrastructureError(f"Docker could not start the sandbox of seat {seat} (image {image}): {exc}") from exc
         conn = _accept(listener, container, limits.start_seconds)
         if conn is None:
             # The host connects before it imports the bot: failing to get this
@@ -199,19 +225,177 @@ def start_seat(package: BotPackage, limits: Limits, *, match_id: str, seat: int,
                 f"the bot host in container {container.short_id} never connected (status "
                 f"{state.get('Status')!r}, exit code {state.get('ExitCode')!r}; waited up to {limits.start_seconds:g} s)"
             )
-        handle = DockerSeatHandle(client, container, Channel(conn, limits.frame_bytes), seat_dir, limits)
-        return handle
+        return container, conn
     except BaseException:
         if container is not None:
             try:
                 _remove(container)
             except InfrastructureError:
                 log.exception("could not remove container of seat %s", seat)
-        shutil.rmtree(seat_dir, ignore_errors=True)
         raise
     finally:
         if listener is not None:
             listener.close()
+
+
+class _WarmSeat:
+    """A started container whose host waits for a bot (``--wait-load``)."""
+
+    def __init__(self, client, container, conn: socket.socket, seat_dir: str):
+        self.client = client
+        self.container = container
+        self.conn = conn
+        self.seat_dir = seat_dir
+        self.born = time.monotonic()
+
+    def activate(self, package: BotPackage, limits: Limits) -> DockerSeatHandle | None:
+        """Hand it the bot: write the files, send ``load``; None if it died while waiting."""
+        handle = DockerSeatHandle(self.client, self.container, Channel(self.conn, limits.frame_bytes), self.seat_dir, limits)
+        try:
+            package.write_to(Path(self.seat_dir) / "bot")
+            handle.channel.send({"op": "load"}, timeout=1.0)
+        except (ChannelClosed, OSError):
+            self.discard(handle)
+            return None
+        return handle
+
+    def discard(self, handle: DockerSeatHandle | None = None) -> None:
+        try:
+            (handle or DockerSeatHandle(self.client, self.container, Channel(self.conn, 1), self.seat_dir, DEFAULT_LIMITS)).stop()
+        except InfrastructureError:
+            log.warning("could not remove warm sandbox container %s (the reaper will)", self.container.short_id)
+
+
+class WarmPool:
+    """A few pre-started seat containers per worker process, so a seat starts without Docker's start.
+
+    Each is locked down exactly like a cold one; its bot directory is empty
+    until ``take`` writes a bot into it. Kept at most ``max_age`` seconds idle.
+    """
+
+    def __init__(self, size: int, max_age: float = 60.0):
+        self.size = size
+        self.max_age = max_age
+        self.lock = threading.Lock()
+        self.idle: dict[tuple, list[_WarmSeat]] = {}
+        self.filling: set[tuple] = set()
+        self.closed = False
+        self.count = 0
+        self.fillers: list[threading.Thread] = []
+
+    @staticmethod
+    def key(image: str, limits: Limits) -> tuple:
+        """Containers are interchangeable only with the same image and container limits."""
+        return (image, limits.memory_bytes, limits.cpus, limits.processes, limits.tmp_bytes,
+                limits.frame_bytes, limits.log_bytes, limits.start_seconds)
+
+    def take(self, client, image: str, limits: Limits, package: BotPackage) -> DockerSeatHandle | None:
+        """A warm seat running ``package``, or None (the caller starts one cold); refills behind."""
+        key = self.key(image, limits)
+        handle = None
+        while handle is None:
+            with self.lock:
+                seats = self.idle.get(key, [])
+                warm = seats.pop(0) if seats else None
+            if warm is None:
+                break
+            if time.monotonic() - warm.born > self.max_age:
+                warm.discard()
+                continue
+            handle = warm.activate(package, limits)
+        self.refill(client, image, limits)
+        return handle
+
+    def refill(self, client, image: str, limits: Limits) -> None:
+        """Start containers in the background until ``size`` wait for this key."""
+        key = self.key(image, limits)
+        with self.lock:
+            if self.closed or key in self.filling:
+                return
+            self.filling.add(key)
+        filler = threading.Thread(target=self._fill, args=(client, image, limits, key), name="warm-seats", daemon=True)
+        with self.lock:
+            self.fillers = [t for t in self.fillers if t.is_alive()] + [filler]
+        filler.start()
+
+    def _fill(self, client, image: str, limits: Limits, key: tuple) -> None:
+        try:
+            while True:
+                with self.lock:
+                    if self.closed or len(self.idle.get(key, [])) >= self.size:
+                        return
+                    self.count += 1
+                    number = self.count
+                seat_dir = make_seat_dir(f"warm-{os.getpid()}-{number}", WORK_DIR)
+                try:
+                    container, conn = _launch(client, image, limits, "warm", f"{os.getpid()}-{number}", seat_dir, wait_load=True)
+                except Exception:  # noqa: BLE001 - a failed refill only costs speed; cold starts still work
+                    shutil.rmtree(seat_dir, ignore_errors=True)
+                    log.warning("could not pre-start a sandbox container", exc_info=True)
+                    return
+                warm = _WarmSeat(client, container, conn, seat_dir)
+                with self.lock:
+                    if not self.closed:
+                        self.idle.setdefault(key, []).append(warm)
+                        continue
+                warm.discard()
+                return
+        finally:
+            with self.lock:
+                self.filling.discard(key)
+
+    def ready(self, image: str, limits: Limits) -> int:
+        """How many warm seats wait for this image and these limits."""
+        with self.lock:
+            return len(self.idle.get(self.key(image, limits), []))
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Remove every idle warm container (at exit, or when reconfigured).
+
+        Waits for containers still starting: they see ``closed`` and remove
+        themselves, so none is left behind by an exiting worker.
+        """
+        with self.lock:
+            self.closed = True
+            seats = [warm for group in self.idle.values() for warm in group]
+            self.idle.clear()
+            fillers, self.fillers = self.fillers, []
+        for warm in seats:
+            warm.discard()
+        deadline = time.monotonic() + timeout
+        for filler in fillers:
+            filler.join(max(0.0, deadline - time.monotonic()))
+
+
+#: warm seats per worker process (image + limits); 0 turns the pool off
+WARM_SEATS = int(os.environ.get("SANDBOX_DOCKER_WARM") or 0)
+_pool: WarmPool | None = None
+_pool_pid = 0
+
+
+def warm_pool() -> WarmPool | None:
+    """This process's pool of warm seats, created on first use (None when WARM_SEATS is 0)."""
+    global _pool, _pool_pid
+    with _client_lock:
+        if _pool_pid != os.getpid():
+            # A forked worker must not share its parent's containers or sockets.
+            _pool, _pool_pid = None, os.getpid()
+        if _pool is None and WARM_SEATS > 0:
+            _pool = WarmPool(WARM_SEATS)
+            atexit.register(_pool.close)
+        return _pool
+
+
+def configure_warm_pool(size: int) -> WarmPool | None:
+    """Set how many warm seats this process keeps (0: none); closes the previous pool."""
+    global WARM_SEATS, _pool
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ValueError(f"warm seats must be an int >= 0, got {size!r}")
+    with _client_lock:
+        old, _pool, WARM_SEATS = _pool, None, size
+    if old is not None:
+        old.close()
+    return warm_pool()
 
 
 def _accept(listener: socket.socket, container, timeout: float) -> socket.socket | None:

@@ -4,7 +4,7 @@ Standard library only, Python 3.11+: it runs on the sandbox image's bare
 interpreter, so it must never import ``engine``, ``sandbox`` or Django. The
 referee side imports the frame helpers below, so the wire format lives here.
 
-Usage (the backends start it): ``python3 host.py --bot DIR (--fd N | --connect PATH)``
+Usage (the backends start it): ``python3 host.py --bot DIR (--fd N | --connect PATH) [--wait-load]``
 
 Wire format: each frame is a 4-byte big-endian length, then that many bytes of
 UTF-8 JSON (an object). The host sends ``hello`` once the bot is imported, one
@@ -261,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log-bytes", type=int, default=64 * 1024)
     # Only shown in `ps`: tells operators (and leak checks) which match a process serves.
     parser.add_argument("--label", default="")
+    # A pre-started (warm) sandbox: the bot's files arrive after start; wait for them.
+    parser.add_argument("--wait-load", action="store_true")
     args = parser.parse_args(argv)
     if args.fd is not None:
         sock = socket.socket(fileno=args.fd)
@@ -270,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     sock.setblocking(True)
     host = Host(sock, args.frame_bytes, args.log_bytes)
     try:
+        if args.wait_load and host.recv().get("op") != "load":
+            raise FrameError("expected a load frame")
         code = serve(host, args.bot)
     except (OSError, EOFError, FrameError):
         code = 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import docker
+import pytest
 
 from sandbox import bench, docker_backend
 
@@ -28,3 +29,14 @@ def test_missing_docker_is_reported_not_raised(monkeypatch, capsys):
     figures = json.loads(capsys.readouterr().out)
     assert "Docker could not start the sandbox" in figures["backends"]["docker"]["error"]
     assert figures["targets"] == {}
+
+
+@pytest.mark.docker
+@pytest.mark.services
+def test_warm_docker_figures_and_no_warm_container_left(docker_client):
+    figures = bench.run(decisions=20, starts=2, backends=("docker-warm",))
+    warm = figures["backends"]["docker-warm"]
+    assert warm["start_stop_s"] >= warm["start_s"] > 0
+    assert set(figures["targets"]) == {"docker-warm_decision_within_2x_echo", "docker-warm_start_stop_within_0.5s"}
+    assert docker_backend.WARM_SEATS == 0  # the bench put the setting back
+    assert docker_client.containers.list(all=True, filters={"label": "uno-arena.match=warm"}) == []
