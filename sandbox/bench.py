@@ -159,7 +159,7 @@ def run(decisions: int = 2000, starts: int = 10, backends: tuple[str, ...] = ("p
     if warm:
         from sandbox import docker_backend
 
-        previous_warm = docker_backend.WARM_SEATS
+        previous_warm = docker_backend.warm_seats()
         docker_backend.configure_warm_pool(1)
     echo = EchoPeer()
     seats: dict[str, SandboxSeat] = {}

@@ -282,6 +282,7 @@ class WarmPool:
         self.closed = False
         self.count = 0
         self.fillers: list[threading.Thread] = []
+        self.pid = os.getpid()
 
     @staticmethod
     def key(image: str, limits: Limits) -> tuple:
@@ -355,6 +356,8 @@ class WarmPool:
         Waits for containers still starting: they see ``closed`` and remove
         themselves, so none is left behind by an exiting worker.
         """
+        if os.getpid() != self.pid:
+            return  # a forked child exiting: these containers are its parent's
         with self.lock:
             self.closed = True
             seats = [warm for group in self.idle.values() for warm in group]
@@ -367,21 +370,33 @@ class WarmPool:
             filler.join(max(0.0, deadline - time.monotonic()))
 
 
-#: warm seats per worker process (image + limits); 0 turns the pool off
-WARM_SEATS = int(os.environ.get("SANDBOX_DOCKER_WARM") or 0)
+#: warm seats per worker process (image + limits); 0: no pool; None: SANDBOX_DOCKER_WARM decides
+WARM_SEATS: int | None = None
 _pool: WarmPool | None = None
 _pool_pid = 0
 
 
+def warm_seats() -> int:
+    """How many warm seats this process keeps (SANDBOX_DOCKER_WARM unless configured)."""
+    global WARM_SEATS
+    if WARM_SEATS is None:
+        raw = os.environ.get("SANDBOX_DOCKER_WARM", "").strip() or "0"
+        if not raw.isdigit():
+            raise ValueError(f"SANDBOX_DOCKER_WARM must be an int >= 0, got {raw!r}")
+        WARM_SEATS = int(raw)
+    return WARM_SEATS
+
+
 def warm_pool() -> WarmPool | None:
-    """This process's pool of warm seats, created on first use (None when WARM_SEATS is 0)."""
+    """This process's pool of warm seats, created on first use (None when there are 0)."""
     global _pool, _pool_pid
+    size = warm_seats()
     with _client_lock:
         if _pool_pid != os.getpid():
             # A forked worker must not share its parent's containers or sockets.
             _pool, _pool_pid = None, os.getpid()
-        if _pool is None and WARM_SEATS > 0:
-            _pool = WarmPool(WARM_SEATS)
+        if _pool is None and size > 0:
+            _pool = WarmPool(size)
             atexit.register(_pool.close)
         return _pool
 

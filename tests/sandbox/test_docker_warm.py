@@ -127,3 +127,10 @@ def test_closing_while_containers_start_leaves_none_behind(pool, docker_client):
     time.sleep(0.05)  # the first container is being started now
     pool.close()
     assert docker_client.containers.list(all=True, filters={"label": "uno-arena.match=warm"}) == []
+
+
+def test_a_bad_warm_setting_is_refused_with_its_value(monkeypatch):
+    monkeypatch.setattr(docker_backend, "WARM_SEATS", None)
+    monkeypatch.setenv("SANDBOX_DOCKER_WARM", "lots")
+    with pytest.raises(ValueError, match="SANDBOX_DOCKER_WARM must be an int >= 0, got 'lots'"):
+        docker_backend.warm_seats()
