@@ -21,7 +21,7 @@ demo: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
 	@echo "Uno Arena runs on http://127.0.0.1:$(PORT)/ (Ctrl-C stops it)"
-	$(BIN)/python manage.py runserver --noreload 127.0.0.1:$(PORT)
+	$(BIN)/python manage.py serve_embedded 127.0.0.1:$(PORT)
 
 ## test: set everything up and run the whole test suite (lint included)
 test: install
