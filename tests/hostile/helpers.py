@@ -66,16 +66,36 @@ def leftover_processes(match_id: str) -> list[str]:
 
 
 def assert_nothing_left(match_id: str, backend: str) -> None:
-    """No process, container or seat directory of the match survives it."""
+    """No process, container or seat directory of the match survives it.
+
+    Warm seats carry the pool's names (``warm-<pid>-<n>``), not the match's:
+    after the pool is closed, nothing of the pool may be left either.
+    """
+    marker = f"warm-{os.getpid()}-" if backend == "docker-warm" else match_id
     deadline = time.monotonic() + 3.0
-    while (left := leftover_processes(match_id)) and time.monotonic() < deadline:
+    while (left := leftover_processes(marker)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert left == [], f"processes left after match {match_id}: {left}"
-    assert glob.glob(os.path.join(tempfile.gettempdir(), f"{SEAT_DIR_PREFIX}{match_id}*")) == []
-    if backend == "docker":
+    assert glob.glob(os.path.join(tempfile.gettempdir(), f"{SEAT_DIR_PREFIX}{marker}*")) == []
+    if backend.startswith("docker"):
         from sandbox import docker_backend
 
         assert docker_backend.match_containers(match_id) == []
+        if backend == "docker-warm":
+            assert docker_backend.match_containers("warm") == []
+
+
+def warm_pool_for(limits: Limits):
+    """A pool of two warm Docker seats for these limits, both started."""
+    from sandbox import docker_backend
+
+    pool = docker_backend.configure_warm_pool(2)
+    pool.refill(docker_backend.get_client(), docker_backend.IMAGE, limits)
+    deadline = time.monotonic() + 30
+    while pool.ready(docker_backend.IMAGE, limits) < 2:
+        assert time.monotonic() < deadline, "warm seats did not come up"
+        time.sleep(0.05)
+    return pool
 
 
 def play_hostile(source: str, backend: str, limits: Limits = HOSTILE_LIMITS, **rule_changes) -> HostileOutcome:
@@ -85,11 +105,26 @@ def play_hostile(source: str, backend: str, limits: Limits = HOSTILE_LIMITS, **r
     options = {"players": 2, "rounds": 1, "hand_size": 3} | rule_changes
     rules = Rules.parse([f"{k}={v}" for k, v in options.items()])
     match_id = "hostile" + uuid.uuid4().hex[:10]
-    started = time.monotonic()
-    outcome = play_match(
-        rules, [hostile, opponent], seed=11, backend=backend, limits=limits, match_id=match_id, allow_process=True
-    )
-    seconds = time.monotonic() - started
+    if backend == "docker-warm":
+        from sandbox import docker_backend
+
+        pool = warm_pool_for(limits)
+        with pool.lock:
+            warm_ids = [warm.container.id for group in pool.idle.values() for warm in group]
+    try:
+        started = time.monotonic()
+        outcome = play_match(
+            rules, [hostile, opponent], seed=11, backend="docker" if backend == "docker-warm" else backend,
+            limits=limits, match_id=match_id, allow_process=True,
+        )
+        seconds = time.monotonic() - started
+        if backend == "docker-warm":
+            # Both seats ran in the warm containers, which went with the match.
+            client = docker_backend.get_client()
+            assert [c.id for c in client.containers.list(all=True, filters={"id": warm_ids})] == []
+    finally:
+        if backend == "docker-warm":
+            docker_backend.configure_warm_pool(0)
     assert seconds < MATCH_BOUND_SECONDS, f"hostile match took {seconds:.1f} s"
     assert_nothing_left(match_id, backend)
     result = HostileOutcome(outcome, match_id, seconds)

@@ -203,7 +203,7 @@ def test_killing_every_visible_process_only_hurts_the_bot_itself(backend):
         """ + PLAY,
         backend,
     )
-    if backend == "docker":
+    if backend.startswith("docker"):
         # The host is the container's PID 1: the kernel drops a SIGKILL it
         # sends itself from inside its namespace, so the bot plays on.
         assert played.hostile.forfeit is None
@@ -334,6 +334,8 @@ def test_loopback_services_are_unreachable(backend, port):
 def test_persistent_fork_bomb_does_not_stop_another_match_from_playing(backend):
     # The bomb swallows its errors and keeps forking until its sandbox is
     # killed; a match started meanwhile on the same worker must be unaffected.
+    if backend == "docker-warm":
+        pytest.skip("two concurrent matches would share one warm pool; covered by the cold Docker run")
     results = {}
 
     def bomb_match():
