@@ -17,6 +17,7 @@ import atexit
 import logging
 import os
 import shutil
+import signal
 import socket
 import threading
 import time
@@ -97,6 +98,8 @@ class DockerSeatHandle:
         if state.get("Running"):
             return SeatFault("crash", "bot host closed its channel but kept running")
         code = state.get("ExitCode")
+        if code == 128 + signal.SIGXCPU:
+            return SeatFault("crash", f"killed: CPU time limit exceeded ({self.limits.cpu_seconds} s)")
         if code == 137:
             return SeatFault("crash", "killed by signal SIGKILL")
         if isinstance(code, int) and code > 128:
@@ -141,7 +144,12 @@ def container_options(client, limits: Limits, match_id: str, seat: int, seat_dir
         memswap_limit=limits.memory_bytes,  # equal: no swap
         nano_cpus=int(limits.cpus * 1e9),
         pids_limit=limits.processes,
-        ulimits=[Ulimit(name="nofile", soft=256, hard=256), Ulimit(name="core", soft=0, hard=0)],
+        ulimits=[
+            Ulimit(name="nofile", soft=256, hard=256),
+            Ulimit(name="core", soft=0, hard=0),
+            # The same CPU-seconds cap as the process backend (SIGXCPU, then SIGKILL).
+            Ulimit(name="cpu", soft=int(limits.cpu_seconds), hard=int(limits.cpu_seconds) + 1),
+        ],
         # The host sends prints over the channel, so Docker keeps no log: no
         # disk to fill, and measurably faster container start (~0.1 s here).
         log_config=LogConfig(type="none"),

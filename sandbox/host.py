@@ -24,6 +24,7 @@ import importlib.util
 import json
 import os
 import select
+import signal
 import socket
 import struct
 import sys
@@ -214,8 +215,15 @@ class Host:
             pass
 
 
+def _out_of_cpu(signum, frame) -> None:
+    # Exit as if killed by SIGXCPU: as a container's PID 1 the host would
+    # otherwise ignore it and die later by the unexplained hard-limit SIGKILL.
+    os._exit(128 + signal.SIGXCPU)
+
+
 def serve(host: Host, bot_dir: str) -> int:
     """Import the bot, say hello, then answer ``decide`` until ``stop`` or EOF."""
+    signal.signal(signal.SIGXCPU, _out_of_cpu)
     host.capture_output()
     try:
         os.chdir(bot_dir)

@@ -13,7 +13,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from engine.faults import InfrastructureError
+from engine.faults import InfrastructureError, SeatFault
 from engine.rules import Rules
 from sandbox import docker_backend
 from sandbox.limits import Limits
@@ -164,3 +164,18 @@ def test_host_that_cannot_run_in_the_image_is_infrastructure(docker_client, monk
     finally:
         broken.unlink()
         broken.parent.rmdir()
+
+
+@pytest.mark.docker
+@pytest.mark.services
+def test_cpu_time_limit_applies_in_docker_with_a_readable_reason(docker_client):
+    spinner = BotPackage.from_bytes("spin.py", b"def agent(observation, configuration):\n    while True:\n        pass\n")
+    limits = Limits(cpu_seconds=1, time_per_decision=5.0, time_bank=1.0)
+    seat = SandboxSeat(docker_backend.start_seat(spinner, limits, match_id="cpulimit1", seat=0), limits, "spin")
+    seat.wait_ready()
+    try:
+        with pytest.raises(SeatFault) as caught:
+            seat.decide(OBS, {})
+    finally:
+        seat.stop()
+    assert (caught.value.kind, caught.value.reason) == ("crash", "killed: CPU time limit exceeded (1 s)")
