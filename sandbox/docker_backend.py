@@ -295,8 +295,8 @@ class WarmPool:
     @staticmethod
     def key(image: str, limits: Limits) -> tuple:
         """Containers are interchangeable only with the same image and container limits."""
-        return (image, limits.memory_bytes, limits.cpus, limits.processes, limits.tmp_bytes,
-                limits.frame_bytes, limits.log_bytes, limits.start_seconds)
+        return (image, limits.memory_bytes, limits.cpus, limits.cpu_seconds, limits.processes,
+                limits.tmp_bytes, limits.frame_bytes, limits.log_bytes, limits.start_seconds)
 
     def take(self, client, image: str, limits: Limits, package: BotPackage) -> DockerSeatHandle | None:
         """A warm seat running ``package``, or None (the caller starts one cold); refills behind."""
