@@ -8,7 +8,9 @@ Usage (the backends start it): ``python3 host.py --bot DIR (--fd N | --connect P
 
 Wire format: each frame is a 4-byte big-endian length, then that many bytes of
 UTF-8 JSON (an object). The host sends ``hello`` once the bot is imported, one
-reply per ``decide`` (same ``id``) and ``log`` frames with what the bot printed.
+reply per ``decide`` (same ``id``), ``stopped`` on ``stop``, and ``log`` frames
+with what the bot printed. With ``--wait-load`` (a warm Docker seat) it first
+waits for ``load``: the bot's files arrive after the sandbox started.
 Everything the bot writes to fd 1 and 2 (also from C code and child processes)
 goes into a pipe the host drains into capped ``log`` frames, so prints never
 reach the channel.
