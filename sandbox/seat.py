@@ -221,7 +221,7 @@ class SandboxSeat:
             while True:
                 message = self.handle.channel.recv(deadline)
                 if message is None:
-                    self._forfeit(SeatFault("crash", f"bot did not start within {self.limits.start_seconds:g} s (import too slow?)"))
+                    self._fault(SeatFault("crash", f"bot did not start within {self.limits.start_seconds:g} s (import too slow?)"))
                     return
                 if message.get("op") == "log":
                     self._take_log(message)
@@ -229,14 +229,14 @@ class SandboxSeat:
                 if message.get("op") != "hello" or message.get("id") != 0:
                     raise FrameError(f"expected hello from the bot host, got op {str(message.get('op'))[:40]!r}")
                 if "error" in message:
-                    self._forfeit(self._error_fault(message["error"]))
+                    self._fault(self._error_fault(message["error"]))
                 elif message.get("ok") is not True:
                     raise FrameError("hello without ok or error")
                 return
         except FrameError as exc:
-            self._forfeit(SeatFault("protocol", f"protocol error at start: {exc}"))
+            self._fault(SeatFault("protocol", f"protocol error at start: {exc}"))
         except ChannelClosed:
-            self._forfeit(self.handle.death_fault())
+            self._fault(self.handle.death_fault())
 
     def stop(self) -> None:
         """Ask the host to stop, collect its last log lines, then kill the sandbox."""
@@ -302,9 +302,9 @@ class SandboxSeat:
                     raise FrameError("reply carries neither action nor error")
                 return message["action"]
         except FrameError as exc:
-            raise self._forfeit(SeatFault("protocol", f"protocol error: {exc}")) from None
+            raise self._fault(SeatFault("protocol", f"protocol error: {exc}")) from None
         except ChannelClosed:
-            raise self._forfeit(self.handle.death_fault()) from None
+            raise self._fault(self.handle.death_fault()) from None
 
     # -- helpers --------------------------------------------------------
 
@@ -342,7 +342,6 @@ class SandboxSeat:
         except Exception:  # noqa: BLE001 - cleanup must not hide the bot's fault
             log.exception("stopping the sandbox of %s failed", self.name)
 
-    _forfeit = _fault
 
     def _collect_last_logs(self, patience: float = 0.05) -> None:
         """Keep the log frames already on their way: the last prints explain a forfeit."""
