@@ -342,7 +342,6 @@ class SandboxSeat:
         except Exception:  # noqa: BLE001 - cleanup must not hide the bot's fault
             log.exception("stopping the sandbox of %s failed", self.name)
 
-
     def _collect_last_logs(self, patience: float = 0.05) -> None:
         """Keep the log frames already on their way: the last prints explain a forfeit."""
         deadline = time.monotonic() + patience
