@@ -131,7 +131,7 @@ def _parse_source(where: str, content: bytes) -> ast.Module:
     if nul >= 0:
         raise PackageError(f"{where}: binary file, not Python source (NUL byte at offset {nul})")
     try:
-        source = content.decode("utf-8")
+        source = content.decode("utf-8-sig")  # a BOM (Windows editors) is fine: Python accepts it
     except UnicodeDecodeError as exc:
         raise PackageError(f"{where}: source is not UTF-8 (invalid byte 0x{content[exc.start]:02x} at offset {exc.start})") from None
     try:

@@ -180,3 +180,8 @@ def test_zip_entry_with_an_overlong_name_is_refused():
     data = make_zip({"main.py": AGENT, "x" * 300 + ".txt": b"x"})
     with pytest.raises(PackageError, match="too long or too deep"):
         BotPackage.from_bytes("b.zip", data)
+
+
+def test_utf8_source_with_a_byte_order_mark_is_accepted():
+    bot = BotPackage.from_bytes("windows.py", b"\xef\xbb\xbf" + AGENT)
+    assert bot.files["main.py"].startswith(b"\xef\xbb\xbf")
