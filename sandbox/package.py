@@ -186,7 +186,8 @@ def _unpack_zip(name: str, data: bytes, limits: UploadLimits) -> dict[str, bytes
     with archive:
         for info in entries:
             path = _check_entry_name(name, info)
-            if info.is_dir():
+            # macOS Finder adds __MACOSX/ (resource forks): metadata, never the bot's files.
+            if info.is_dir() or path.split("/")[0] == "__MACOSX":
                 continue
             if path in files:
                 raise PackageError(f"{name!r}: entry {info.filename!r} appears twice")

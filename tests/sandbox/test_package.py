@@ -185,3 +185,8 @@ def test_zip_entry_with_an_overlong_name_is_refused():
 def test_utf8_source_with_a_byte_order_mark_is_accepted():
     bot = BotPackage.from_bytes("windows.py", b"\xef\xbb\xbf" + AGENT)
     assert bot.files["main.py"].startswith(b"\xef\xbb\xbf")
+
+
+def test_macos_resource_forks_in_a_zip_are_left_out():
+    data = make_zip({"main.py": AGENT, "__MACOSX/._main.py": b"\x00\x05\x16\x07 binary", "helper.py": b"x = 1\n"})
+    assert set(BotPackage.from_bytes("mac.zip", data).files) == {"main.py", "helper.py"}
