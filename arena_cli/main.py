@@ -69,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--seed", type=_int, default=1, metavar="S", help="match seed (default 1)")
     play.add_argument("--replay", metavar="FILE", help="write the replay JSON to FILE")
     play.add_argument(
+        "--logs", metavar="DIR",
+        help="write what each bot printed to DIR/<position>-<bot>.log (DIR must exist)",
+    )
+    play.add_argument(
         "--json", action="store_true",
         help='print one JSON document instead of a table: {"games", "rounds", "players": [{"bot", '
         '"score", "rank", "wins", "forfeit"}]}, players in command-line order, games = games '

@@ -42,6 +42,7 @@ def run_play(args: argparse.Namespace) -> int:
         )
     # Opened before playing: a replay that cannot be written is refused up front.
     replay = ReplayFile.open(args.replay) if args.replay else None
+    logs_dir = check_logs_dir(args.logs) if args.logs else None
     # The referee reports no per-game progress, so the line is a spinner with elapsed time.
     progress = Progress(None, label="arena play ")
     try:
@@ -64,6 +65,8 @@ def run_play(args: argparse.Namespace) -> int:
         print(format_table(result, args.bots, seed=args.seed, duplicate=args.duplicate), flush=True)
     if replay is not None:
         replay.commit(result.replay)
+    if logs_dir is not None:
+        write_logs(logs_dir, args.bots, result.logs)
     return 0
 
 
@@ -161,6 +164,28 @@ class ReplayFile:
         self.handle.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.tmp)
+
+
+def check_logs_dir(text: str) -> Path:
+    """``--logs`` must name an existing, writable directory."""
+    path = Path(text)
+    if not path.is_dir():
+        raise CommandError(f"--logs {text!r} is not an existing directory")
+    if not os.access(path, os.W_OK):
+        raise CommandError(f"--logs {text!r} is not writable")
+    return path
+
+
+def write_logs(directory: Path, labels: list[str], logs: list[str]) -> None:
+    """One file per bot, named by its command-line position and name."""
+    for position, (label, text) in enumerate(zip(labels, logs, strict=True), start=1):
+        # A path's last part, reduced to safe characters: the log must land in directory.
+        name = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in Path(label).name) or "bot"
+        target = directory / f"{position}-{name}.log"
+        try:
+            target.write_text(text, encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise FailureError(f"cannot write log {str(target)!r}: {exc.strerror or exc}") from exc
 
 
 def summarize(result: Any, labels: list[str]) -> dict:

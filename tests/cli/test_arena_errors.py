@@ -151,3 +151,8 @@ def test_console_script_error_has_no_traceback():
 def test_more_games_than_one_match_holds_is_refused(capsys):
     err = fails(capsys, "play", "random", "first", "greedy", "--games", "4000", "--duplicate")
     assert "12000 games" in err and "--seed" in err
+
+
+def test_logs_into_missing_directory_is_refused(capsys, tmp_path):
+    err = fails(capsys, "play", "random", "first", "--logs", str(tmp_path / "nowhere"))
+    assert "nowhere" in err and "not an existing directory" in err

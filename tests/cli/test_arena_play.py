@@ -185,3 +185,19 @@ def test_bot_writing_to_the_stdout_descriptor_cannot_break_the_json(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["players"][0]["bot"] == str(bot)
     assert "not json" in proc.stderr  # the bot's own noise stays visible, on stderr
+
+
+def test_logs_hold_what_each_bot_printed(capsys, tmp_path):
+    bot = tmp_path / "chatty.py"
+    bot.write_text(
+        "print('loaded')\n\ndef agent(observation, configuration):\n"
+        "    print('deciding', observation['decision'])\n    return observation['legal_actions'][0]\n"
+    )
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    code, out, err = run(capsys, "play", "random", str(bot), "--games", "1", "--logs", str(logs))
+    assert (code, err) == (0, "")
+    assert sorted(os.listdir(logs)) == ["1-random.log", "2-chatty.py.log"]
+    text = (logs / "2-chatty.py.log").read_text()
+    assert text.startswith("loaded\n") and "deciding play" in text
+    assert (logs / "1-random.log").read_text() == ""
