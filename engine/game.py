@@ -774,7 +774,7 @@ class Game:
         if self._legal is None:
             self._legal_internal()
         given = self._given = [d.copy() for d in self._templates]
-        # view() inlined: this runs once per decision
+        # view() inlined (this runs once per decision); a test keeps the two in step
         s = self.seat
         color = self.color
         decision = self.decision

@@ -85,3 +85,17 @@ def test_legal_actions_are_the_same_when_the_play_cache_holds_one_entry(monkeypa
         cache.clear()
     assert legal_sequence() == normal
     assert all(len(cache) <= 1 for cache in game_module._PLAY_LEGAL)
+
+
+def test_observation_is_the_view_of_the_seat_asked_plus_decision_and_legal_actions():
+    # observation() builds its dict inline for speed; it must stay view() plus two keys
+    g = Game(Rules(players=4, rounds=1, wd4="free", stacking="stack", seven_zero=True, jump_in=True), seed=5)
+    checked = 0
+    while not g.over:
+        observation = g.observation()
+        expected = {**g.view(g.seat), "decision": g.decision, "legal_actions": g.legal_actions()}
+        assert observation == expected
+        assert list(observation) == list(expected)
+        g.apply(observation["legal_actions"][checked % len(observation["legal_actions"])])
+        checked += 1
+    assert checked > 20
