@@ -119,7 +119,7 @@ _DRAWN_LEGAL = tuple(
 # playable card codes (frozenset) -> (legal actions, their dicts) of a "play"
 # decision, without and with "uno"; filled as positions come up
 _PLAY_LEGAL: tuple[dict, dict] = ({}, {})
-#: bound on each of those caches (about 1 KiB an entry): cleared when reached
+#: bound on each of those caches (well under 1 KiB an entry): cleared when reached
 PLAY_CACHE_SIZE = 20_000
 
 
@@ -479,7 +479,7 @@ class Game:
         return True
 
     def _start_turn(self, s: int) -> None:
-        # _begin_turn and _ask inlined: every turn passes here
+        # _begin_turn and _ask inlined (keep the three in step): every turn passes here
         turns = self.turns = self.turns + 1
         if turns > self._max_turns:
             self._end_round(None)
