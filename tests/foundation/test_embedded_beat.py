@@ -14,7 +14,9 @@ SCHEDULE = {
 }
 
 
-@pytest.mark.django_db
+# transaction=True: like the real beat thread, no transaction wraps the tasks
+# (close_old_connections closes a connection left inside one).
+@pytest.mark.django_db(transaction=True)
 def test_periodic_tasks_run_one_interval_after_start_and_a_failing_one_stops_nothing(settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True
     entries = periodic_entries(SCHEDULE)
