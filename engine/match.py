@@ -72,6 +72,9 @@ class MatchResult:
     games: int
     rounds: int
     timings: list[dict]
+    #: per game, one entry per record of ``replay["games"][g]["actions"]``: the
+    #: seat's reported milliseconds (0.1 ms), None for fallback moves and untimed seats
+    decision_ms: list[list[float | None]] = dataclasses.field(default_factory=list)
 
 
 def game_seed(seed: int, deal: int) -> int:
@@ -166,6 +169,7 @@ def play_match(
     wins = [0] * n
     timings = [{"decisions": 0, "total_seconds": 0.0, "max_seconds": 0.0} for _ in range(n)]
     records: list[dict] = []
+    decision_ms: list[list[float | None]] = []
     rounds = 0
     max_strikes = rules.max_strikes
 
@@ -180,10 +184,14 @@ def play_match(
                 forfeited_at_start = [s for s in range(n) if forfeit[seat_bot[s]] is not None]
                 game = Game(rules, seed_d)
                 observe, apply = game.observation, game.apply  # bound once: the loop runs per decision
+                # one entry per action record: every decide call and every fallback move adds exactly one
+                times: list[float | None] = []
+                decision_ms.append(times)
                 while not game.over:
                     b = seat_bot[game.seat]  # type: ignore[index]
                     if forfeit[b] is not None:
                         game.apply_fallback()
+                        times.append(None)
                         continue
                     decisions += 1
                     if decisions % GC_EVERY == 0:
@@ -203,6 +211,9 @@ def play_match(
                         t["decisions"] += 1
                         t["total_seconds"] += float(seconds)
                         t["max_seconds"] = max(t["max_seconds"], float(seconds))
+                        times.append(round(seconds * 1000.0, 1))
+                    else:
+                        times.append(None)
                     if fault is None:
                         try:
                             apply(action)
@@ -272,4 +283,4 @@ def play_match(
             "strikes": strikes,
         },
     }
-    return MatchResult(players=players, replay=replay, games=len(records), rounds=rounds, timings=timings)
+    return MatchResult(players=players, replay=replay, games=len(records), rounds=rounds, timings=timings, decision_ms=decision_ms)

@@ -199,6 +199,65 @@ def test_decision_seconds_go_into_timings_not_into_the_replay():
     assert slow.timings[0]["total_seconds"] == pytest.approx(0.5 * slow.timings[0]["decisions"])
 
 
+class Counting:
+    """Reports a different, known time on each decision: 1.25 ms times its decision number."""
+
+    def __init__(self, kind=None, fault_at=None):
+        self.calls = 0
+        self.kind, self.fault_at = kind, fault_at
+
+    def decide(self, observation, configuration):
+        self.calls += 1
+        self.last_decision_seconds = 0.00125 * self.calls
+        if self.calls == self.fault_at:
+            raise SeatFault(self.kind, "for the test")
+        return observation["legal_actions"][0]
+
+
+def test_each_decision_time_is_recorded_beside_its_action_record():
+    timed = Counting()
+    result = play_match(Rules(players=2, rounds=2), [timed, first_legal()], seed=8, games=2)
+    assert [len(t) for t in result.decision_ms] == [len(g["actions"]) for g in result.replay["games"]]
+    mine = [
+        ms
+        for game, times in zip(result.replay["games"], result.decision_ms, strict=True)
+        for record, ms in zip(game["actions"], times, strict=True)
+        if game["seats"][record["seat"]] == 0
+    ]
+    # the k-th decision of bot 0 reported 1.25 * k ms, rounded to 0.1 ms
+    assert len(mine) == timed.calls
+    assert mine == pytest.approx([1.25 * k for k in range(1, timed.calls + 1)], abs=0.051)
+    assert all(ms == round(ms, 1) for ms in mine)
+    others = [
+        ms
+        for game, times in zip(result.replay["games"], result.decision_ms, strict=True)
+        for record, ms in zip(game["actions"], times, strict=True)
+        if game["seats"][record["seat"]] == 1
+    ]
+    assert others and set(others) == {None}  # an AgentSeat reports no time
+
+
+@pytest.mark.parametrize("kind", ["illegal", "crash"])
+def test_decision_times_stay_aligned_through_faults_forfeits_and_fallback_moves(kind):
+    faulty = Counting(kind, fault_at=3)
+    result = play_match(Rules(players=3, rounds=1), [faulty, Counting(), first_legal()], seed=4, games=2, duplicate=True)
+    for game, times in zip(result.replay["games"], result.decision_ms, strict=True):
+        assert len(times) == len(game["actions"])
+    records = [
+        (record, ms)
+        for game, times in zip(result.replay["games"], result.decision_ms, strict=True)
+        for record, ms in zip(game["actions"], times, strict=True)
+        if game["seats"][record["seat"]] == 0
+    ]
+    fault_at = next(i for i, (record, _) in enumerate(records) if "fault" in record)
+    assert records[fault_at][1] == pytest.approx(3.75, abs=0.051)  # the faulted decision keeps its time
+    if kind == "crash":
+        # after a forfeit the fallback plays the seat: its moves have no time
+        assert records[fault_at + 1:] and all(ms is None for _, ms in records[fault_at + 1:])
+    else:
+        assert all(ms is not None for _, ms in records)
+
+
 def test_names_are_recorded_in_the_replay():
     result = play_match(Rules(players=2, rounds=1), [first_legal(), first_legal()], seed=1,
                         names=["alice", "bob"], games=1, duplicate=True)
