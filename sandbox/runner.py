@@ -15,7 +15,7 @@ import logging
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox.backends import BACKENDS
@@ -41,6 +41,8 @@ class SandboxMatchResult:
     start_seconds: list[float]  # seat start (and bot import) wall time
     backend: str
     match_id: str
+    # per bot, fence posts into logs[i]: decide call k printed logs[i][marks[k]:marks[k + 1]]
+    log_marks: list[list[int]] = field(default_factory=list)
 
     def __getattr__(self, name):
         # players, replay, games, rounds... read straight from the engine result.
@@ -142,6 +144,7 @@ def play_match(
         start_seconds=start_seconds,
         backend=backend,
         match_id=match_id,
+        log_marks=[list(seat.log_marks) for seat in seats],
     )
 
 

@@ -130,6 +130,7 @@ class SeatLog:
     def __init__(self, cap: int):
         self.cap = cap
         self.size = 0
+        self.chars = 0  # characters kept so far: the offsets of log marks
         self.parts: list[str] = []
         self.truncated = False
 
@@ -142,7 +143,9 @@ class SeatLog:
             data = data[:room]
             self.truncated = True
         self.size += len(data)
-        self.parts.append(data.decode("utf-8", "ignore"))
+        part = data.decode("utf-8", "ignore")
+        self.chars += len(part)
+        self.parts.append(part)
 
     def mark_truncated(self) -> None:
         self.truncated = True
@@ -208,6 +211,10 @@ class SandboxSeat:
         self.faults: list[str] = []  # every fault raised, "kind: reason", for the owner
         self.fault: SeatFault | None = None  # a forfeit: raised again on every later call
         self.last_decision_seconds = 0.0
+        # fence posts into the log text: [0] when the first decision was asked,
+        # [k + 1] after the k-th decide call (the host sends a reply only after
+        # the log printed before it, so decision k printed text[marks[k]:marks[k + 1]])
+        self.log_marks: list[int] = []
         self.next_id = 1
         self.timeouts = 0
         self.stopped = False
@@ -260,6 +267,14 @@ class SandboxSeat:
     # -- the seat interface ---------------------------------------------
 
     def decide(self, observation: dict, configuration: dict) -> dict:
+        if not self.log_marks:
+            self.log_marks.append(self.log.chars)
+        try:
+            return self._decide(observation, configuration)
+        finally:
+            self.log_marks.append(self.log.chars)
+
+    def _decide(self, observation: dict, configuration: dict) -> dict:
         if self.fault is not None:
             raise self.fault
         request_id = self.next_id

@@ -55,6 +55,7 @@ class InProcessSeat:
         self.faults: list[str] = []
         self.fault: SeatFault | None = None
         self.last_decision_seconds = 0.0
+        self.log_marks: list[int] = []  # as SandboxSeat.log_marks: prints are captured as they happen
         self.cleanup: Callable[[], None] | None = None
 
     @classmethod
@@ -80,6 +81,14 @@ class InProcessSeat:
         return seat
 
     def decide(self, observation: dict, configuration: dict) -> dict:
+        if not self.log_marks:
+            self.log_marks.append(self.log.chars)
+        try:
+            return self._decide(observation, configuration)
+        finally:
+            self.log_marks.append(self.log.chars)
+
+    def _decide(self, observation: dict, configuration: dict) -> dict:
         if self.fault is not None:
             raise self.fault
         if self.copy_json:

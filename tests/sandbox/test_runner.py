@@ -75,6 +75,50 @@ def test_same_seed_same_bots_same_replay_across_backends(bwrap_path):
     assert inprocess.replay == process.replay
 
 
+def _decision_logs(outcome, bot):
+    marks = outcome.log_marks[bot]
+    return [outcome.logs[bot][a:b] for a, b in zip(marks, marks[1:], strict=False)]
+
+
+@pytest.mark.parametrize("backend", ["inprocess", "process", pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.services])])
+def test_log_marks_split_the_log_into_what_each_decision_printed(backend, request):
+    request.getfixturevalue({"inprocess": "tmp_path", "process": "bwrap_path", "docker": "docker_client"}[backend])
+    outcome = play_match(RULES, [CHATTY, "first"], seed=3, backend=backend, allow_process=True, match_id=f"marks{backend}")
+    chunks = _decision_logs(outcome, 0)
+    decisions = outcome.result.timings[0]["decisions"]
+    assert len(chunks) == decisions > 1
+    assert chunks == [f"decision {k} 1.0\n" for k in range(1, decisions + 1)]  # the import print is before marks[0]
+    assert outcome.logs[0][: outcome.log_marks[0][0]] == "imported\n"
+    assert outcome.log_marks[1] == [0] * (outcome.result.timings[1]["decisions"] + 1)  # a reference bot prints nothing
+
+
+SLEEPER = BotPackage.from_bytes(
+    "sleeper.py",
+    b"import time\n"
+    b"def agent(observation, configuration):\n"
+    b"    if observation['decision'] == 'play':\n"
+    b"        time.sleep(0.03)\n"
+    b"    return observation['legal_actions'][0]\n",
+)
+
+
+@pytest.mark.parametrize("backend", ["inprocess", "process"])
+def test_a_bot_that_sleeps_shows_at_least_that_time_on_those_decisions(backend, request):
+    if backend == "process":
+        request.getfixturevalue("bwrap_path")
+    outcome = play_match(RULES, [SLEEPER, "first"], seed=3, backend=backend, allow_process=True)
+    replay = outcome.replay
+    slept = 0
+    for game, times in zip(replay["games"], outcome.result.decision_ms, strict=True):
+        for record, ms in zip(game["actions"], times, strict=True):
+            if game["seats"][record["seat"]] != 0:
+                continue
+            if record["decision"] == "play":
+                assert ms >= 30.0, record
+                slept += 1
+    assert slept > 0
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
