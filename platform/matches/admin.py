@@ -16,7 +16,7 @@ class MatchAdmin(admin.ModelAdmin):
     # Results are written only by the worker path; the admin shows them.
     list_display = ["pk", "kind", "status", "queued_at", "started_at", "finished_at", "attempts"]
     list_filter = ["kind", "status"]
-    exclude = ["replay_gz"]
+    exclude = ["replay_gz", "decision_ms_gz"]
     readonly_fields = [
         "kind", "status", "rules", "seed", "games", "duplicate", "queued_at", "started_at", "finished_at",
         "deadline", "attempts", "attempt_token", "rounds_played", "games_played", "timings", "error",

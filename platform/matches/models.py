@@ -47,6 +47,9 @@ class Match(models.Model):
     games_played = models.PositiveIntegerField(null=True, blank=True)
     timings = models.JSONField(default=dict, blank=True)
     replay_gz = models.BinaryField(null=True, blank=True)
+    # gzipped JSON: per game, each action record's decision time in ms (null: fallback or untimed),
+    # engine MatchResult.decision_ms; kept apart from `timings` because it grows with the match
+    decision_ms_gz = models.BinaryField(null=True, blank=True)
     error = models.TextField(blank=True)
 
     class Meta:
@@ -107,6 +110,9 @@ class MatchSeat(models.Model):
     fault_reason = models.TextField(blank=True)
     faults = models.JSONField(default=list, blank=True)
     log = models.TextField(blank=True)
+    # Fence posts into `log` (characters): the bot's k-th decision printed log[marks[k]:marks[k + 1]].
+    # Empty when the log is empty.
+    log_marks = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["match", "seat"]

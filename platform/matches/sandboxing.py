@@ -35,6 +35,7 @@ class SeatOutcome:
     fault_reason: str = ""
     faults: list = field(default_factory=list)
     log: str = ""
+    log_marks: list = field(default_factory=list)  # fence posts into log per decision (empty with no log)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class Outcome:
     games: int
     timings: dict
     replay: dict
+    decision_ms: list = field(default_factory=list)  # per game, parallel to the replay's action records
 
 
 def reference_bot_names() -> list[str]:
@@ -146,6 +148,7 @@ def outcome_of(result, seats: int) -> Outcome:
     if len(players) != seats:
         raise ValueError(f"the runner returned {len(players)} seat results for {seats} seats")
     logs = list(result.logs)
+    marks = list(getattr(result, "log_marks", None) or [])
     outcomes = []
     for index, player in enumerate(players):
         faults = [
@@ -170,6 +173,8 @@ def outcome_of(result, seats: int) -> Outcome:
                 fault_reason=reason,
                 faults=faults,
                 log=clean_text(logs[index]) if index < len(logs) else "",
+                # clean_text keeps the length of the text: the marks stay valid
+                log_marks=list(marks[index]) if index < len(marks) and index < len(logs) and logs[index] else [],
             )
         )
     return Outcome(
@@ -178,6 +183,7 @@ def outcome_of(result, seats: int) -> Outcome:
         games=int(result.games),
         timings=timing_summary(result.timings, getattr(result, "start_seconds", None), getattr(result, "backend", "")),
         replay=result.replay,
+        decision_ms=list(getattr(result, "decision_ms", None) or []),
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 from datetime import timedelta
 
 from core.models import WorkerHeartbeat
@@ -20,10 +21,10 @@ def match_list(
 ) -> QuerySet[Match]:
     """Recent matches with their seats (without replays or logs), newest first; ``limit=None``: all
     (for a paginated list)."""
-    matches = Match.objects.defer("replay_gz").prefetch_related(
+    matches = Match.objects.defer("replay_gz", "decision_ms_gz").prefetch_related(
         Prefetch(
             "seats",
-            queryset=MatchSeat.objects.defer("log").select_related("bot_version__bot__owner").order_by("seat"),
+            queryset=MatchSeat.objects.defer("log", "log_marks").select_related("bot_version__bot__owner").order_by("seat"),
         )
     )
     if bot is not None:
@@ -40,7 +41,7 @@ def match_list(
 
 def match_detail(match_id: int) -> Match:
     return (
-        Match.objects.defer("replay_gz")
+        Match.objects.defer("replay_gz", "decision_ms_gz")
         .prefetch_related(
             Prefetch("seats", queryset=MatchSeat.objects.select_related("bot_version__bot__owner").order_by("seat"))
         )
@@ -65,6 +66,55 @@ def match_replay_json(match: Match) -> bytes | None:
     return gzip.decompress(bytes(data))
 
 
+def match_decision_ms(match: Match) -> list:
+    """Per game, the decision time in ms of each action record of the replay (None: fallback
+    move or untimed seat); [] when the match recorded none."""
+    data = Match.objects.filter(pk=match.pk).values_list("decision_ms_gz", flat=True).first()
+    if not data:
+        return []
+    return json.loads(gzip.decompress(bytes(data)))
+
+
+def bot_decision_records(replay: dict, bot: int) -> list[tuple[int, int]]:
+    """(game, action index) of every decision bot ``bot`` took itself, in the order it was asked:
+    its own records up to its forfeit; the fallback's moves after it are not its decisions.
+
+    >>> bot_decision_records({"games": [{"seats": [1, 0], "actions": [{"seat": 0}, {"seat": 1}]}]}, 0)
+    [(0, 1)]
+    """
+    found = []
+    forfeited = False
+    for g, game in enumerate(replay.get("games", [])):
+        seats = game["seats"]
+        for i, record in enumerate(game["actions"]):
+            if seats[record["seat"]] != bot or forfeited:
+                continue
+            found.append((g, i))
+            fault = record.get("fault")
+            if fault and fault.get("forfeit"):
+                forfeited = True
+    return found
+
+
+def seat_decision_logs(seat: MatchSeat, replay: dict) -> list[list]:
+    """``[game, action index, text]`` for each decision of ``seat``'s bot that printed something.
+
+    Callers check ``can_view_seat_log`` first. Empty when the marks do not fit the
+    replay (a match stored before marks existed): better no lines than lines
+    beside the wrong decision.
+    """
+    marks = seat.log_marks or []
+    records = bot_decision_records(replay, seat.seat)
+    if len(marks) != len(records) + 1:
+        return []
+    log = seat.log
+    found = []
+    for (g, i), start, end in zip(records, marks[:-1], marks[1:], strict=True):
+        if end > start:
+            found.append([g, i, log[start:end]])
+    return found
+
+
 def queue_summary(*, now=None) -> dict:
     """Counts of queued and running matches by queue kind, the oldest waiting, workers alive."""
     now = now or timezone.now()
@@ -84,7 +134,7 @@ def queue_summary(*, now=None) -> dict:
     ]
     oldest = (
         Match.objects.filter(status=Match.Status.QUEUED)
-        .defer("replay_gz")
+        .defer("replay_gz", "decision_ms_gz")
         .order_by("queued_at", "pk")
         .first()
     )

@@ -274,9 +274,10 @@ def match_record_result(match_id: int, token: str, outcome: sandboxing.Outcome) 
             seat.fault_reason = result.fault_reason
             seat.faults = result.faults
             seat.log = result.log
+            seat.log_marks = result.log_marks
         MatchSeat.objects.bulk_update(
             seats,
-            ["score", "rank", "wins", "strikes", "forfeited", "fault_kind", "fault_reason", "faults", "log"],
+            ["score", "rank", "wins", "strikes", "forfeited", "fault_kind", "fault_reason", "faults", "log", "log_marks"],
         )
         match.status = Match.Status.DONE
         match.finished_at = timezone.now()
@@ -285,6 +286,11 @@ def match_record_result(match_id: int, token: str, outcome: sandboxing.Outcome) 
         match.timings = outcome.timings
         match.replay_gz = gzip.compress(
             json.dumps(outcome.replay, separators=(",", ":"), sort_keys=True).encode(), mtime=0
+        )
+        match.decision_ms_gz = (
+            gzip.compress(json.dumps(outcome.decision_ms, separators=(",", ":")).encode(), mtime=0)
+            if outcome.decision_ms
+            else None
         )
         match.attempt_token = ""
         match.error = ""

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import json
+
 from django.urls import reverse
 
 from bots.models import BotVersion
 from engine import cards
 from matches.models import Match
-from matches.selectors import can_view_seat_log, queue_summary
+from matches.selectors import (
+    can_view_seat_log,
+    match_decision_ms,
+    match_replay_json,
+    queue_summary,
+    seat_decision_logs,
+)
 
 #: rank number of engine.cards -> the word the viewer draws it by (number cards keep their number)
 _RANK_WORDS = {
@@ -36,10 +44,12 @@ def card_table() -> dict:
 
 
 def replay_viewer_data(match: Match, user) -> dict:
-    """What the viewer needs beside the replay JSON: who each bot is, timings, and the logs
-    ``user`` may read (a bot's owner and staff only; nobody else receives them)."""
+    """What the viewer needs beside the replay JSON: who each bot is, timings (per bot and per
+    decision), and the logs ``user`` may read, whole and split by decision (a bot's owner and
+    staff only; nobody else receives them)."""
     bots = []
     logs = {}
+    readable = []
     for seat in match.seats.all():  # seat order of the first game = the replay's bot index
         if seat.bot_version_id:
             version = seat.bot_version
@@ -56,6 +66,13 @@ def replay_viewer_data(match: Match, user) -> dict:
         # reference bots are our own code: their (empty) logs are nobody's business
         if match.is_finished and seat.bot_version_id and can_view_seat_log(user, seat):
             logs[str(seat.seat)] = seat.log
+            readable.append(seat)
+    decision_logs = {}
+    if any(seat.log_marks for seat in readable):
+        data = match_replay_json(match)
+        replay = json.loads(data) if data else {}
+        for seat in readable:
+            decision_logs[str(seat.seat)] = seat_decision_logs(seat, replay)
     return {
         "match": match.pk,
         "kind": match.kind,
@@ -64,6 +81,10 @@ def replay_viewer_data(match: Match, user) -> dict:
         "bots": bots,
         "timings": match.timings or {},
         "logs": logs,
+        # per game, parallel to replay["games"][g]["actions"]: ms or null
+        "decision_ms": match_decision_ms(match) if match.status == Match.Status.DONE else [],
+        # per readable bot index: [game, action index, text printed during that decision]
+        "decision_logs": decision_logs,
         **card_table(),
     }
 

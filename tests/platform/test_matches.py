@@ -430,3 +430,70 @@ def test_a_match_with_a_bad_time_limit_is_refused_with_the_value(validated_versi
             kind="challenge", rules=Rules.parse(["players=2"]), seats=[validated_version, "first"],
             time_bank=-1, enqueue=False,
         )
+
+
+# Sleeps on every "play" decision and says which decision it is on.
+SLEEPY_COUNTER = b"""import time
+
+calls = 0
+
+
+def agent(observation, configuration):
+    global calls
+    calls += 1
+    print("decision", calls)
+    if observation["decision"] == "play":
+        time.sleep(0.02)
+    return observation["legal_actions"][0]
+"""
+
+
+def test_stored_decision_times_and_log_marks_line_up_with_the_replays_actions(bot, run_on_commit):
+    from matches import selectors
+
+    with run_on_commit():
+        version = bot_services.bot_version_create(bot=bot, filename="sleepy.py", data=SLEEPY_COUNTER)
+    version.refresh_from_db()
+    assert version.status == BotVersion.Status.ACTIVE, version.rejection_reason
+    match = challenge(version, games=2)
+    assert tasks.match_play.apply(args=[match.pk]).get() is True
+    match.refresh_from_db()
+    replay = json.loads(selectors.match_replay_json(match))
+    decision_ms = selectors.match_decision_ms(match)
+    assert [len(t) for t in decision_ms] == [len(g["actions"]) for g in replay["games"]]
+    records = selectors.bot_decision_records(replay, 0)
+    played = [(g, i) for g, i in records if replay["games"][g]["actions"][i]["decision"] == "play"]
+    assert played and all(decision_ms[g][i] >= 20.0 for g, i in played)
+    # the reference bot plays in-process and is timed as well
+    assert all(isinstance(ms, float) for game in decision_ms for ms in game)
+    seat = match.seats.get(seat=0)
+    assert len(seat.log_marks) == len(records) + 1
+    lines = selectors.seat_decision_logs(seat, replay)
+    assert [(g, i) for g, i, _ in lines] == records
+    assert [text for _, _, text in lines] == [f"decision {k}\n" for k in range(1, len(records) + 1)]
+    assert match.seats.get(seat=1).log_marks == []  # nothing printed, nothing stored
+
+
+def test_decision_logs_of_a_bot_that_forfeits_stop_at_its_last_decision():
+    from matches import selectors
+    from matches.models import MatchSeat
+    from sandbox import runner
+    from sandbox.package import BotPackage
+
+    crasher = BotPackage.from_bytes("crash.py", CRASHING_BOT)
+    result = runner.play_match(Rules.parse(["players=2", "rounds=2"]), [crasher, "first"], seed=11, games=2)
+    outcome = sandboxing.outcome_of(result, 2)
+    records = selectors.bot_decision_records(result.replay, 0)
+    assert len(records) == 3  # the third decision crashed; the fallback played the rest of the match
+    games = result.replay["games"]
+    seat0 = [(g, i) for g, game in enumerate(games) for i, r in enumerate(game["actions"]) if game["seats"][r["seat"]] == 0]
+    assert seat0[:3] == records and len(seat0) > 3
+    assert all(outcome.decision_ms[g][i] is not None for g, i in records)
+    assert all(outcome.decision_ms[g][i] is None for g, i in seat0[3:])  # fallback moves are not timed
+    seat = MatchSeat(seat=0, log=outcome.seats[0].log, log_marks=outcome.seats[0].log_marks)
+    lines = selectors.seat_decision_logs(seat, result.replay)
+    assert [text for _, _, text in lines] == ["decision 1\n", "decision 2\n", "decision 3\nabout to divide by zero\n"]
+    assert [(g, i) for g, i, _ in lines] == records
+    assert "fault" in result.replay["games"][records[2][0]]["actions"][records[2][1]]
+    # marks that do not fit the replay (a match stored before marks existed) show nothing
+    assert selectors.seat_decision_logs(MatchSeat(seat=0, log=seat.log, log_marks=seat.log_marks[:-1]), result.replay) == []

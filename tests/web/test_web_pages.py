@@ -89,6 +89,49 @@ def test_replay_page_gives_the_viewer_seats_and_logs_only_to_the_owner_and_staff
         assert "secret plan of seat 0" in logs["0"] and "1" not in logs, who
 
 
+COUNTING_BOT = b"""calls = 0
+
+
+def agent(observation, configuration):
+    global calls
+    calls += 1
+    print("decision", calls)
+    return observation["legal_actions"][0]
+"""
+
+
+def test_replay_page_carries_each_decisions_time_and_its_log_lines_for_the_owner_only(client, db, eager):
+    alice = _user("alice")
+    bot = bot_services.bot_create(owner=alice, name="counter")
+    with eager():
+        version = bot_services.bot_version_create(bot=bot, filename="counter.py", data=COUNTING_BOT)
+    version.refresh_from_db()
+    assert version.status == BotVersion.Status.ACTIVE, version.rejection_reason
+    with eager():
+        match = match_create(kind="challenge", rules={"players": 2, "rounds": 2}, seats=["first", version], seed=3)
+    match.refresh_from_db()
+    assert match.status == Match.Status.DONE, match.error
+    url = reverse("web:replay", args=[match.pk])
+    replay = json.loads(client.get(reverse("matches:replay", args=[match.pk])).content)
+
+    meta = _meta(client.get(url))  # anonymous: times yes, logs no
+    assert [len(times) for times in meta["decision_ms"]] == [len(g["actions"]) for g in replay["games"]]
+    assert all(isinstance(ms, float) and ms >= 0 for times in meta["decision_ms"] for ms in times)
+    assert meta["decision_logs"] == {}
+    _user("bob")
+    client.login(username="bob", password="correct horse battery")
+    response = client.get(url)
+    assert _meta(response)["decision_logs"] == {} and b"decision 1" not in response.content
+
+    client.login(username="alice", password="correct horse battery")
+    entries = _meta(client.get(url))["decision_logs"]["1"]  # the bot sits at index 1
+    assert "0" not in _meta(client.get(url))["decision_logs"]  # never a reference bot's
+    own = [(g, i) for g, game in enumerate(replay["games"]) for i, r in enumerate(game["actions"]) if game["seats"][r["seat"]] == 1]
+    # the k-th decision of the bot (in replay order) printed "decision k", and nothing else did
+    assert [(g, i) for g, i, _ in entries] == own
+    assert [text for _, _, text in entries] == [f"decision {k}\n" for k in range(1, len(own) + 1)]
+
+
 def test_viewer_card_table_is_engine_cards():
     from engine import cards
     from web.selectors import card_table

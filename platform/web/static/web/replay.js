@@ -65,6 +65,18 @@ class Viewer {
     this.view = "full"; // or a seat number
     this.playing = null;
     this.speed = 1;
+    // what a readable bot printed during each of its decisions: "bot:game:action index" -> text
+    this.decisionLogs = new Map();
+    for (const [bot, entries] of Object.entries(meta.decision_logs || {})) {
+      for (const [g, i, text] of entries) this.decisionLogs.set(`${bot}:${g}:${i}`, text);
+    }
+  }
+
+  // the recorded time of action record `index` of the current game in ms, or null
+  decisionMs(index) {
+    const times = (this.meta.decision_ms || [])[this.game];
+    const ms = times ? times[index] : null;
+    return typeof ms === "number" ? ms : null;
   }
 
   get timeline() {
@@ -316,10 +328,14 @@ class Viewer {
         const did = a.fault
           ? `<span class="reason">fault ${escapeHtml(a.fault.kind)}: ${escapeHtml(a.fault.reason)}</span>`
           : `<code>${escapeHtml(JSON.stringify(a.action))}</code>`;
+        const ms = this.decisionMs(a.index);
+        const took = ms === null ? "" : `<span class="decision-time" data-ms="${ms}">took ${seconds(ms / 1000)}</span> `;
         const times = timing.decisions
           ? `<span class="muted">this bot: mean ${seconds(timing.mean)}, max ${seconds(timing.max)} per decision over the match</span>`
           : "";
-        return `<p class="decision"><strong>${escapeHtml(this.seatName(a.seat))}</strong> asked <em>${escapeHtml(a.decision)}</em> → ${did}<br>${times}</p>`;
+        const printed = this.decisionLogs.get(`${bot.index}:${this.game}:${a.index}`);
+        const log = printed === undefined ? "" : `<pre class="decision-log" aria-label="printed during this decision">${escapeHtml(printed)}</pre>`;
+        return `<div class="decision" data-action="${a.index}"><p><strong>${escapeHtml(this.seatName(a.seat))}</strong> asked <em>${escapeHtml(a.decision)}</em> → ${did}<br>${took}${times}</p>${log}</div>`;
       })
       .join("");
   }
