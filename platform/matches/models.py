@@ -110,9 +110,9 @@ class MatchSeat(models.Model):
     fault_reason = models.TextField(blank=True)
     faults = models.JSONField(default=list, blank=True)
     log = models.TextField(blank=True)
-    # Fence posts into `log` (characters): the bot's k-th decision printed log[marks[k]:marks[k + 1]].
-    # Empty when the log is empty.
-    log_marks = models.JSONField(default=list, blank=True)
+    # Where in `log` each decision's prints are (sandboxing.compact_log_marks):
+    # {"start", "decisions", "printed": chars per decision, trailing zeros left out}; {} with no log.
+    log_marks = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["match", "seat"]

@@ -35,7 +35,7 @@ class SeatOutcome:
     fault_reason: str = ""
     faults: list = field(default_factory=list)
     log: str = ""
-    log_marks: list = field(default_factory=list)  # fence posts into log per decision (empty with no log)
+    log_marks: dict = field(default_factory=dict)  # compact_log_marks of the seat ({} with no log)
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,7 @@ def outcome_of(result, seats: int) -> Outcome:
                 faults=faults,
                 log=clean_text(logs[index]) if index < len(logs) else "",
                 # clean_text keeps the length of the text: the marks stay valid
-                log_marks=list(marks[index]) if index < len(marks) and index < len(logs) and logs[index] else [],
+                log_marks=compact_log_marks(marks[index]) if index < len(marks) and index < len(logs) and logs[index] else {},
             )
         )
     return Outcome(
@@ -185,6 +185,22 @@ def outcome_of(result, seats: int) -> Outcome:
         replay=result.replay,
         decision_ms=list(getattr(result, "decision_ms", None) or []),
     )
+
+
+def compact_log_marks(marks: list[int]) -> dict:
+    """The runner's fence posts into a seat's log, stored small: where the first decision
+    started, how many decisions, and the characters each printed, trailing zeros left out
+    (most bots print rarely; a full log prints nothing more).
+
+    >>> compact_log_marks([9, 9, 21, 21, 21])
+    {'start': 9, 'decisions': 4, 'printed': [0, 12]}
+    """
+    if not marks:
+        return {}
+    printed = [b - a for a, b in zip(marks, marks[1:], strict=False)]
+    while printed and printed[-1] == 0:
+        printed.pop()
+    return {"start": marks[0], "decisions": len(marks) - 1, "printed": printed}
 
 
 def clean_text(value) -> str:

@@ -103,15 +103,20 @@ def seat_decision_logs(seat: MatchSeat, replay: dict) -> list[list]:
     replay (a match stored before marks existed): better no lines than lines
     beside the wrong decision.
     """
-    marks = seat.log_marks or []
+    marks = seat.log_marks
+    if not isinstance(marks, dict) or not marks:
+        return []
     records = bot_decision_records(replay, seat.seat)
-    if len(marks) != len(records) + 1:
+    printed = marks.get("printed", [])
+    if marks.get("decisions") != len(records) or len(printed) > len(records):
         return []
     log = seat.log
     found = []
-    for (g, i), start, end in zip(records, marks[:-1], marks[1:], strict=True):
-        if end > start:
-            found.append([g, i, log[start:end]])
+    start = marks["start"]
+    for (g, i), size in zip(records, printed, strict=False):  # decisions past `printed` printed nothing
+        if size > 0:
+            found.append([g, i, log[start:start + size]])
+        start += size
     return found
 
 

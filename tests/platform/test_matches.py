@@ -467,11 +467,12 @@ def test_stored_decision_times_and_log_marks_line_up_with_the_replays_actions(bo
     # the reference bot plays in-process and is timed as well
     assert all(isinstance(ms, float) for game in decision_ms for ms in game)
     seat = match.seats.get(seat=0)
-    assert len(seat.log_marks) == len(records) + 1
+    assert seat.log_marks["decisions"] == len(records)
+    assert seat.log_marks["printed"] == [len(f"decision {k}\n") for k in range(1, len(records) + 1)]
     lines = selectors.seat_decision_logs(seat, replay)
     assert [(g, i) for g, i, _ in lines] == records
     assert [text for _, _, text in lines] == [f"decision {k}\n" for k in range(1, len(records) + 1)]
-    assert match.seats.get(seat=1).log_marks == []  # nothing printed, nothing stored
+    assert match.seats.get(seat=1).log_marks == {}  # nothing printed, nothing stored
 
 
 def test_decision_logs_of_a_bot_that_forfeits_stop_at_its_last_decision():
@@ -495,5 +496,12 @@ def test_decision_logs_of_a_bot_that_forfeits_stop_at_its_last_decision():
     assert [text for _, _, text in lines] == ["decision 1\n", "decision 2\n", "decision 3\nabout to divide by zero\n"]
     assert [(g, i) for g, i, _ in lines] == records
     assert "fault" in result.replay["games"][records[2][0]]["actions"][records[2][1]]
-    # marks that do not fit the replay (a match stored before marks existed) show nothing
-    assert selectors.seat_decision_logs(MatchSeat(seat=0, log=seat.log, log_marks=seat.log_marks[:-1]), result.replay) == []
+    # marks that do not fit the replay show nothing rather than lines beside the wrong decision
+    for marks in ({**seat.log_marks, "decisions": 2}, {}, [0, 11]):
+        assert selectors.seat_decision_logs(MatchSeat(seat=0, log=seat.log, log_marks=marks), result.replay) == []
+
+
+def test_log_marks_are_stored_as_chars_per_decision_without_trailing_zeros():
+    assert sandboxing.compact_log_marks([]) == {}
+    assert sandboxing.compact_log_marks([5, 5, 5]) == {"start": 5, "decisions": 2, "printed": []}
+    assert sandboxing.compact_log_marks([0, 3, 3, 10, 10]) == {"start": 0, "decisions": 4, "printed": [3, 0, 7]}

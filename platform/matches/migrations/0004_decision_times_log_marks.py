@@ -18,6 +18,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='matchseat',
             name='log_marks',
-            field=models.JSONField(blank=True, default=list),
+            field=models.JSONField(blank=True, default=dict),
         ),
     ]
