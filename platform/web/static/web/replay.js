@@ -334,7 +334,7 @@ class Viewer {
           ? `<span class="muted">this bot: mean ${seconds(timing.mean)}, max ${seconds(timing.max)} per decision over the match</span>`
           : "";
         const printed = this.decisionLogs.get(`${bot.index}:${this.game}:${a.index}`);
-        const log = printed === undefined ? "" : `<pre class="decision-log" aria-label="printed during this decision">${escapeHtml(printed)}</pre>`;
+        const log = printed === undefined ? "" : `<p class="muted decision-log-label">printed during this decision:</p><pre class="decision-log">${escapeHtml(printed)}</pre>`;
         return `<div class="decision" data-action="${a.index}"><p><strong>${escapeHtml(this.seatName(a.seat))}</strong> asked <em>${escapeHtml(a.decision)}</em> → ${did}<br>${took}${times}</p>${log}</div>`;
       })
       .join("");
