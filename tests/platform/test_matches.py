@@ -505,3 +505,29 @@ def test_log_marks_are_stored_as_chars_per_decision_without_trailing_zeros():
     assert sandboxing.compact_log_marks([]) == {}
     assert sandboxing.compact_log_marks([5, 5, 5]) == {"start": 5, "decisions": 2, "printed": []}
     assert sandboxing.compact_log_marks([0, 3, 3, 10, 10]) == {"start": 0, "decisions": 4, "printed": [3, 0, 7]}
+
+
+@pytest.mark.parametrize("backend", ["inprocess", "process"])
+def test_decision_logs_keep_their_place_after_emoji_nul_and_broken_text(backend, request):
+    if backend == "process":
+        request.getfixturevalue("bwrap_path")
+    from matches import selectors
+    from matches.models import MatchSeat
+    from sandbox import runner
+    from sandbox.package import BotPackage
+
+    odd = BotPackage.from_bytes("odd.py", (
+        "n = 0\n"
+        "def agent(observation, configuration):\n"
+        "    global n\n"
+        "    n += 1\n"
+        "    print(f'\\U0001F600{n}\\x00\\udcff', 'é' * n)\n"
+        "    return observation['legal_actions'][0]\n"
+    ).encode())
+    result = runner.play_match(Rules.parse(["players=2", "rounds=1"]), [odd, "first"], seed=5, backend=backend, allow_process=True)
+    outcome = sandboxing.outcome_of(result, 2)
+    seat = MatchSeat(seat=0, log=outcome.seats[0].log, log_marks=outcome.seats[0].log_marks)
+    texts = [text for _, _, text in selectors.seat_decision_logs(seat, result.replay)]
+    assert len(texts) == len(selectors.bot_decision_records(result.replay, 0)) > 1
+    for k, text in enumerate(texts, start=1):
+        assert text.startswith(f"\U0001F600{k}\ufffd") and text.endswith(" " + "é" * k + "\n"), text
