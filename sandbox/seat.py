@@ -195,7 +195,24 @@ class SeatHandle(Protocol):
         """Kill everything in the sandbox and clean up; idempotent, safe on every path."""
 
 
-class SandboxSeat:
+class MarksLog:
+    """The seat interface's ``decide``, with where each decision's prints sit in the log.
+
+    ``log_marks`` gets the log's length before the first decision and after
+    each one, so the prints of decision k are ``log[marks[k]:marks[k + 1]]``.
+    A seat using it has ``log`` (a SeatLog), ``log_marks`` (a list) and ``_decide``.
+    """
+
+    def decide(self, observation: dict, configuration: dict) -> dict:
+        if not self.log_marks:
+            self.log_marks.append(self.log.chars)
+        try:
+            return self._decide(observation, configuration)
+        finally:
+            self.log_marks.append(self.log.chars)
+
+
+class SandboxSeat(MarksLog):
     """An engine seat played by a bot host; see the module docstring.
 
     >>> seat = SandboxSeat(handle, Limits(), "bot.py@1234abcd")  # doctest: +SKIP
@@ -265,14 +282,6 @@ class SandboxSeat:
             self.handle.stop()
 
     # -- the seat interface ---------------------------------------------
-
-    def decide(self, observation: dict, configuration: dict) -> dict:
-        if not self.log_marks:
-            self.log_marks.append(self.log.chars)
-        try:
-            return self._decide(observation, configuration)
-        finally:
-            self.log_marks.append(self.log.chars)
 
     def _decide(self, observation: dict, configuration: dict) -> dict:
         if self.fault is not None:

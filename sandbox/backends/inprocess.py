@@ -22,7 +22,7 @@ from engine.faults import SeatFault
 from sandbox.host import describe_exception, load_agent
 from sandbox.limits import Limits
 from sandbox.package import BotPackage
-from sandbox.seat import SeatLog, fault_from_error, make_seat_dir
+from sandbox.seat import MarksLog, SeatLog, fault_from_error, make_seat_dir
 
 
 class _LogWriter(io.TextIOBase):
@@ -37,7 +37,7 @@ class _LogWriter(io.TextIOBase):
         return len(text)
 
 
-class InProcessSeat:
+class InProcessSeat(MarksLog):
     """An engine seat calling ``agent`` in this process, with the sandbox's clocks and log.
 
     >>> seat = InProcessSeat(lambda o, c: o["legal_actions"][0], Limits(), "first")
@@ -79,14 +79,6 @@ class InProcessSeat:
         except BaseException as exc:  # noqa: BLE001 - the bot's import failing is its fault, reported
             seat._record(seat._fault_for(describe_exception(exc), at_import=True))
         return seat
-
-    def decide(self, observation: dict, configuration: dict) -> dict:
-        if not self.log_marks:
-            self.log_marks.append(self.log.chars)
-        try:
-            return self._decide(observation, configuration)
-        finally:
-            self.log_marks.append(self.log.chars)
 
     def _decide(self, observation: dict, configuration: dict) -> dict:
         if self.fault is not None:
