@@ -8,12 +8,12 @@ import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from uno_scenarios import rule_sets
 
 from engine.cards import KIND_POINTS, color_of, kind_of
 from engine.game import Game
 from engine.match import AgentSeat, play_match
 from engine.replay import state_at, verify
-from engine.rules import Rules
 
 #: the observation keys of BOT_CONTRACT.md, no more
 CONTRACT_KEYS = {
@@ -22,29 +22,6 @@ CONTRACT_KEYS = {
 }
 ACTION_TYPES = {"play", "draw", "pass", "accept", "challenge", "swap", "color"}
 BOUNDED = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-@st.composite
-def rule_sets(draw):
-    players = draw(st.integers(2, 10))
-    wd4 = draw(st.sampled_from(["challenge", "enforced", "free"]))
-    stacking = "off" if wd4 == "challenge" else draw(st.sampled_from(["off", "deflect", "stack"]))
-    return Rules(
-        players=players,
-        hand_size=draw(st.integers(1, min(20, 107 // players))),
-        first_card=draw(st.sampled_from(["apply", "number_only"])),
-        draw=draw(st.sampled_from(["one", "until_playable"])),
-        draw_limit=draw(st.integers(1, 12)),
-        two_player_reverse_skips=draw(st.booleans()),
-        wd4=wd4,
-        stacking=stacking,
-        uno_penalty=draw(st.integers(0, 4)),
-        seven_zero=draw(st.booleans()),
-        jump_in=draw(st.booleans()),
-        scoring=draw(st.sampled_from(["winner", "penalty"])),
-        rounds=draw(st.integers(1, 2)),
-        max_turns=draw(st.integers(20, 250)),
-    )
 
 
 def expected_legal(obs, rules):

@@ -2,7 +2,7 @@
 
 Guards the engine's speed work: a change meant to be faster must not change
 one replay byte, one observation or one result. Each entry is a rule set
-(random house-rule sets drawn from ``test_properties.rule_sets``, 2-10 seats,
+(random house-rule sets drawn from ``uno_scenarios.rule_sets``, 2-10 seats,
 and the bench's official rules), seats (every reference bot, a faulty bot that
 also mutates what it is shown, the bench's play-first random player), a seed
 and a game count; it stores sha256 of the replay JSON, of the MatchResult

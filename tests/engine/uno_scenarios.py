@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hypothesis import strategies as st
+
 from engine.game import Game
 from engine.match import AgentSeat
 from engine.rules import Rules
@@ -59,3 +61,31 @@ def scripted(*actions: dict) -> AgentSeat:
 
 def first_legal() -> AgentSeat:
     return AgentSeat(lambda observation, configuration: observation["legal_actions"][0], "first")
+
+
+SHORT_ROUNDS = st.integers(1, 2)
+SHORT_TURNS = st.integers(20, 250)
+
+
+@st.composite
+def rule_sets(draw, *, max_hand_size=20, rounds=SHORT_ROUNDS, max_turns=SHORT_TURNS):
+    """Any valid rule set (hypothesis): 2-10 seats, every option, short rounds."""
+    players = draw(st.integers(2, 10))
+    wd4 = draw(st.sampled_from(["challenge", "enforced", "free"]))
+    stacking = "off" if wd4 == "challenge" else draw(st.sampled_from(["off", "deflect", "stack"]))
+    return Rules(
+        players=players,
+        hand_size=draw(st.integers(1, min(max_hand_size, 107 // players))),
+        first_card=draw(st.sampled_from(["apply", "number_only"])),
+        draw=draw(st.sampled_from(["one", "until_playable"])),
+        draw_limit=draw(st.integers(1, 12)),
+        two_player_reverse_skips=draw(st.booleans()),
+        wd4=wd4,
+        stacking=stacking,
+        uno_penalty=draw(st.integers(0, 4)),
+        seven_zero=draw(st.booleans()),
+        jump_in=draw(st.booleans()),
+        scoring=draw(st.sampled_from(["winner", "penalty"])),
+        rounds=draw(rounds),
+        max_turns=draw(max_turns),
+    )
