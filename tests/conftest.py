@@ -11,7 +11,13 @@ import shutil
 import subprocess
 
 import pytest
-from testsupport import SANDBOX_IMAGE, WorkerProcess, service_missing, start_worker_process
+from testsupport import (
+    SANDBOX_IMAGE,
+    WorkerProcess,
+    make_user,
+    service_missing,
+    start_worker_process,
+)
 
 
 @pytest.fixture(scope="session")
@@ -89,3 +95,42 @@ def celery_worker_factory(transactional_db, tmp_path, redis_url):
 def celery_worker_process(celery_worker_factory):
     """One started real Celery worker subprocess (`.kill(sig)`, `.log`, `.alive()`)."""
     return celery_worker_factory()
+
+
+# -- users and tasks, shared by the platform, API, tournament and browser tests
+
+
+@pytest.fixture
+def alice(db):
+    return make_user("alice")
+
+
+@pytest.fixture
+def bob(db):
+    return make_user("bob")
+
+
+@pytest.fixture
+def staff(db):
+    return make_user("root", staff=True)
+
+
+@pytest.fixture
+def eager_tasks():
+    """Tasks run in-process, as on the embedded default, even when REDIS_URL is set."""
+    from celery import current_app
+
+    eager = current_app.conf.task_always_eager
+    current_app.conf.task_always_eager = True
+    yield
+    current_app.conf.task_always_eager = eager
+
+
+@pytest.fixture
+def run_on_commit(eager_tasks, django_capture_on_commit_callbacks):
+    """Run the tasks a block enqueues (on commit) right away, in-process."""
+
+    def runner():
+        return django_capture_on_commit_callbacks(execute=True)
+
+    return runner

@@ -95,3 +95,12 @@ def start_worker_process(log_path, *, env_extra: dict | None = None, queues: str
         time.sleep(0.2)
     worker.kill()
     pytest.fail(f"celery worker not ready after {timeout}s:\n{worker.log[-3000:]}")
+
+
+def make_user(username: str = "alice", *, staff: bool = False):
+    """A user with the password ``correct horse battery``; ``staff`` makes a superuser organizer."""
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.create_user(
+        username=username, password="correct horse battery", is_staff=staff, is_superuser=staff
+    )

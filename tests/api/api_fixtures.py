@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from api_helpers import make_user
 
 
 @pytest.fixture(autouse=True)
@@ -19,16 +18,3 @@ def _fresh_rate_limits(settings):
     cache.clear()
 
 
-@pytest.fixture
-def alice(db):
-    return make_user("alice")
-
-
-@pytest.fixture
-def bob(db):
-    return make_user("bob")
-
-
-@pytest.fixture
-def staff(db):
-    return make_user("root", staff=True)

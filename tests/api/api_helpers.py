@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
 from django.utils import timezone
 from rest_framework.test import APIClient
+from testsupport import make_user  # noqa: F401  (re-exported for the tests here)
 
 from api import services as api_services
 from bots import services as bot_services
@@ -26,8 +26,6 @@ def good_bot(tag: str = "") -> bytes:
     return GOOD_BOT + f"# {tag}\n".encode()
 
 
-def make_user(username: str, *, staff: bool = False):
-    return get_user_model().objects.create_user(username=username, password="correct horse battery", is_staff=staff)
 
 
 def make_bot(owner, name: str = "alpha", *, status: str | None = "active", public: bool = False, log: str = ""):

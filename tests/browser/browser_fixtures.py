@@ -80,12 +80,3 @@ def phone(browser):
     context.close()
 
 
-@pytest.fixture
-def eager_tasks():
-    """Matches enqueued by the test run in-process at once (even when REDIS_URL points at a broker)."""
-    from celery import current_app
-
-    before = current_app.conf.task_always_eager
-    current_app.conf.task_always_eager = True
-    yield
-    current_app.conf.task_always_eager = before

@@ -7,50 +7,14 @@ tests/conftest.py, which other tests import by that name.
 from __future__ import annotations
 
 import pytest
-from platform_helpers import good_bot, make_user
+from platform_helpers import good_bot
 
 from bots import services as bot_services
 
 
 @pytest.fixture
-def alice(db):
-    return make_user("alice")
-
-
-@pytest.fixture
-def bob(db):
-    return make_user("bob")
-
-
-@pytest.fixture
-def staff(db):
-    return make_user("root", staff=True)
-
-
-@pytest.fixture
 def bot(alice):
     return bot_services.bot_create(owner=alice, name="alpha", description="first bot")
-
-
-@pytest.fixture
-def eager_tasks():
-    """Tasks run in-process, as on the embedded default, even when REDIS_URL is set."""
-    from celery import current_app
-
-    eager = current_app.conf.task_always_eager
-    current_app.conf.task_always_eager = True
-    yield
-    current_app.conf.task_always_eager = eager
-
-
-@pytest.fixture
-def run_on_commit(eager_tasks, django_capture_on_commit_callbacks):
-    """Run the tasks a block enqueues (on commit) right away, in-process."""
-
-    def runner():
-        return django_capture_on_commit_callbacks(execute=True)
-
-    return runner
 
 
 @pytest.fixture

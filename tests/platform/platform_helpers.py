@@ -6,7 +6,7 @@ import io
 import stat
 import zipfile
 
-from django.contrib.auth import get_user_model
+from testsupport import make_user  # noqa: F401  (re-exported for the tests here)
 
 GOOD_BOT = b"""def agent(observation, configuration):
     print("seat", observation["seat"], "plays")
@@ -33,10 +33,6 @@ def good_bot(tag: str = "") -> bytes:
     return GOOD_BOT + f"# {tag}\n".encode()
 
 
-def make_user(username: str = "alice", *, staff: bool = False):
-    return get_user_model().objects.create_user(
-        username=username, password="correct horse battery", is_staff=staff
-    )
 
 
 def make_zip(entries: dict[str, bytes], *, symlinks: tuple[str, ...] = ()) -> bytes:

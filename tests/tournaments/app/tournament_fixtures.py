@@ -12,17 +12,3 @@ def owner(db):
     return make_user("owner")
 
 
-@pytest.fixture
-def staff(db):
-    return make_user("root", staff=True)
-
-
-@pytest.fixture
-def eager_tasks():
-    """Tasks run in-process, as on the embedded default, even when REDIS_URL is set."""
-    from celery import current_app
-
-    eager = current_app.conf.task_always_eager
-    current_app.conf.task_always_eager = True
-    yield
-    current_app.conf.task_always_eager = eager

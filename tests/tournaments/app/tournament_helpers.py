@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
+from testsupport import make_user  # noqa: F401  (re-exported for the tests here)
 
 from bots import services as bot_services
 from bots.models import BotVersion
@@ -15,10 +15,6 @@ from tournaments.models import Pairing, Tournament
 BOT_SOURCE = b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"
 
 
-def make_user(username: str, *, staff: bool = False):
-    return get_user_model().objects.create_user(
-        username=username, password=None, is_staff=staff, is_superuser=staff
-    )
 
 
 def active_bot(owner, name: str, *, active: bool = True):
