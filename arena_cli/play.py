@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_cli.errors import CommandError, FailureError
-from arena_cli.progress import Progress, Ticker
+from arena_cli.progress import Progress
 from engine.bots import REFERENCE_BOTS
 from engine.faults import InfrastructureError
 from engine.rules import BOUNDS, Rules, RulesError
@@ -43,11 +43,10 @@ def run_play(args: argparse.Namespace) -> int:
     # Opened before playing: a replay that cannot be written is refused up front.
     replay = ReplayFile.open(args.replay) if args.replay else None
     logs_dir = check_logs_dir(args.logs) if args.logs else None
-    # The referee reports no per-game progress, so the line is a spinner with elapsed time.
-    progress = Progress(None, label="arena play ")
+    progress = Progress(total, label="arena play ")
     try:
-        with Ticker(progress), _stdout_kept_for_results():
-            result = _play(rules, bots, args)
+        with _stdout_kept_for_results():
+            result = _play(rules, bots, args, on_game=lambda done, _total: progress.update(done))
     except BaseException as exc:
         if replay is not None:
             replay.discard()
@@ -217,7 +216,7 @@ def format_table(result: Any, labels: list[str], *, seed: int, duplicate: bool) 
     return "\n".join([title, line(header, "forfeit"), *(line(r[:-1], r[-1]) for r in rows)])
 
 
-def _play(rules: Any, bots: list[Any], args: argparse.Namespace) -> Any:
+def _play(rules: Any, bots: list[Any], args: argparse.Namespace, on_game=None) -> Any:
     # The author's own bots on their own machine: the weaker process sandbox is fine.
     return runner.play_match(
         rules,
@@ -227,4 +226,5 @@ def _play(rules: Any, bots: list[Any], args: argparse.Namespace) -> Any:
         duplicate=args.duplicate,
         backend=args.sandbox,
         allow_process=True,
+        on_game=on_game,
     )

@@ -74,30 +74,6 @@ class Progress:
             self._drawn = True
 
 
-class Ticker:
-    """Calls ``progress.tick()`` from a thread while a ``with`` block runs."""
-
-    def __init__(self, progress: Progress, interval: float = 0.2):
-        self.progress = progress
-        self.interval = interval
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="arena-progress", daemon=True)
-
-    def __enter__(self) -> Ticker:
-        if self.progress.enabled:
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.progress.tick()
-
-
 def _is_tty(stream: TextIO) -> bool:
     try:
         return stream.isatty()

@@ -140,8 +140,12 @@ def play_match(
     duplicate: bool = False,
     configuration: dict | None = None,
     names: Sequence[str] | None = None,
+    on_game: Callable[[int, int], None] | None = None,
 ) -> MatchResult:
-    """Play ``games`` deals (each once per seat rotation when ``duplicate``)."""
+    """Play ``games`` deals (each once per seat rotation when ``duplicate``).
+
+    ``on_game(done, total)`` is called after each game, e.g. to draw a progress bar.
+    """
     n = len(seats)
     if not isinstance(rules, Rules):
         raise TypeError(f"rules must be engine.rules.Rules, got {type(rules).__name__}")
@@ -252,6 +256,8 @@ def play_match(
                         "rounds": game.round,
                     }
                 )
+                if on_game is not None:
+                    on_game(len(records), games * (n if duplicate else 1))
 
     match_ranks = rank_bots(totals, wins, [f is not None for f in forfeit], rules.scoring)
     players = [

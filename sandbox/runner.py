@@ -65,6 +65,7 @@ def play_match(
     names: list[str] | None = None,
     allow_process: bool = False,
     docker_client=None,
+    on_game=None,
 ) -> SandboxMatchResult:
     """Play a match; a bot is a reference bot name (in-process) or a ``BotPackage``.
 
@@ -72,7 +73,7 @@ def play_match(
     refused unless ``allow_process=True`` (the platform passes its
     SANDBOX_ALLOW_PROCESS setting; ``arena play`` passes True for the author's
     own bots). ``configuration`` adds keys for the bots; time limits come from
-    ``limits`` only.
+    ``limits`` only. ``on_game(done, total)`` is called after each game.
     """
     from engine import match as engine_match  # the referee; imported late to keep start-up light
 
@@ -134,6 +135,7 @@ def play_match(
             duplicate=duplicate,
             configuration={**extra, **limits.configuration()},
             names=names,
+            on_game=on_game,
         )
     finally:
         _stop_all(seats)

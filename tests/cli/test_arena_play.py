@@ -151,7 +151,7 @@ def test_platform_failure_is_one_line_exit_1_and_leaves_no_replay(capsys, tmp_pa
     from arena_cli import play
     from engine.faults import InfrastructureError
 
-    def broken(rules, bots, args):
+    def broken(rules, bots, args, on_game=None):
         raise InfrastructureError("Docker engine went away")
 
     monkeypatch.setattr(play, "_play", broken)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import io
 import json
-import time
 
 from arena_cli.main import main
-from arena_cli.progress import Progress, Ticker
+from arena_cli.progress import Progress
 
 
 class FakeTerminal(io.StringIO):
@@ -33,17 +32,14 @@ def test_nothing_is_drawn_when_not_a_terminal():
     assert stream.getvalue() == ""
 
 
-def test_ticker_spins_while_work_runs_and_stops_after():
-    stream = FakeTerminal()
-    bar = Progress(None, label="play ", stream=stream)
-    with Ticker(bar, interval=0.01):
-        time.sleep(0.1)
-    bar.close()
-    drawn = stream.getvalue()
-    assert drawn.count("play ") >= 2 and drawn.endswith("\r\033[K")
-    after = len(drawn)
-    time.sleep(0.05)
-    assert len(stream.getvalue()) == after  # the thread has stopped
+def test_play_draws_a_bar_of_games_done_on_a_terminal(capsys, monkeypatch):
+    terminal = FakeTerminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main(["play", "first", "greedy", "--games", "3", "--duplicate", "--json"]) == 0
+    drawn = terminal.getvalue()
+    # 3 deals x 2 rotations: the last update is always drawn, then the line is erased
+    assert "6/6" in drawn and drawn.endswith("\r\033[K")
+    assert json.loads(capsys.readouterr().out)["games"] == 6
 
 
 def test_play_keeps_stderr_clean_when_it_is_not_a_terminal(capsys):
