@@ -104,3 +104,19 @@ def make_user(username: str = "alice", *, staff: bool = False):
     return get_user_model().objects.create_user(
         username=username, password="correct horse battery", is_staff=staff, is_superuser=staff
     )
+
+
+# Says which decision it is on, and takes at least 20 ms over every "play".
+SLEEPY_COUNTER_BOT = b"""import time
+
+calls = 0
+
+
+def agent(observation, configuration):
+    global calls
+    calls += 1
+    print("decision", calls)
+    if observation["decision"] == "play":
+        time.sleep(0.02)
+    return observation["legal_actions"][0]
+"""

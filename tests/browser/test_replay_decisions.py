@@ -8,6 +8,7 @@ import pytest
 from browser_helpers import PASSWORD, login
 from django.contrib.auth import get_user_model
 from django.urls import reverse
+from testsupport import SLEEPY_COUNTER_BOT
 
 from bots import services as bot_services
 from bots.models import BotVersion
@@ -18,20 +19,6 @@ from matches.services import match_create
 pytest_plugins = ["browser_fixtures"]
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
-# Says which decision it is on, and takes at least 20 ms over every "play".
-COUNTER = b"""import time
-
-calls = 0
-
-
-def agent(observation, configuration):
-    global calls
-    calls += 1
-    print("decision", calls)
-    if observation["decision"] == "play":
-        time.sleep(0.02)
-    return observation["legal_actions"][0]
-"""
 
 
 def _decisions(page) -> list[dict]:
@@ -47,7 +34,7 @@ def _decisions(page) -> list[dict]:
 def test_each_decision_shows_its_time_and_the_owner_sees_what_it_printed(page, phone, live_server, shot, eager_tasks):
     owner = get_user_model().objects.create_user(username="author", password=PASSWORD)
     bot = bot_services.bot_create(owner=owner, name="counter")
-    version = bot_services.bot_version_create(bot=bot, filename="counter.py", data=COUNTER)
+    version = bot_services.bot_version_create(bot=bot, filename="counter.py", data=SLEEPY_COUNTER_BOT)
     version.refresh_from_db()
     assert version.status == BotVersion.Status.ACTIVE, version.rejection_reason
     match = match_create(kind="challenge", rules={"players": 2, "rounds": 1}, seats=[version, "greedy"], seed=7)

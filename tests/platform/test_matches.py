@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 from platform_helpers import CRASHING_BOT, good_bot
+from testsupport import SLEEPY_COUNTER_BOT
 
 from bots import services as bot_services
 from bots.models import BotVersion
@@ -432,27 +433,13 @@ def test_a_match_with_a_bad_time_limit_is_refused_with_the_value(validated_versi
         )
 
 
-# Sleeps on every "play" decision and says which decision it is on.
-SLEEPY_COUNTER = b"""import time
-
-calls = 0
-
-
-def agent(observation, configuration):
-    global calls
-    calls += 1
-    print("decision", calls)
-    if observation["decision"] == "play":
-        time.sleep(0.02)
-    return observation["legal_actions"][0]
-"""
 
 
 def test_stored_decision_times_and_log_marks_line_up_with_the_replays_actions(bot, run_on_commit):
     from matches import selectors
 
     with run_on_commit():
-        version = bot_services.bot_version_create(bot=bot, filename="sleepy.py", data=SLEEPY_COUNTER)
+        version = bot_services.bot_version_create(bot=bot, filename="sleepy.py", data=SLEEPY_COUNTER_BOT)
     version.refresh_from_db()
     assert version.status == BotVersion.Status.ACTIVE, version.rejection_reason
     match = challenge(version, games=2)
