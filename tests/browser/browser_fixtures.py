@@ -23,23 +23,33 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-# Playwright's sync API keeps an event loop on the test's thread; the ORM calls the
-# tests make there (fixtures, assertions on rows) are plain synchronous code.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """Chromium for one test module; Playwright's event loop stops with it.
+
+    While Playwright's sync API runs, an event loop sits on the test's thread,
+    and Django would refuse the tests' plain synchronous ORM calls; the switch
+    that allows them is on for exactly that time, never for other tests or the
+    processes they start.
+    """
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         service_missing("playwright (pip install -e '.[dev]')")
     if not os.path.exists(CHROMIUM):
         service_missing(f"Chromium at {CHROMIUM} (apt-get install -y chromium)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            yield browser
+            browser.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 class Shots:

@@ -38,10 +38,8 @@ def test_boolean_variable_with_garbage_is_a_clear_error(monkeypatch):
 
 
 def _manage(*args, **env):
-    # Only what the test names: no database, broker or test-only switch (the
-    # browser tests' DJANGO_ALLOW_ASYNC_UNSAFE) leaks in from the test run.
-    dropped = ("DATABASE_URL", "REDIS_URL", "DJANGO_ALLOW_ASYNC_UNSAFE")
-    full_env = {k: v for k, v in os.environ.items() if k not in dropped}
+    # Only what the test names: no database or broker leaks in from the test run.
+    full_env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     full_env.update(env)
     return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=full_env,
                           capture_output=True, text=True)
