@@ -162,6 +162,7 @@ class Game:
         "discard_codes", "in_pile", "pile_count", "_stacking", "_wd4", "_jump_in", "_seven_zero",
         "_max_turns", "_hand_codes", "_legal", "_templates", "_given", "_drawn_kind", "_resolving",
         "_jump_queue", "_wd4_player", "_wd4_honest", "_forced", "_deal_seed", "_order", "_pos", "_srng",
+        "_asked_at",
     )
 
     def __init__(self, rules: Rules, seed: int):
@@ -251,6 +252,8 @@ class Game:
         self.scores = [0] * n
         self.events: list[dict] = []
         self.actions: list[dict] = []
+        #: events before the latest action record: the next record's ``since`` counts from here
+        self._asked_at = 0
         self.round = 0
         self.dealer = Random(f"{seed}:dealer").randrange(n)
         self.over = False
@@ -883,8 +886,9 @@ class Game:
                 )
             uno = act[0] == PLAY and action.get("uno") is True
             record = (_DICTS_UNO if uno else _DICTS)[act].copy()
-        s, decision = self.seat, self.decision
-        self.actions.append({"at": len(self.events), "seat": s, "decision": decision, "action": record})
+        s, decision, at = self.seat, self.decision, len(self.events)
+        self.actions.append({"since": at - self._asked_at, "seat": s, "decision": decision, "action": record})
+        self._asked_at = at
         if act[0] == PLAY and (decision == "play" or decision == "play_drawn" or decision == "stack"):
             self._play(s, act[1], act[2], uno)  # type: ignore[arg-type]  # _do's commonest case, one call less
         else:
@@ -905,15 +909,16 @@ class Game:
         """
         if self.over:
             raise RuntimeError("the game is over: no seat is asked")
-        s = self.seat
+        s, at = self.seat, len(self.events)
         self.actions.append(
             {
-                "at": len(self.events),
+                "since": at - self._asked_at,
                 "seat": s,
                 "decision": self.decision,
                 "fault": {"kind": kind, "reason": reason, "strikes": strikes, "forfeit": forfeit},
             }
         )
+        self._asked_at = at
         event = {"e": "fault", "seat": s, "kind": kind, "reason": reason}
         if strikes is not None:
             event["strikes"] = strikes

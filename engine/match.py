@@ -23,7 +23,7 @@ from engine.faults import InfrastructureError, SeatFault
 from engine.game import Game, IllegalAction
 from engine.rules import Rules
 
-REPLAY_VERSION = 1
+REPLAY_VERSION = 2
 #: longest fault reason kept (a hostile bot controls the text)
 MAX_REASON = 500
 _NUMBER = (int, float)

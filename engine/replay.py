@@ -13,7 +13,10 @@ from __future__ import annotations
 from engine.game import Game, IllegalAction
 from engine.rules import Rules, RulesError
 
-SUPPORTED_VERSIONS = (1,)
+#: version 1 gave each action record its event index as ``at``; version 2 (written
+#: now) gives ``since``, the events after the previous record's point: small
+#: numbers that compress far better (docs/replay-format.md, "Versions")
+SUPPORTED_VERSIONS = (1, 2)
 
 
 class ReplayError(ValueError):
@@ -29,6 +32,18 @@ def _game(replay: dict, game_index: int) -> dict:
         count = len(games) if isinstance(games, list) else 0
         raise ReplayError(f"game index {game_index!r} out of range (the replay has {count} games)")
     return games[game_index]
+
+
+def action_points(actions: list[dict]) -> list[int]:
+    """The event index at which each action record's seat was asked (``at``).
+
+    Reads both versions: version 1 records carry ``at``, version 2 records ``since``.
+    """
+    points, at = [], 0
+    for record in actions:
+        at = record["at"] if "at" in record else at + record["since"]
+        points.append(at)
+    return points
 
 
 def _initial(players: int) -> dict:
@@ -167,9 +182,10 @@ def _game_at(replay: dict, game_index: int, event_index: int) -> Game | None:
     try:
         game = Game(Rules.from_dict(replay["rules"]), record["seed"])
         actions = record["actions"]
+        points = action_points(actions)
         i = 0
         while not game.over and len(game.events) < event_index and i < len(actions):
-            _replay_action(game, actions[i], i)
+            _replay_action(game, actions[i], i, points[i])
             i += 1
     except (RulesError, KeyError, TypeError) as exc:
         raise ReplayError(f"game {game_index}: cannot re-simulate: {exc!r}") from exc
@@ -178,10 +194,10 @@ def _game_at(replay: dict, game_index: int, event_index: int) -> Game | None:
     return game
 
 
-def _replay_action(game: Game, record: dict, i: int) -> None:
-    if (record["at"], record["seat"], record["decision"]) != (len(game.events), game.seat, game.decision):
+def _replay_action(game: Game, record: dict, i: int, at: int) -> None:
+    if (at, record["seat"], record["decision"]) != (len(game.events), game.seat, game.decision):
         raise ReplayError(
-            f"action {i}: recorded at event {record['at']} for seat {record['seat']} ({record['decision']}),"
+            f"action {i}: recorded at event {at} for seat {record['seat']} ({record['decision']}),"
             f" but the game asks seat {game.seat} ({game.decision}) at event {len(game.events)}"
         )
     if "fault" in record:
@@ -197,10 +213,10 @@ def _replay_action(game: Game, record: dict, i: int) -> None:
 def replay_game(rules: Rules, seed: int, actions: list[dict]) -> Game:
     """Re-simulate one game from its seed and recorded actions; ``ReplayError`` if they don't fit."""
     game = Game(rules, seed)
-    for i, record in enumerate(actions):
+    for i, (record, at) in enumerate(zip(actions, action_points(actions), strict=True)):
         if game.over:
             raise ReplayError(f"action {i} recorded after the game ended")
-        _replay_action(game, record, i)
+        _replay_action(game, record, i, at)
     return game
 
 

@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from bots.models import BotVersion
 from engine import cards
+from engine.replay import SUPPORTED_VERSIONS
 from matches.models import Match
 from matches.selectors import (
     can_view_seat_log,
@@ -77,6 +78,8 @@ def replay_viewer_data(match: Match, user) -> dict:
         "match": match.pk,
         "kind": match.kind,
         "replay_url": reverse("matches:replay", args=[match.pk]),
+        # the replay versions the viewer reads: the same as engine.replay
+        "replay_versions": list(SUPPORTED_VERSIONS),
         "match_url": match.get_absolute_url(),
         "bots": bots,
         "timings": match.timings or {},

@@ -17,7 +17,7 @@ from django.urls import NoReverseMatch, reverse
 
 from bots import services as bot_services
 from bots.models import BotVersion
-from engine.replay import state_at
+from engine.replay import action_points, state_at
 from matches.models import Match
 from matches.selectors import match_replay_json
 from matches.services import match_create
@@ -277,7 +277,8 @@ def test_hostile_names_and_fault_reasons_are_shown_as_text(page, live_server, ea
     match = _played({"players": 2, "rounds": 1}, [version, "random"])
     page.goto(live_server.url + reverse("web:replay", args=[match.pk]))
     page.wait_for_selector("#replay[data-state=ready]")
-    fault_at = next(a["at"] for a in json.loads(match_replay_json(match))["games"][0]["actions"] if "fault" in a)
+    actions = json.loads(match_replay_json(match))["games"][0]["actions"]
+    fault_at = next(at for a, at in zip(actions, action_points(actions), strict=True) if "fault" in a)
     page.goto(live_server.url + reverse("web:replay", args=[match.pk]) + f"#g=1&e={fault_at + 1}")
     page.wait_for_selector("#replay[data-state=ready]")
     page.wait_for_function(f"document.getElementById('replay').dataset.pos === '{fault_at + 1}'")

@@ -12,7 +12,7 @@ from uno_scenarios import rule_sets
 
 from engine.cards import KIND_POINTS, color_of, kind_of
 from engine.game import Game
-from engine.match import AgentSeat, play_match
+from engine.match import REPLAY_VERSION, AgentSeat, play_match
 from engine.replay import state_at, verify
 
 #: the observation keys of BOT_CONTRACT.md, no more
@@ -127,7 +127,7 @@ def test_every_decision_keeps_108_cards_shows_only_the_contract_and_replays_to_t
 
     play_randomly(game, rng, check_and_snapshot)
     assert game.over
-    replay = {"version": 1, "rules": rules.to_dict(), "games": [
+    replay = {"version": REPLAY_VERSION, "rules": rules.to_dict(), "games": [
         {"seed": seed, "seats": list(range(rules.players)), "events": game.events, "actions": game.actions}]}
     for at, state in snapshots:
         assert state_at(replay, 0, at) == state
@@ -141,7 +141,7 @@ def test_same_seed_and_actions_give_the_same_events_and_scores_add_up(rules, see
     play_randomly(a, random.Random(choices))
     play_randomly(b, random.Random(choices))
     assert json.dumps(a.events) == json.dumps(b.events)
-    replay = {"version": 1, "rules": rules.to_dict(), "games": [
+    replay = {"version": REPLAY_VERSION, "rules": rules.to_dict(), "games": [
         {"seed": seed, "seats": list(range(rules.players)), "events": a.events, "actions": a.actions}]}
     assert verify(replay) == len(a.events)
     total = [0] * rules.players

@@ -11,8 +11,8 @@ import pytest
 from uno_scenarios import first_legal, scripted
 
 from engine.game import Game
-from engine.match import AgentSeat, play_match
-from engine.replay import ReplayError, seat_view, state_at, verify
+from engine.match import REPLAY_VERSION, AgentSeat, play_match
+from engine.replay import ReplayError, action_points, seat_view, state_at, verify
 from engine.rules import Rules
 
 RULE_SETS = [
@@ -57,7 +57,7 @@ def replay_of(items, seed=5):
         views = [game.view(s) for s in range(rules.players)]
         snapshots.append((len(game.events), game.state(), views, game.seat, game.observation()))
         game.apply(rng.choice(game.legal_actions()))
-    replay = {"version": 1, "rules": rules.to_dict(), "games": [
+    replay = {"version": REPLAY_VERSION, "rules": rules.to_dict(), "games": [
         {"seed": seed, "seats": list(range(rules.players)), "events": game.events, "actions": game.actions}]}
     return json.loads(json.dumps(replay)), snapshots
 
@@ -120,8 +120,8 @@ def test_verify_refuses_missing_actions_and_unknown_versions():
     del truncated["games"][0]["actions"][-1]
     with pytest.raises(ReplayError, match="do not finish the game|events"):
         verify(truncated)
-    future = dict(result.replay, version=2)
-    with pytest.raises(ReplayError, match="unsupported replay version 2"):
+    future = dict(result.replay, version=3)
+    with pytest.raises(ReplayError, match="unsupported replay version 3"):
         verify(future)
     with pytest.raises(ReplayError, match="event index 99999"):
         state_at(result.replay, 0, 99999)
@@ -135,3 +135,48 @@ def test_full_500_point_four_seat_game_stays_under_100_kb_gzipped():
     assert max(result.replay["result"]["scores"]) >= 500
     size = len(gzip.compress(json.dumps(result.replay, sort_keys=True).encode()))
     assert size < 100_000
+
+
+def _uniform(rng):
+    return lambda observation, configuration: rng.choice(observation["legal_actions"])
+
+
+def test_a_game_of_uniformly_random_play_stays_under_100_kb_gzipped():
+    # The largest of 300 such games (seeds 0-299, docs/replay-format.md "Size"): 29,236 events
+    # over 10 rounds; it was 140 KB in replay version 1, where every action record held its
+    # absolute event index.
+    seed = 217
+    seats = [AgentSeat(_uniform(random.Random(seed * 4 + i))) for i in range(4)]
+    result = play_match(Rules(players=4, target=500), seats, seed=seed)
+    assert max(result.replay["result"]["scores"]) >= 500
+    assert len(result.replay["games"][0]["events"]) > 25_000
+    size = len(gzip.compress(json.dumps(result.replay, sort_keys=True).encode()))
+    assert size < 100_000
+
+
+def test_action_records_count_events_since_the_previous_decision():
+    rules = Rules.parse(["players=3", "rounds=2", "jump_in=on", "stacking=stack", "wd4=free"])
+    game, rng, asked = Game(rules, 8), random.Random(8), []
+    while not game.over:
+        asked.append(len(game.events))
+        game.apply(rng.choice(game.legal_actions()))
+    assert all(set(a) == {"since", "seat", "decision", "action"} for a in game.actions)
+    assert [a["since"] for a in game.actions] == [b - a for a, b in zip([0, *asked], asked, strict=False)]
+    assert action_points(game.actions) == asked
+    assert play_match(rules, [random_player(s) for s in range(3)], seed=8).replay["version"] == 2
+
+
+def test_a_version_1_replay_still_reads_and_verifies():
+    result = play_match(Rules(players=4, rounds=2), [random_player(s) for s in range(4)], seed=12)
+    old = copy.deepcopy(result.replay)
+    old["version"] = 1
+    for game in old["games"]:
+        for record, at in zip(game["actions"], action_points(game["actions"]), strict=True):
+            del record["since"]
+            record["at"] = at
+    assert verify(old) == verify(result.replay)
+    asked = action_points(old["games"][0]["actions"])[5]
+    assert state_at(old, 0, asked) == state_at(result.replay, 0, asked)
+    seat = old["games"][0]["actions"][5]["seat"]
+    assert seat_view(old, 0, asked, seat) == seat_view(result.replay, 0, asked, seat)
+    assert "legal_actions" in seat_view(old, 0, asked, seat)

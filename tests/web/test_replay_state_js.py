@@ -15,7 +15,7 @@ import pytest
 
 from engine import bots
 from engine.match import AgentSeat, play_match
-from engine.replay import state_at
+from engine.replay import action_points, state_at
 from engine.rules import Rules
 from web.selectors import card_table
 
@@ -106,7 +106,7 @@ def test_steps_stop_where_a_bot_decides_and_before_each_deal(tmp_path):
     assert [r["start"] for r in summary["rounds"]] == starts
     assert [r["round"] for r in summary["rounds"]] == [1, 2]
     stops = summary["stops"]
-    asked = {action["at"] for action in replay["games"][0]["actions"]}
+    asked = set(action_points(replay["games"][0]["actions"]))
     deals = {i for i in starts if i > 0}
     assert stops == sorted(asked | deals | {0, len(events)})
 

@@ -129,13 +129,15 @@ export class GameTimeline {
     this.events.forEach((ev, i) => {
       if (ev.e === "forfeit" && !this.forfeitAt.has(ev.seat)) this.forfeitAt.set(ev.seat, i + 1);
     });
-    this.stops = stopsOf(this.events, game.actions || []);
+    const actions = game.actions || [];
+    const points = actionPoints(actions);
+    this.stops = stopsOf(this.events, actions);
     // decisions recorded at each event index (the seat was asked after that many events)
     this.actionsAt = new Map();
-    (game.actions || []).forEach((a, i) => {
-      const list = this.actionsAt.get(a.at) || [];
-      list.push({ ...a, index: i });
-      this.actionsAt.set(a.at, list);
+    actions.forEach((a, i) => {
+      const list = this.actionsAt.get(points[i]) || [];
+      list.push({ ...a, at: points[i], index: i });
+      this.actionsAt.set(points[i], list);
     });
   }
 
@@ -183,11 +185,18 @@ export class GameTimeline {
   }
 }
 
+// The event index at which each action record's seat was asked (engine.replay.action_points):
+// version 1 records carry `at`, version 2 records `since` (events after the previous record's point).
+export function actionPoints(actions) {
+  let at = 0;
+  return actions.map((a) => (at = "at" in a ? a.at : at + a.since));
+}
+
 // Positions a step lands on: wherever a bot was asked to decide (the state it saw), the state
 // after each round's end (before the next deal), and both ends of the game.
 export function stopsOf(events, actions) {
   const stops = new Set([0, events.length]);
-  for (const a of actions) stops.add(a.at);
+  for (const at of actionPoints(actions)) stops.add(at);
   events.forEach((ev, i) => {
     if (ev.e === "round_start" && i > 0) stops.add(i);
   });

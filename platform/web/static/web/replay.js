@@ -377,7 +377,7 @@ async function main() {
     const response = await fetch(meta.replay_url, { credentials: "include", mode: "cors" });
     if (!response.ok) throw new Error(`the replay could not be loaded (HTTP ${response.status})`);
     const replay = await response.json();
-    if (replay.version !== 1 || !Array.isArray(replay.games) || !replay.games.length) {
+    if (!meta.replay_versions.includes(replay.version) || !Array.isArray(replay.games) || !replay.games.length) {
       throw new Error(`unsupported replay (version ${JSON.stringify(replay.version)})`);
     }
     CARDS = meta.cards;
