@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from arena_cli.main import main
+from engine.match import REPLAY_VERSION
 
 ARENA = Path(sys.executable).with_name("arena")
 FIRST_BOT = "def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"
@@ -78,7 +79,7 @@ def test_replay_file_holds_every_game(capsys, tmp_path):
     )
     assert (code, err) == (0, "")
     replay = json.loads(target.read_text())
-    assert replay["version"] == 1
+    assert replay["version"] == REPLAY_VERSION
     assert replay["names"] == ["expert", "first"]
     assert len(replay["games"]) == 4
     assert replay["rules"]["players"] == 2

@@ -14,6 +14,7 @@ from testsupport import SLEEPY_COUNTER_BOT
 from bots import services as bot_services
 from bots.models import BotVersion
 from engine.faults import InfrastructureError
+from engine.match import REPLAY_VERSION
 from engine.rules import Rules
 from matches import hooks, sandboxing, services, tasks
 from matches.models import Match
@@ -100,7 +101,7 @@ def test_a_played_match_stores_results_replay_logs_and_timings(validated_version
     assert all(s.score is not None and s.wins is not None for s in seats)
     assert "seat" in seats[0].log
     replay = json.loads(gzip.decompress(bytes(match.replay_gz)))
-    assert replay["version"] == 1
+    assert replay["version"] == REPLAY_VERSION
     timings = match.timings["seats"]
     assert len(timings) == 2 and timings[0]["decisions"] > 0
     assert counted_hook == [match.pk]
