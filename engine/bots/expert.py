@@ -1,6 +1,9 @@
 """``expert``: counts colours, saves wilds, hits a player about to go out.
 
 Stateless (a pure function of the observation, so matches stay reproducible).
+- Two seats: plays the coloured card the opponent is least likely to answer
+  (hypergeometric over the unseen cards, ``_stuck``), and for a wild names a
+  colour it holds that the opponent is unlikely to follow.
 - Plays the coloured card that keeps it in its strongest colour, shedding
   points faster as an opponent nears going out; in two-seat games it values
   Skip/Reverse/Draw Two as a free extra turn.
@@ -27,6 +30,7 @@ from engine.bots._view import (
     REVERSES,
     WILD_DRAW_FOURS,
     best_color,
+    color_counts,
     is_wild,
     next_seat,
     of_type,
@@ -35,6 +39,7 @@ from engine.bots._view import (
     with_color,
     without,
 )
+from engine.cards import CODES, COLORS, DECK
 
 #: challenge when the estimated chance the Wild Draw Four was dishonest exceeds this;
 #: high because a sensible player seldom plays it while holding the colour
@@ -43,6 +48,10 @@ CHALLENGE_THRESHOLD = 0.85
 THREAT = 2
 #: score lost per card below THREAT + 1 of the seat a play lets move next
 DANGER = 3.0
+#: two seats: score of a coloured play times the chance the opponent can follow it with nothing
+STUCK = 100.0
+#: two seats: a named colour counts as this many cards more, times that chance
+NAME_STUCK = 20.0
 
 
 def agent(observation: dict, configuration: dict) -> dict:
@@ -51,7 +60,7 @@ def agent(observation: dict, configuration: dict) -> dict:
     decision = observation["decision"]
     rules = configuration.get("rules") or {}
     if decision == "choose_color":
-        return with_color(of_type(legal, "color"), best_color(observation["hand"], observation))
+        return with_color(of_type(legal, "color"), _name(observation["hand"], observation))
     if decision == "challenge":
         return _challenge(observation, legal)
     if decision == "swap_target":
@@ -65,7 +74,7 @@ def agent(observation: dict, configuration: dict) -> dict:
             return _answer(plays, observation)
         return (of_type(legal, "accept") or of_type(legal, "pass") or legal)[0]
     if plays:
-        choice = _play(observation, plays, rules, can_draw=bool(of_type(legal, "draw")))
+        choice = _play(observation, plays, rules, bool(of_type(legal, "draw")))
         if choice is not None:
             return choice
     return (of_type(legal, "draw") or legal)[0]
@@ -99,6 +108,13 @@ def _play(observation: dict, plays: list[dict], rules: dict, can_draw: bool) -> 
             return hit
     if colored:
         after = _after_turn(observation)
+        if two_seats:
+            stuck = _stuck(observation)
+            return max(
+                colored,
+                key=lambda a: _score(a["card"], hand, nearest, two_seats, after)
+                + STUCK * stuck(COLOR[a["card"]], RANK[a["card"]]),
+            )
         return max(colored, key=lambda a: _score(a["card"], hand, nearest, two_seats, after))
     if not wilds:
         return None
@@ -110,7 +126,7 @@ def _play(observation: dict, plays: list[dict], rules: dict, can_draw: bool) -> 
     if not chosen:
         chosen = wilds
     card = chosen[0]["card"]
-    return with_color(chosen, best_color(without(hand, card), observation))
+    return with_color(chosen, _name(without(hand, card), observation))
 
 
 def _hit(observation, colored, wilds, wd4_ok, two_seats) -> dict | None:
@@ -120,7 +136,7 @@ def _hit(observation, colored, wilds, wd4_ok, two_seats) -> dict | None:
     if wd4_ok:
         wd4 = [a for a in wilds if a["card"] in WILD_DRAW_FOURS]
         if wd4:
-            order.append(with_color(wd4, best_color(without(hand, wd4[0]["card"]), observation)))
+            order.append(with_color(wd4, _name(without(hand, wd4[0]["card"]), observation)))
     order += [a for a in colored if a["card"] in BLOCKERS and a["card"] not in DRAW_TWOS]
     if two_seats:
         order += [a for a in colored if a["card"] in REVERSES]
@@ -164,7 +180,7 @@ def _answer(plays: list[dict], observation: dict) -> dict:
         return max(colored, key=lambda a: POINTS[a["card"]])
     card = plays[0]["card"]
     same = [a for a in plays if a["card"] == card]
-    return with_color(same, best_color(without(observation["hand"], card), observation))
+    return with_color(same, _name(without(observation["hand"], card), observation))
 
 
 def _play_drawn(observation: dict, legal: list[dict], rules: dict) -> dict:
@@ -174,13 +190,13 @@ def _play_drawn(observation: dict, legal: list[dict], rules: dict) -> dict:
         return (keep or legal)[0]
     card = plays[0]["card"]
     if not is_wild(card) or not keep:
-        return with_color(plays, best_color(without(observation["hand"], card), observation))
+        return with_color(plays, _name(without(observation["hand"], card), observation))
     sizes = observation["hand_sizes"]
     nearest = min(s for i, s in enumerate(sizes) if i != observation["seat"])
     if card in WILD_DRAW_FOURS and not _wd4_safe(observation, rules):
         return keep[0]
     if len(observation["hand"]) <= 3 or nearest <= 3:
-        return with_color(plays, best_color(without(observation["hand"], card), observation))
+        return with_color(plays, _name(without(observation["hand"], card), observation))
     return keep[0]
 
 
@@ -212,3 +228,63 @@ def _swap(observation: dict, legal: list[dict]) -> dict:
     sizes = observation["hand_sizes"]
     scores = observation["scores"]
     return min(swaps, key=lambda a: (sizes[a["target"]], -scores[a["target"]]))
+
+
+def _name(hand: list[str], observation: dict) -> str:
+    """The colour to name: ``best_color``; at two seats a colour held, counting one the
+    opponent likely cannot follow as more cards of it."""
+    base = best_color(hand, observation)
+    if observation.get("players") != 2:
+        return base
+    count = color_counts(hand)
+    stuck = _stuck(observation)
+
+    def key(c: str) -> tuple[float, bool]:
+        if not count[c]:
+            return (-1.0, c == base)
+        return (count[c] + NAME_STUCK * stuck(c, None), c == base)
+
+    return max(COLORS, key=key)
+
+
+def _stuck(observation: dict):
+    """Two seats: ``chance(color, rank)`` that the opponent holds no card it could play
+    on that colour and rank (rank None: on a wild naming the colour).
+
+    Hypergeometric over the unseen cards (deck minus our hand minus the discard
+    pile), of which the opponent holds ``hand_sizes``.
+    """
+    unseen = dict(_DECK_COUNT)
+    for c in observation["hand"]:
+        unseen[c] -= 1
+    for c in observation["discard"]:
+        unseen[c] -= 1
+    total = sum(unseen.values())
+    held = observation["hand_sizes"][1 - observation["seat"]]
+    by_color = dict.fromkeys(COLORS, 0)
+    by_rank: dict[int, int] = {}
+    for code, n in unseen.items():
+        if COLOR[code] is not None:
+            by_color[COLOR[code]] += n
+            by_rank[RANK[code]] = by_rank.get(RANK[code], 0) + n
+    wild = total - sum(by_color.values())
+
+    def none_of(m: int) -> float:
+        p = 1.0
+        for i in range(min(held, total)):
+            p *= max(0, total - m - i) / (total - i)
+        return p
+
+    def chance(color: str, rank: int | None) -> float:
+        same_rank = 0 if rank is None else by_rank.get(rank, 0) - unseen.get(color + _RANK_CODE[rank], 0)
+        return none_of(by_color[color] + same_rank + wild)
+
+    return chance
+
+
+#: card code -> copies in the full deck
+_DECK_COUNT: dict[str, int] = {}
+for _kind in DECK:
+    _DECK_COUNT[CODES[_kind]] = _DECK_COUNT.get(CODES[_kind], 0) + 1
+#: rank number -> its code suffix (R7 -> "7", RS -> "S")
+_RANK_CODE: dict[int, str] = {RANK[code]: code[1:] for code in CODES if COLOR[code] is not None}

@@ -15,6 +15,7 @@ from uno_scenarios import rule_sets
 
 import engine.bots
 from engine.bots import REFERENCE_BOTS, UnknownBotError, get
+from engine.game import Game
 from engine.match import AgentSeat, play_match
 from engine.rules import Rules
 
@@ -134,3 +135,20 @@ def test_bots_import_only_the_standard_library_engine_cards_and_each_other():
                     assert name in allowed_first_party or name.startswith("engine.bots."), (path.name, name)
                 else:
                     assert top in sys.stdlib_module_names or top == "__future__", (path.name, name)
+
+
+def _expert_two_seat_choice(discard_below: list[str]) -> str:
+    """expert's card at two seats holding R7 R8 B3 on a red 3, the opponent holding 5 cards."""
+    game = Game.setup(Rules(players=2), [["R7", "R8", "B3"], ["G1", "G2", "Y4", "Y5", "G6"]], "R3", current=0)
+    observation = game.observation()
+    observation["discard"] = [*discard_below, "R3"]
+    observation["draw_pile"] -= len(discard_below)
+    return get("expert")(observation, {"rules": Rules(players=2).to_dict()})["card"]
+
+
+def test_expert_at_two_seats_plays_the_card_the_opponent_is_least_likely_to_answer():
+    # Nothing seen but the red 3: staying in red (two reds held) is the colour-control play.
+    assert _expert_two_seat_choice([]) in ("R7", "R8")
+    # Every other blue card is on the discard pile: the opponent can hardly follow a blue 3.
+    blues = ["B0", *(f"B{r}" for r in (1, 2, 4, 5, 6, 7, 8, 9, "S", "R", "+2") for _ in range(2))]
+    assert _expert_two_seat_choice(blues) == "B3"

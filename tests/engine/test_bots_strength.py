@@ -62,6 +62,6 @@ def test_stronger_bot_wins_significantly_more(strong, weak):
 
 @pytest.mark.slow
 def test_expert_beats_greedy_over_many_deals():
-    # a ~2-point edge: it takes thousands of deals to show (about 15 s)
+    # a ~5-point edge (55% of decisive games): it takes thousands of deals to show (about 15 s)
     wins, losses = head_to_head("expert", "greedy", deals=5000, seed=99)
     assert sign_test_p(wins, losses) < ALPHA, (wins, losses)
