@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from engine.cards import (
+    CODES,
     COLORS,
     DECK,
     DRAW_TWO,
@@ -30,6 +31,8 @@ COLOR: dict[str, str | None] = {
 RANK: dict[str, int] = {code: KIND_RANK[k] for code, k in KIND.items()}
 #: code -> points left in a hand
 POINTS: dict[str, int] = {code: KIND_POINTS[k] for code, k in KIND.items()}
+#: code -> copies of it in the full deck
+DECK_COUNT: dict[str, int] = dict(Counter(CODES[k] for k in DECK))
 #: colour letter -> how many cards of that colour the full deck holds
 DECK_COLOR_COUNT: dict[str, int] = dict(
     Counter(COLORS[KIND_COLOR[k]] for k in DECK if KIND_COLOR[k] >= 0)
@@ -61,6 +64,16 @@ def without(hand: list[str], card: str) -> list[str]:
     rest = list(hand)
     rest.remove(card)
     return rest
+
+
+def unseen_cards(observation: dict) -> dict[str, int]:
+    """Code -> copies of it this seat has not seen (other hands and draw pile)."""
+    unseen = dict(DECK_COUNT)
+    for c in observation["hand"]:
+        unseen[c] -= 1
+    for c in observation["discard"]:
+        unseen[c] -= 1
+    return unseen
 
 
 def unseen_by_color(observation: dict) -> dict[str, int]:

@@ -36,10 +36,11 @@ from engine.bots._view import (
     of_type,
     previous_seat,
     unseen_by_color,
+    unseen_cards,
     with_color,
     without,
 )
-from engine.cards import CODES, COLORS, DECK
+from engine.cards import COLORS
 
 #: challenge when the estimated chance the Wild Draw Four was dishonest exceeds this;
 #: high because a sensible player seldom plays it while holding the colour
@@ -254,19 +255,18 @@ def _stuck(observation: dict):
     Hypergeometric over the unseen cards (deck minus our hand minus the discard
     pile), of which the opponent holds ``hand_sizes``.
     """
-    unseen = dict(_DECK_COUNT)
-    for c in observation["hand"]:
-        unseen[c] -= 1
-    for c in observation["discard"]:
-        unseen[c] -= 1
+    unseen = unseen_cards(observation)
     total = sum(unseen.values())
     held = observation["hand_sizes"][1 - observation["seat"]]
     by_color = dict.fromkeys(COLORS, 0)
     by_rank: dict[int, int] = {}
+    by_color_rank: dict[tuple[str, int], int] = {}
     for code, n in unseen.items():
-        if COLOR[code] is not None:
-            by_color[COLOR[code]] += n
+        color = COLOR[code]
+        if color is not None:
+            by_color[color] += n
             by_rank[RANK[code]] = by_rank.get(RANK[code], 0) + n
+            by_color_rank[color, RANK[code]] = n
     wild = total - sum(by_color.values())
 
     def none_of(m: int) -> float:
@@ -276,15 +276,8 @@ def _stuck(observation: dict):
         return p
 
     def chance(color: str, rank: int | None) -> float:
-        same_rank = 0 if rank is None else by_rank.get(rank, 0) - unseen.get(color + _RANK_CODE[rank], 0)
+        same_rank = 0 if rank is None else by_rank.get(rank, 0) - by_color_rank.get((color, rank), 0)
         return none_of(by_color[color] + same_rank + wild)
 
     return chance
 
-
-#: card code -> copies in the full deck
-_DECK_COUNT: dict[str, int] = {}
-for _kind in DECK:
-    _DECK_COUNT[CODES[_kind]] = _DECK_COUNT.get(CODES[_kind], 0) + 1
-#: rank number -> its code suffix (R7 -> "7", RS -> "S")
-_RANK_CODE: dict[int, str] = {RANK[code]: code[1:] for code in CODES if COLOR[code] is not None}
