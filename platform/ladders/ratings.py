@@ -12,7 +12,8 @@ Formulas and constants: docs/ratings.md.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+import random
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Context, Decimal, localcontext
 
@@ -29,6 +30,9 @@ Z95 = Decimal("1.96")
 CENT = Decimal("0.01")
 # Fixed precision and rounding: the same digits on every platform and Python.
 CONTEXT = Context(prec=28, rounding=ROUND_HALF_EVEN)
+
+#: matchmaking: the least random spread (rating points) added to opponent distances
+MIN_SPREAD = Decimal(200)
 
 BotId = Hashable
 
@@ -128,3 +132,20 @@ def replay(matches: Iterable[Sequence[tuple[BotId, int]]]) -> dict[BotId, Rating
     for ranking in matches:
         ratings.update(rate_match(ratings, ranking))
     return ratings
+
+
+def pick_table(anchor, others: Sequence, seats: int, rating: Callable[..., Rating], rng: random.Random) -> list:
+    """Matchmaking's table: ``anchor`` and the ``seats - 1`` of ``others`` closest to it in rating.
+
+    Each distance gets a random spread of up to max(MIN_SPREAD, the anchor's
+    margin): wider for uncertain ratings, so new bots meet a variety and settle
+    fast. The table comes back in random seat order. ``rating(x)`` is x's Rating.
+    """
+    mine = rating(anchor)
+    spread = max(MIN_SPREAD, mine.margin)
+    with localcontext(CONTEXT):
+        distance = [abs(rating(o).value - mine.value) + Decimal(rng.random()) * spread for o in others]
+    nearest = sorted(range(len(others)), key=distance.__getitem__)[: seats - 1]
+    table = [anchor, *(others[i] for i in nearest)]
+    rng.shuffle(table)
+    return table

@@ -13,7 +13,6 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -31,8 +30,6 @@ logger = logging.getLogger(__name__)
 
 #: statuses of a ladder match that count against the ladder's cap
 PENDING = (Match.Status.QUEUED, Match.Status.RUNNING)
-#: the least random spread (rating points) added to opponent distances
-MIN_SPREAD = Decimal(200)
 
 
 class LadderError(ValueError):
@@ -149,14 +146,7 @@ def ladder_matchmake(ladder: Ladder, *, rng: random.Random | None = None, now: d
         rules = Rules.from_dict(ladder.rules)
         while free_slots > 0 and len(candidates) >= ladder.seats:
             candidates.sort(key=_waiting_order)
-            anchor, others = candidates[0], candidates[1:]
-            spread = max(MIN_SPREAD, anchor.entry.elo.margin)
-            distance = {
-                id(c): abs(c.entry.rating - anchor.entry.rating) + Decimal(rng.random()) * spread for c in others
-            }
-            opponents = sorted(others, key=lambda c: distance[id(c)])[: ladder.seats - 1]
-            table = [anchor, *opponents]
-            rng.shuffle(table)
+            table = ratings.pick_table(candidates[0], candidates[1:], ladder.seats, lambda c: c.entry.elo, rng)
             match = match_create(
                 kind=Match.Kind.LADDER,
                 rules=rules,

@@ -1,10 +1,9 @@
 """How often does a ladder of reference bots end in strength order? An in-process simulation.
 
 The ladder of ``test_ladder_worker.py`` without Django, Celery or Docker: the
-anchor is the bot that waited longest (ties: entry order), its opponents the
-closest in rating after a random spread of max(200, margin) (as
-``ladders.services.ladder_matchmake``, with the same calls on the same
-``random.Random(1000 * seed + round)``), each match played by
+anchor is the bot that waited longest (ties: entry order), the table chosen by
+``ladders.ratings.pick_table`` as ``ladders.services.ladder_matchmake`` does,
+on the same ``random.Random(1000 * seed + round)``, each match played by
 ``engine.match.play_match`` (rules ``rounds=1``, DEALS deals in duplicate)
 and rated by ``ladders.ratings.rate_match``. docs/ratings.md, "Strength order".
 
@@ -16,7 +15,6 @@ from __future__ import annotations
 
 import random
 import sys
-from decimal import Decimal
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +24,7 @@ def simulate(bots: list[str], seats: int, deals: int, rounds: int, seed: int) ->
     from engine.bots import get
     from engine.match import AgentSeat, play_match
     from engine.rules import Rules
-    from ladders.ratings import Rating, rate_match
+    from ladders.ratings import Rating, pick_table, rate_match
 
     rules = Rules(players=seats, rounds=1)
     rating = {b: Rating() for b in bots}
@@ -36,11 +34,7 @@ def simulate(bots: list[str], seats: int, deals: int, rounds: int, seed: int) ->
         free = list(bots)
         while len(free) >= seats:
             free.sort(key=lambda b: (last[b], bots.index(b)))
-            anchor, others = free[0], free[1:]
-            spread = max(Decimal(200), rating[anchor].margin)
-            distance = {o: abs(rating[o].value - rating[anchor].value) + Decimal(rng.random()) * spread for o in others}
-            table = [anchor, *sorted(others, key=distance.get)[: seats - 1]]
-            rng.shuffle(table)
+            table = pick_table(free[0], free[1:], seats, rating.get, rng)
             result = play_match(
                 rules, [AgentSeat(get(b), b) for b in table], seed=rng.getrandbits(62), games=deals, duplicate=True
             )
