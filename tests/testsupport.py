@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -50,7 +51,6 @@ def start_worker_process(log_path, *, env_extra: dict | None = None, queues: str
     The worker sees the data the test committed, so use it with `transactional_db`.
     """
     import sys
-    import time
     from pathlib import Path
 
     from django.db import connection
@@ -95,6 +95,19 @@ def start_worker_process(log_path, *, env_extra: dict | None = None, queues: str
         time.sleep(0.2)
     worker.kill()
     pytest.fail(f"celery worker not ready after {timeout}s:\n{worker.log[-3000:]}")
+
+
+def wait_for(what: str, check, timeout: float, worker: WorkerProcess | None = None):
+    """Poll ``check()`` until it returns something true (returned); fail after ``timeout`` s,
+    with the end of the worker's log when one is given."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.25)
+    log = f"\nworker log:\n{worker.log[-4000:]}" if worker is not None else ""
+    pytest.fail(f"timed out after {timeout}s waiting for {what}{log}")
 
 
 def make_user(username: str = "alice", *, staff: bool = False):

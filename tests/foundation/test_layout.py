@@ -7,6 +7,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from testsupport import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,17 +46,12 @@ def test_import_platform_in_manage_py_process_is_the_standard_library():
 
 @pytest.mark.services
 def test_celery_worker_runs_task_through_redis_and_sees_stdlib_platform(celery_worker_process):
-    import time
-
     from core.models import WorkerHeartbeat
     from core.tasks import worker_heartbeat
 
     worker_heartbeat.delay("layout-test-worker")
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not WorkerHeartbeat.objects.filter(
-        hostname="layout-test-worker"
-    ).exists():
-        time.sleep(0.2)
+    wait_for("the heartbeat task", WorkerHeartbeat.objects.filter(hostname="layout-test-worker").exists, 30,
+             celery_worker_process)
     beat = WorkerHeartbeat.objects.get(hostname="layout-test-worker")
     # platform.platform() from the stdlib looks like "Linux-6.1.0-...-x86_64-with-glibc2.36"
     assert beat.python_platform == platform.platform()
@@ -73,15 +69,11 @@ def test_test_module_basenames_are_unique():
 @pytest.mark.services
 def test_every_worker_records_its_own_heartbeat_without_any_task(celery_worker_process):
     import os
-    import time
 
     from core.models import WorkerHeartbeat
 
     name_prefix = f"test-{os.getpid()}@"  # the name start_worker_process gives the worker
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if WorkerHeartbeat.objects.filter(hostname__startswith=name_prefix).exists():
-            break
-        time.sleep(0.2)
+    wait_for("the worker's own heartbeat", WorkerHeartbeat.objects.filter(hostname__startswith=name_prefix).exists,
+             30, celery_worker_process)
     beat = WorkerHeartbeat.objects.get(hostname__startswith=name_prefix)
     assert beat.python_platform == platform.platform()

@@ -17,12 +17,11 @@ each of 30 seeds.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.core.management import call_command
 from ladder_helpers import user
 from strength_order_sim import simulate
+from testsupport import wait_for
 
 from bots import services as bot_services
 from bots.demo import reference_bot_upload
@@ -41,16 +40,6 @@ ROUNDS = 12
 DEALS = 100
 #: round r of the ladder runs beat's task with seed 1000 * LADDER_SEED + r
 LADDER_SEED = 0
-
-
-def wait_for(what: str, check, timeout: float, worker):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.3)
-    pytest.fail(f"timed out after {timeout}s waiting for {what}\nworker log:\n{worker.log[-4000:]}")
 
 
 def test_a_ladder_of_the_reference_bots_played_by_a_real_worker_ends_in_strength_order(

@@ -7,6 +7,7 @@ import time
 
 import pytest
 from platform_helpers import good_bot, make_user
+from testsupport import wait_for
 
 from bots import services as bot_services
 from bots.models import BotVersion
@@ -25,17 +26,6 @@ def agent(observation, configuration):
     time.sleep(0.15)
     return observation["legal_actions"][0]
 """
-
-
-def wait_for(what: str, check, timeout: float, worker=None):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.25)
-    log = f"\nworker log:\n{worker.log[-4000:]}" if worker is not None else ""
-    pytest.fail(f"timed out after {timeout}s waiting for {what}{log}")
 
 
 def status_of(match_id: int) -> str:
