@@ -21,6 +21,7 @@ import os
 import platform
 import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 from arena_cli.errors import CommandError, FailureError
@@ -42,6 +43,8 @@ SANDBOX_BACKENDS = ("process", "docker")
 CHUNK = 100
 #: untimed hands first, so imports and caches do not count
 WARMUP = 20
+#: hands whose decisions the floor measurement replays (their observations are kept in memory)
+FLOOR_HANDS = 200
 
 
 def run_bench(args: argparse.Namespace) -> int:
@@ -62,20 +65,24 @@ def run_bench(args: argparse.Namespace) -> int:
     rows = []
     try:
         for players in SEATS:
-            engine_runs, rlcard_runs = [], []
+            engine_runs, floor_runs, rlcard_runs = [], [], []
             # Interleaved and best of --repeat: on a shared machine the other
             # load comes and goes, and it should slow both sides alike.
             for repeat in range(repeats):
                 engine_runs.append(bench_engine(players, hands, seed=repeat * 1_000_003))
+                floor_runs.append(bench_floor(players, min(hands, FLOOR_HANDS), seed=repeat * 1_000_003))
                 if has_rlcard:
                     rlcard_runs.append(bench_rlcard(players, hands, seed=repeat))
                 progress.update(len(rows) * repeats + repeat + 1)
             row: dict[str, Any] = {"players": players, "hands": hands, "repeat": repeats}
             row["engine_hands_per_second"], row["engine_decisions_per_second"] = max(engine_runs)
-            row["rlcard_hands_per_second"] = row["rlcard_steps_per_second"] = row["ratio"] = None
+            row["floor_hands_per_second"] = max(floor_runs)
+            row["rlcard_hands_per_second"] = row["rlcard_steps_per_second"] = None
+            row["ratio"] = row["floor_ratio"] = None
             if has_rlcard:
                 row["rlcard_hands_per_second"], row["rlcard_steps_per_second"] = max(rlcard_runs)
                 row["ratio"] = row["engine_hands_per_second"] / row["rlcard_hands_per_second"]
+                row["floor_ratio"] = row["floor_hands_per_second"] / row["rlcard_hands_per_second"]
             rows.append(row)
     finally:
         progress.close()
@@ -117,6 +124,46 @@ def bench_engine(players: int, hands: int, seed: int = 0) -> tuple[float, float]
         chunk += 1
     seconds = time.perf_counter() - started
     return played / seconds, agent.decisions / seconds
+
+
+def bench_floor(players: int, hands: int, seed: int = 0, agent: Callable[[dict, dict], Any] | None = None) -> float:
+    """Hands per second of an engine whose rules cost nothing: the contract's floor.
+
+    Whatever an in-process engine does, for every decision it must hand the
+    seat a fresh observation (BOT_CONTRACT.md: 17 keys, the bot's own lists
+    and action dicts, since a bot may keep or change what it is given) and
+    call the seat. This plays ``hands`` real hands, keeps their observations,
+    then times only that for each of their decisions, the copy made as
+    cheaply as Python can (one dict copy, six list copies, the action dicts).
+    The engine's hands per second can never exceed this figure. ``agent`` is
+    the seat timed (default: the bench's ``RandomPlayer``).
+    """
+    rules = Rules(players=players, rounds=1)
+    player = RandomPlayer()
+    seen: list[tuple[dict, dict]] = []
+
+    def keep(observation: dict, configuration: dict) -> dict:
+        seen.append((observation, configuration))
+        return player(observation, configuration)
+
+    play_match(rules, [AgentSeat(keep, "random") for _ in range(players)], seed=seed, games=hands)
+    if agent is None:
+        agent = RandomPlayer()
+    started = time.perf_counter()
+    for o, configuration in seen:
+        agent(
+            {
+                **o,
+                "hand": o["hand"].copy(),
+                "hand_sizes": o["hand_sizes"].copy(),
+                "uno": o["uno"].copy(),
+                "scores": o["scores"].copy(),
+                "discard": o["discard"].copy(),
+                "legal_actions": [a.copy() for a in o["legal_actions"]],
+            },
+            configuration,
+        )
+    return hands / (time.perf_counter() - started)
 
 
 def bench_rlcard(players: int, hands: int, seed: int = 0) -> tuple[float, float]:
@@ -161,7 +208,8 @@ def format_report(report: dict) -> str:
     lines = [
         f"engine: random bots, one round per game, replay on, best of {report['results'][0]['repeat']}; "
         f"{m['cpu']}, {m['cpus']} CPUs, Python {m['python']}",
-        "seats  hands  engine hands/s  (decisions/s)  rlcard hands/s  (steps/s)  ours/rlcard",
+        "seats  hands  engine hands/s  (decisions/s)  rlcard hands/s  (steps/s)  ours/rlcard"
+        "  floor hands/s  floor/rlcard",
     ]
     for row in report["results"]:
         rl = row["rlcard_hands_per_second"]
@@ -173,7 +221,13 @@ def format_report(report: dict) -> str:
                 if rl
                 else f"{'-':>14}  {'-':>9}  {'-':>11}"
             )
+            + f"  {row['floor_hands_per_second']:>13.0f}"
+            + (f"  {row['floor_ratio']:>11.2f}x" if rl else f"  {'-':>12}")
         )
+    lines.append(
+        "floor: the same hands with only the contract's fresh observation and the seat timed, "
+        "the most any in-process engine could reach"
+    )
     if report["rlcard"] is None:
         lines.append("rlcard is not installed: pip install -e '.[bench]' to compare")
     else:

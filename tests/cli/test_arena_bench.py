@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from arena_cli.bench import RandomPlayer
+from arena_cli.bench import RandomPlayer, bench_floor
 from arena_cli.main import main
 
 HAS_RLCARD = importlib.util.find_spec("rlcard") is not None
@@ -25,12 +25,18 @@ def test_bench_json_reports_two_and_four_seats(capsys):
         assert row["engine_hands_per_second"] > 0
         # a hand is many decisions
         assert row["engine_decisions_per_second"] > 5 * row["engine_hands_per_second"]
+        # the floor times a part of what the engine does for the same kind of hands
+        assert row["floor_hands_per_second"] > row["engine_hands_per_second"]
         if HAS_RLCARD:
             assert row["ratio"] == pytest.approx(
                 row["engine_hands_per_second"] / row["rlcard_hands_per_second"]
             )
+            assert row["floor_ratio"] == pytest.approx(
+                row["floor_hands_per_second"] / row["rlcard_hands_per_second"]
+            )
         else:
             assert row["rlcard_hands_per_second"] is None and row["ratio"] is None
+            assert row["floor_ratio"] is None
 
 
 def test_bench_text_names_the_measurement(capsys):
@@ -38,6 +44,30 @@ def test_bench_text_names_the_measurement(capsys):
     out, _ = capsys.readouterr()
     assert "one round per game" in out
     assert len([line for line in out.splitlines() if line.split()[:1] in (["2"], ["4"])]) == 2
+
+
+def test_floor_times_the_seat_once_per_decision_on_fresh_observations():
+    given, held = [], []
+
+    def seat(observation, configuration):
+        given.append(observation)
+        held.append(len(observation["hand"]) == observation["hand_sizes"][observation["seat"]] > 0)
+        observation["hand"].clear()  # a bot may change what it is given
+        observation["legal_actions"][0]["type"] = "changed"
+        return observation["legal_actions"][0]
+
+    first = bench_floor(2, 3, seed=11, agent=seat)
+    decisions = len(given)
+    again = bench_floor(2, 3, seed=11, agent=seat)
+    assert first > 0 and again > 0
+    # three real hands are tens of decisions, and the same seed gives the same hands
+    assert decisions > 3 * 10 and len(given) == 2 * decisions
+    # every call got its own dict and lists: no change made by one reached another
+    assert len({id(o) for o in given[:decisions]}) == decisions
+    assert all(held)
+    assert len({id(o["legal_actions"][0]) for o in given[:decisions]}) == decisions
+    for o in given:
+        assert set(o) >= {"seat", "players", "decision", "hand", "legal_actions", "discard", "hand_sizes"}
 
 
 def test_random_player_is_deterministic_given_the_observation():
