@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import socket
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -26,7 +27,7 @@ from pathlib import Path
 from engine.faults import InfrastructureError, SeatFault
 from sandbox.limits import DEFAULT_LIMITS, Limits, describe_bytes
 from sandbox.package import BotPackage
-from sandbox.seat import Channel, ChannelClosed, make_seat_dir, reap_seat_dirs
+from sandbox.seat import SEAT_DIR_PREFIX, Channel, ChannelClosed, make_seat_dir, reap_seat_dirs
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,27 @@ BOT_USER = "10001:10001"
 HOST_PROGRAM = Path(__file__).resolve().parent / "host.py"
 #: where per-seat directories are made; must be a path the Docker engine sees too
 WORK_DIR = os.environ.get("SANDBOX_WORK_DIR") or None
+#: the referee's socket, inside a seat directory
+CHANNEL_SOCKET = os.path.join("chan", "referee.sock")
+#: the longest path of a Unix socket (Linux: sockaddr_un's 108 bytes, less the final NUL)
+SOCKET_PATH_MAX = 107
+#: the longest seat directory name: the prefix, "<match id (18 digits)>-<token (8)>-<seat>-", mkdtemp's 8
+SEAT_DIR_NAME_MAX = len(SEAT_DIR_PREFIX) + 18 + 1 + 8 + 1 + 1 + 1 + 8
+
+
+def work_dir_problem(work_dir: str | None = None) -> str | None:
+    """Why seats' sockets cannot be made under ``work_dir`` (default: ``WORK_DIR``, else the
+    temporary folder), or None."""
+    root = os.path.abspath(work_dir or WORK_DIR or tempfile.gettempdir())
+    allowed = SOCKET_PATH_MAX - len(os.path.join("", "x" * SEAT_DIR_NAME_MAX, CHANNEL_SOCKET)) - 1
+    if len(root.encode()) <= allowed:
+        return None
+    return (
+        f"the seats' folder {root!r} (SANDBOX_WORK_DIR, else the temporary folder) is too long "
+        f"({len(root.encode())} bytes): a seat's socket "
+        f"path under it would not fit a Unix socket ({SOCKET_PATH_MAX} bytes); "
+        f"use a folder of at most {allowed} bytes"
+    )
 
 _client = None
 _client_lock = threading.Lock()
@@ -159,7 +181,7 @@ def container_options(client, limits: Limits, match_id: str, seat: int, seat_dir
     return {
         "command": [
             "python3", "-I", "-S", "/sandbox/host.py",
-            "--bot", "/sandbox/bot", "--connect", "/sandbox/chan/referee.sock",
+            "--bot", "/sandbox/bot", "--connect", f"/sandbox/{CHANNEL_SOCKET}",
             "--frame-bytes", str(limits.frame_bytes), "--log-bytes", str(limits.log_bytes),
             "--label", f"{match_id}-{seat}",
         ],
@@ -208,8 +230,10 @@ def _launch(client, image: str, limits: Limits, match_id: str, seat, seat_dir: s
         for path in (seat_dir, chan, os.path.join(seat_dir, "bot")):
             os.chmod(path, 0o755)
         os.chmod(os.path.join(seat_dir, "host.py"), 0o644)
+        sock_path = os.path.join(seat_dir, CHANNEL_SOCKET)
+        if len(sock_path.encode()) > SOCKET_PATH_MAX:
+            raise InfrastructureError(work_dir_problem(os.path.dirname(seat_dir)) or f"socket path too long: {sock_path}")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock_path = os.path.join(chan, "referee.sock")
         listener.bind(sock_path)
         os.chmod(sock_path, 0o777)  # the bot user (uid 10001) must be able to connect
         listener.listen(1)

@@ -44,15 +44,8 @@ class WorkerProcess:
         return self.proc.poll() is None
 
 
-def start_worker_process(log_path, *, env_extra: dict | None = None, queues: str | None = None,
-                         timeout: float = 60.0) -> WorkerProcess:
-    """Start `celery -A arena worker` against the current test database and REDIS_URL.
-
-    The worker sees the data the test committed, so use it with `transactional_db`.
-    """
-    import sys
-    from pathlib import Path
-
+def service_urls() -> tuple[str, str]:
+    """(DATABASE_URL, REDIS_URL) of the current test database and Redis, for another process."""
     from django.db import connection
 
     settings_dict = connection.settings_dict
@@ -65,7 +58,19 @@ def start_worker_process(log_path, *, env_extra: dict | None = None, queues: str
     password = f":{settings_dict['PASSWORD']}" if settings_dict.get("PASSWORD") else ""
     host = settings_dict.get("HOST") or "127.0.0.1"
     port = settings_dict.get("PORT") or "5432"
-    database_url = f"postgresql://{user}{password}@{host}:{port}/{settings_dict['NAME']}"
+    return f"postgresql://{user}{password}@{host}:{port}/{settings_dict['NAME']}", redis_url
+
+
+def start_worker_process(log_path, *, env_extra: dict | None = None, queues: str | None = None,
+                         timeout: float = 60.0) -> WorkerProcess:
+    """Start `celery -A arena worker` against the current test database and REDIS_URL.
+
+    The worker sees the data the test committed, so use it with `transactional_db`.
+    """
+    import sys
+    from pathlib import Path
+
+    database_url, redis_url = service_urls()
     root = Path(__file__).resolve().parent.parent
     env = {k: v for k, v in os.environ.items() if k != "TEST_DATABASE_NAME"}
     env.update(

@@ -13,14 +13,10 @@
 set -eu
 
 IMAGE="${SANDBOX_IMAGE:-uno-arena-sandbox:latest}"
-SUITE="${DEBIAN_SUITE:-bookworm}"
 BOT_UID=10001
 FORCE=0
-
-die() {
-    echo "build-offline.sh: error: $*" >&2
-    exit 1
-}
+SCRIPT=build-offline.sh
+. "$(dirname "$0")/../rootfs.sh"
 
 for arg in "$@"; do
     case "$arg" in
@@ -38,52 +34,14 @@ if [ "$FORCE" -eq 0 ] && docker image inspect "$IMAGE" >/dev/null 2>&1; then
     exit 0
 fi
 
-[ "$(id -u)" -eq 0 ] || die "debootstrap needs root (running as uid $(id -u))"
-command -v debootstrap >/dev/null 2>&1 || die "debootstrap not found (apt-get install debootstrap)"
-
-# Same mirror as apt uses here, so the build works wherever apt works.
-find_mirror() {
-    for f in /etc/apt/sources.list.d/*.sources; do
-        [ -f "$f" ] || continue
-        awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' "$f"
-    done
-    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-        [ -f "$f" ] || continue
-        awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^(https?|file):/ && $i !~ /security/) { print $i; exit } }' "$f"
-    done
-}
-MIRROR="${DEBIAN_MIRROR:-$(find_mirror | head -n 1)}"
-[ -n "$MIRROR" ] || die "no Debian mirror found in /etc/apt/sources.list*; set DEBIAN_MIRROR"
-
-WORK="$(mktemp -d /tmp/uno-sandbox-build.XXXXXX)"
-ROOT="$WORK/rootfs"
-LOG="$WORK/debootstrap.log"
-cleanup() {
-    # A failed debootstrap may leave /proc or /dev mounted inside the rootfs:
-    # unmount them, and never let rm cross into another file system.
-    if [ -d "$ROOT" ]; then
-        awk -v root="$ROOT" 'index($2, root) == 1 { print $2 }' /proc/mounts | sort -r |
-            while read -r mnt; do umount -l "$mnt" 2>/dev/null || true; done
-    fi
-    rm -rf --one-file-system "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-echo "building $IMAGE from $MIRROR ($SUITE, minbase + python3)"
-if ! debootstrap --variant=minbase --include=python3 "$SUITE" "$ROOT" "$MIRROR" >"$LOG" 2>&1; then
-    tail -n 20 "$LOG" >&2
-    die "debootstrap failed (mirror $MIRROR, suite $SUITE); log tail above"
-fi
-[ -x "$ROOT/usr/bin/python3" ] || die "python3 missing from the rootfs after debootstrap"
+echo "building $IMAGE"
+rootfs_create python3
 
 # Strip: a bot needs python3 and its stdlib, nothing to install or read about.
+rootfs_strip
 rm -rf \
-    "$ROOT"/usr/share/doc/* "$ROOT"/usr/share/man/* "$ROOT"/usr/share/info/* \
-    "$ROOT"/usr/share/locale/* "$ROOT"/usr/share/lintian "$ROOT"/usr/share/common-licenses \
-    "$ROOT"/var/cache/apt "$ROOT"/var/lib/apt "$ROOT"/etc/apt "$ROOT"/usr/lib/apt \
-    "$ROOT"/usr/bin/apt* "$ROOT"/var/cache/debconf/*-old "$ROOT"/var/log/* \
-    "$ROOT"/var/cache/ldconfig/* "$ROOT"/usr/share/perl* "$ROOT"/usr/lib/x86_64-linux-gnu/perl* \
+    "$ROOT"/var/lib/apt "$ROOT"/etc/apt "$ROOT"/usr/lib/apt "$ROOT"/usr/bin/apt* \
+    "$ROOT"/usr/share/perl* "$ROOT"/usr/lib/x86_64-linux-gnu/perl* \
     "$ROOT"/usr/bin/perl* "$ROOT"/usr/lib/python3.11/idlelib "$ROOT"/usr/lib/python3.11/turtledemo \
     "$ROOT"/usr/lib/python3.11/ensurepip "$ROOT"/usr/lib/python3.11/lib2to3/tests \
     "$ROOT"/var/lib/dpkg/info/*.md5sums

@@ -6,3 +6,6 @@ class MatchesConfig(AppConfig):
 
     name = "matches"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from . import checks  # noqa: F401  (registers the system checks)

@@ -48,6 +48,42 @@ def test_unreachable_engine_from_environment_is_an_infrastructure_error(monkeypa
 
 
 
+def test_a_seats_folder_too_long_for_the_socket_is_named_with_the_length_allowed(tmp_path):
+    assert docker_backend.work_dir_problem("/var/lib/uno-arena/seats") is None
+    allowed = docker_backend.SOCKET_PATH_MAX - len("/" + "x" * docker_backend.SEAT_DIR_NAME_MAX + "/chan/referee.sock")
+    assert docker_backend.work_dir_problem("/" + "s" * (allowed - 1)) is None
+    problem = docker_backend.work_dir_problem("/" + "s" * allowed)
+    assert problem is not None and f"({allowed + 1} bytes)" in problem and f"at most {allowed} bytes" in problem
+    # the longest seat folder the backend makes really fits under a folder that passes
+    longest = os.path.join("/" + "s" * (allowed - 1), "x" * docker_backend.SEAT_DIR_NAME_MAX, "chan", "referee.sock")
+    assert len(longest) == docker_backend.SOCKET_PATH_MAX
+    assert len(docker_backend.SEAT_DIR_PREFIX + f"{10**18 - 1}-abcdefgh-9-" + "8chars!!") == docker_backend.SEAT_DIR_NAME_MAX
+
+
+def test_the_system_check_reports_a_seats_folder_too_long(monkeypatch, settings):
+    from matches.checks import sandbox_work_dir_check
+
+    settings.SANDBOX_BACKEND = "docker"
+    monkeypatch.setattr(docker_backend, "WORK_DIR", "/srv/" + "w" * 80)
+    [error] = sandbox_work_dir_check()
+    assert error.id == "matches.E001" and "/srv/www" in error.msg and "too long" in error.msg
+    settings.SANDBOX_BACKEND = "process"
+    assert sandbox_work_dir_check() == []
+    settings.SANDBOX_BACKEND = "docker"
+    monkeypatch.setattr(docker_backend, "WORK_DIR", "/var/lib/uno-arena/seats")
+    assert sandbox_work_dir_check() == []
+
+
+@pytest.mark.docker
+@pytest.mark.services
+def test_a_seat_under_a_folder_too_long_is_an_infrastructure_error_naming_it(docker_client, tmp_path, monkeypatch):
+    deep = tmp_path / ("d" * 60)
+    deep.mkdir()
+    monkeypatch.setattr(docker_backend, "WORK_DIR", str(deep))
+    with pytest.raises(InfrastructureError, match="too long"):
+        docker_backend.start_seat(BOT, Limits(), match_id="longdir1", seat=0)
+    assert list(deep.iterdir()) == []
+
 @pytest.mark.docker
 @pytest.mark.services
 def test_seat_container_is_locked_down(docker_client, monkeypatch):
