@@ -27,8 +27,7 @@ for arg in "$@"; do
     esac
 done
 
-command -v docker >/dev/null 2>&1 || die "docker CLI not found"
-docker info >/dev/null 2>&1 || die "Docker engine not reachable (is dockerd running?)"
+docker_ready
 
 if [ "$OFFLINE" -eq 0 ]; then
     docker build --file deploy/Dockerfile --tag "$IMAGE" .

@@ -13,6 +13,12 @@ die() {
     exit 1
 }
 
+# docker_ready: fail unless the docker CLI reaches a running engine.
+docker_ready() {
+    command -v docker >/dev/null 2>&1 || die "docker CLI not found"
+    docker info >/dev/null 2>&1 || die "Docker engine not reachable (is dockerd running?)"
+}
+
 # The first non-security Debian URI of /etc/apt/sources.list*.
 find_mirror() {
     for f in /etc/apt/sources.list.d/*.sources; do

@@ -115,6 +115,25 @@ def wait_for(what: str, check, timeout: float, worker: WorkerProcess | None = No
     pytest.fail(f"timed out after {timeout}s waiting for {what}{log}")
 
 
+def validated_on_worker(owner: str, name: str, data: bytes, worker, timeout: float = 120):
+    """Upload ``data`` as a new bot of a new user and wait for a worker to validate it.
+
+    Returns the version (refreshed); the caller asserts what it expects of it.
+    """
+    from bots import services as bot_services
+    from bots.models import BotVersion
+
+    bot = bot_services.bot_create(owner=make_user(owner), name=name)
+    version = bot_services.bot_version_create(bot=bot, filename="bot.py", data=data)
+    wait_for(
+        "the validation match",
+        lambda: BotVersion.objects.get(pk=version.pk).status != BotVersion.Status.VALIDATING,
+        timeout, worker,
+    )
+    version.refresh_from_db()
+    return version
+
+
 def make_user(username: str = "alice", *, staff: bool = False):
     """A user with the password ``correct horse battery``; ``staff`` makes a superuser organizer."""
     from django.contrib.auth import get_user_model

@@ -26,8 +26,7 @@ for arg in "$@"; do
     esac
 done
 
-command -v docker >/dev/null 2>&1 || die "docker CLI not found"
-docker info >/dev/null 2>&1 || die "Docker engine not reachable (is dockerd running?)"
+docker_ready
 
 if [ "$FORCE" -eq 0 ] && docker image inspect "$IMAGE" >/dev/null 2>&1; then
     echo "image $IMAGE exists; nothing to do (use --force to rebuild)"

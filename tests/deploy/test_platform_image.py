@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from testsupport import make_user, service_missing, service_urls, wait_for
+from testsupport import service_missing, service_urls, validated_on_worker, wait_for
 
 pytestmark = [pytest.mark.services, pytest.mark.docker, pytest.mark.slow]
 
@@ -163,7 +163,6 @@ def test_a_worker_of_the_image_validates_a_bot_and_plays_a_match_in_docker_sandb
     platform_image, containers, celery_worker_factory, seats_folder
 ):
     from arena import queues
-    from bots import services as bot_services
     from bots.models import BotVersion
     from engine.rules import Rules
     from matches import services as match_services
@@ -196,14 +195,7 @@ def test_a_worker_of_the_image_validates_a_bot_and_plays_a_match_in_docker_sandb
     log = ContainerLog(worker)
     wait_for("the worker to be ready", lambda: " ready." in log.log, 90, log)
 
-    bot = bot_services.bot_create(owner=make_user("ines"), name="image-bot")
-    version = bot_services.bot_version_create(bot=bot, filename="bot.py", data=BOT)
-    wait_for(
-        "the validation match",
-        lambda: BotVersion.objects.get(pk=version.pk).status != BotVersion.Status.VALIDATING,
-        120, log,
-    )
-    version.refresh_from_db()
+    version = validated_on_worker("ines", "image-bot", BOT, log)
     assert version.status == BotVersion.Status.ACTIVE, version.rejection_reason
     match = match_services.match_create(
         kind=Match.Kind.CHALLENGE, rules=Rules.parse(["players=3", "rounds=1"]),

@@ -7,7 +7,7 @@ import time
 
 import pytest
 from platform_helpers import good_bot, make_user
-from testsupport import wait_for
+from testsupport import validated_on_worker, wait_for
 
 from bots import services as bot_services
 from bots.models import BotVersion
@@ -34,14 +34,7 @@ def status_of(match_id: int) -> str:
 
 def test_a_version_is_validated_and_a_match_played_by_a_real_worker(celery_worker_factory, docker_client):
     worker = celery_worker_factory(env_extra={"SANDBOX_BACKEND": "docker"})
-    bot = bot_services.bot_create(owner=make_user("wendy"), name="worker-bot")
-    version = bot_services.bot_version_create(bot=bot, filename="bot.py", data=good_bot("worker"))
-    wait_for(
-        "the validation match",
-        lambda: BotVersion.objects.get(pk=version.pk).status != BotVersion.Status.VALIDATING,
-        90, worker,
-    )
-    version.refresh_from_db()
+    version = validated_on_worker("wendy", "worker-bot", good_bot("worker"), worker, 90)
     assert version.status == BotVersion.Status.ACTIVE, version.rejection_reason
     assert "seat 0 plays" in version.validation_log
     validation = Match.objects.get(kind=Match.Kind.VALIDATION, seats__bot_version=version)
