@@ -140,15 +140,29 @@ class DockerSeatHandle:
             shutil.rmtree(self.seat_dir, ignore_errors=True)
 
 
+#: pauses before the next try to remove a container the engine failed to remove
+REMOVE_RETRY_PAUSES = (0.1, 0.3, 1.0)
+
+
 def _remove(container) -> None:
+    """Kill and remove ``container``; retried, since the engine may fail to remove a container
+    exiting at that moment ("Could not kill running container ..., is not running") and leave
+    it "Removal In Progress" until asked again."""
     from docker.errors import NotFound
 
-    try:
-        container.remove(force=True)
-    except NotFound:
-        pass
-    except _docker_errors() as exc:
-        raise InfrastructureError(f"Docker engine failed to remove container {container.short_id}: {exc}") from exc
+    for pause in (*REMOVE_RETRY_PAUSES, None):
+        try:
+            container.remove(force=True)
+            return
+        except NotFound:
+            return
+        except _docker_errors() as exc:
+            if pause is None:
+                raise InfrastructureError(
+                    f"Docker engine failed to remove container {container.short_id}: {exc}"
+                ) from exc
+            log.warning("removing container %s failed, trying again: %s", container.short_id, exc)
+            time.sleep(pause)
 
 
 def container_options(client, limits: Limits, match_id: str, seat: int, seat_dir: str) -> dict:

@@ -169,6 +169,40 @@ def test_container_that_cannot_start_is_removed_and_reported_as_infrastructure(d
 
 @pytest.mark.docker
 @pytest.mark.services
+def test_a_removal_the_engine_fails_once_is_tried_again(docker_client, monkeypatch, caplog):
+    monkeypatch.setattr(docker_backend, "REMOVE_RETRY_PAUSES", (0.01, 0.01))
+    container = docker_client.containers.run(
+        docker_backend.IMAGE, ["python3", "-c", "import time; time.sleep(60)"], detach=True,
+        labels={docker_backend.LABEL_MATCH: "removeretry1"},
+    )
+    real_remove = container.remove
+    failures = []
+
+    def remove_failing_first(**kwargs):
+        # what Docker 20.10 answered when the container was exiting at that moment
+        if not failures:
+            failures.append(kwargs)
+            raise docker.errors.APIError("500 Server Error: Could not kill running container, is not running")
+        return real_remove(**kwargs)
+
+    try:
+        container.remove = remove_failing_first
+        docker_backend._remove(container)
+        assert failures == [{"force": True}]
+        assert docker_backend.match_containers("removeretry1") == []
+        assert "trying again" in caplog.text
+        # an engine that keeps failing is an infrastructure error, after every pause
+        container.remove = lambda **kwargs: (_ for _ in ()).throw(docker.errors.APIError("engine broken"))
+        with pytest.raises(InfrastructureError, match="failed to remove container .*engine broken"):
+            docker_backend._remove(container)
+        assert caplog.text.count("trying again") == 1 + 2
+    finally:
+        for leftover in docker_backend.match_containers("removeretry1"):
+            leftover.remove(force=True)
+
+
+@pytest.mark.docker
+@pytest.mark.services
 def test_finished_match_keeps_its_result_when_docker_fails_at_teardown(docker_client, monkeypatch, caplog):
     def docker_gone(container):
         raise InfrastructureError("Docker engine failed to remove container (simulated)")
