@@ -50,8 +50,9 @@ PLAY, DRAW, PASS, ACCEPT, CHALLENGE, SWAP, COLOR = range(7)
 _TYPE_NAMES = ("play", "draw", "pass", "accept", "challenge", "swap", "color")
 _SIMPLE = {"draw": (DRAW,), "pass": (PASS,), "accept": (ACCEPT,), "challenge": (CHALLENGE,)}
 
-#: safety net, not a rule option: a game of bots that never go out still ends
-MAX_ROUNDS_PER_GAME = 100
+#: safety net, not a rule option: a game of bots that never go out still ends after
+#: this many rounds in a row end by ``max_turns`` (with no score, so no target is near)
+MAX_STALLED_ROUNDS = 100
 #: cards a seat draws for a refused action or a timeout (RULES.md section 9)
 STRIKE_DRAW = 2
 
@@ -162,7 +163,7 @@ class Game:
         "discard_codes", "in_pile", "pile_count", "_stacking", "_wd4", "_jump_in", "_seven_zero",
         "_max_turns", "_hand_codes", "_legal", "_templates", "_given", "_drawn_kind", "_resolving",
         "_jump_queue", "_wd4_player", "_wd4_honest", "_forced", "_deal_seed", "_order", "_pos", "_srng",
-        "_asked_at",
+        "_asked_at", "_stalled",
     )
 
     def __init__(self, rules: Rules, seed: int):
@@ -254,6 +255,8 @@ class Game:
         self.actions: list[dict] = []
         #: events before the latest action record: the next record's ``since`` counts from here
         self._asked_at = 0
+        #: rounds in a row that ended by ``max_turns``
+        self._stalled = 0
         self.round = 0
         self.dealer = Random(f"{seed}:dealer").randrange(n)
         self.over = False
@@ -681,11 +684,12 @@ class Game:
             }
         )
         rules = self.rules
+        self._stalled = self._stalled + 1 if winner is None else 0
         if rules.rounds is not None:
             done = self.round >= rules.rounds
         else:
             done = max(self.scores) >= rules.target  # type: ignore[operator]
-        if done or self.round >= MAX_ROUNDS_PER_GAME:
+        if done or self._stalled >= MAX_STALLED_ROUNDS:
             self.over = True
             self.decision = None
             self.seat = None

@@ -90,3 +90,39 @@ def test_later_rounds_of_a_set_up_game_are_dealt_and_drawn_from_its_seed():
     fixed = second_round({1: ["B9", "B8", "B7"]})  # never drawn in round 1
     assert any(e["e"] == "draw" and e["seat"] == 1 for e in plain)
     assert plain == fixed
+
+
+def _play_out(g: Game, draw_only: bool = False) -> None:
+    while not g.over:
+        if draw_only:
+            kinds = {a["type"] for a in g.legal_actions()}
+            g.apply({"type": "draw"} if "draw" in kinds else {"type": "pass"} if "pass" in kinds else g.legal_actions()[0])
+        else:
+            g.apply(g.legal_actions()[0])
+
+
+def test_a_fixed_number_of_rounds_is_played_in_full_even_past_a_hundred():
+    # one card each: every round ends on its first plays, so 150 rounds are quick
+    g = Game(Rules(players=2, hand_size=1, rounds=150), seed=4)
+    _play_out(g)
+    ends = of(g.events, "round_end")
+    assert len(ends) == 150 and ends[-1]["round"] == 150
+    assert sum(e["reason"] == "out" for e in ends) > 100
+
+
+def test_a_game_to_a_target_goes_on_while_rounds_are_won():
+    g = Game(Rules(players=2, hand_size=1, target=3000), seed=8)
+    _play_out(g)
+    ends = of(g.events, "round_end")
+    assert len(ends) > 100 and max(g.scores) >= 3000
+
+
+def test_a_game_of_bots_that_never_go_out_ends_after_a_hundred_stalled_rounds():
+    from engine.game import MAX_STALLED_ROUNDS
+
+    g = Game(Rules(players=2, max_turns=4), seed=2)
+    _play_out(g, draw_only=True)
+    ends = of(g.events, "round_end")
+    assert MAX_STALLED_ROUNDS == 100
+    assert len(ends) == 100 and all(e["reason"] == "max_turns" for e in ends)
+    assert g.scores == [0, 0] and of(g.events, "game_end")[0]["ranks"] == [1, 1]
