@@ -9,6 +9,7 @@ Pure: standard library only. Knows no card codes (see ``engine.cards``).
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -48,6 +49,8 @@ DEFAULT_TARGET = {"winner": 500, "penalty": 200}
 _TRUE = ("true", "1", "on")
 _FALSE = ("false", "0", "off")
 _NONE = ("none", "off", "null")
+#: an integer as people write it: ASCII digits only (``int()`` would also take ``1_0`` and other scripts' digits)
+_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,12 +115,16 @@ class Rules:
         'stack'
         """
         values: dict[str, Any] = {}
+        texts: dict[str, str] = {}
         for item in items:
             if not isinstance(item, str) or "=" not in item:
                 raise RulesError(str(item), f"expected key=value, got {item!r}")
             key, _, text = item.partition("=")
             key, text = key.strip(), text.strip()
+            if key in texts:
+                raise RulesError(key, f"given twice ({texts[key]!r} and {text!r}); give each option once")
             values[key] = _parse_value(key, text)
+            texts[key] = text
         return cls.from_dict(values)
 
     @classmethod
@@ -153,9 +160,8 @@ def _parse_value(key: str, text: str) -> Any:
         raise RulesError(key, f"{text!r} is not a boolean (allowed: true, false, 1, 0, on, off)")
     if key in ("target", "rounds") and low in _NONE:
         return None
-    try:
+    if _INTEGER.fullmatch(text):
         return int(text, 10)
-    except ValueError:
-        low_b, high_b = BOUNDS[key]
-        extra = " or none" if key in ("target", "rounds") else ""
-        raise RulesError(key, f"{text!r} is not an integer (allowed: {low_b}..{high_b}{extra})") from None
+    low_b, high_b = BOUNDS[key]
+    extra = " or none" if key in ("target", "rounds") else ""
+    raise RulesError(key, f"{text!r} is not an integer (allowed: {low_b}..{high_b}{extra})")

@@ -91,6 +91,9 @@ def test_parse_reads_integers_and_none_for_rounds():
         (["max_strikes=0"], "max_strikes", "1..1000"),
         (["rounds=0"], "rounds", "1..10000"),
         (["target=-5"], "target", "1..1000000"),
+        (["players=1_0"], "players", "2..10"),
+        (["players=\u0663"], "players", "2..10"),  # an Arabic-Indic 3
+        (["hand_size=7.0"], "hand_size", "1..20"),
     ],
 )
 def test_bad_value_names_the_option_and_what_is_allowed(items, option, allowed):
@@ -107,6 +110,19 @@ def test_unknown_option_is_an_error_naming_it():
     assert info.value.option == "colour_blind"
     with pytest.raises(RulesError, match="unknown option"):
         Rules.from_dict({"speed": 3})
+
+
+def test_an_option_given_twice_is_an_error_naming_both_values():
+    with pytest.raises(RulesError, match="given twice") as info:
+        Rules.parse(["players=2", "players=3"])
+    assert info.value.option == "players" and "'2'" in str(info.value) and "'3'" in str(info.value)
+    # even when the last value alone would be valid
+    with pytest.raises(RulesError, match="given twice"):
+        Rules.parse(["wd4=free", "stacking=stack", "wd4=challenge", "wd4=free"])
+
+
+def test_signed_integers_are_read():
+    assert Rules.parse(["hand_size=+5"]).hand_size == 5
 
 
 def test_item_without_equals_sign_is_an_error():
