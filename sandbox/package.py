@@ -63,9 +63,10 @@ class BotPackage:
         for path, content in files.items():
             if path.endswith(".py"):
                 tree = _parse_source(name if suffix == ".py" else f"{name}:{path}", content)
-                if path == ENTRY_MODULE and not _defines_agent(tree):
+                problem = _agent_problem(tree) if path == ENTRY_MODULE else None
+                if problem:
                     where = name if suffix == ".py" else f"{name}:{ENTRY_MODULE}"
-                    raise PackageError(f"{where}: no top-level `agent` defined (write `def agent(observation, configuration): ...`)")
+                    raise PackageError(f"{where}: {problem}")
         return cls(
             filename=name,
             data=data,
@@ -144,33 +145,100 @@ def _parse_source(where: str, content: bytes) -> ast.Module:
     return tree
 
 
-def _defines_agent(tree: ast.Module) -> bool:
-    """True when `agent` is bound at module level (def, class, assignment or import)."""
+#: literals that can never be called: ``agent = 5`` is a mistake, not a bot
+_LITERALS = (ast.Constant, ast.List, ast.Dict, ast.Set, ast.Tuple, ast.JoinedStr, ast.ListComp, ast.DictComp, ast.SetComp)
 
-    def binds(statements) -> bool:
-        for node in statements:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == "agent":
-                return True
-            if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "agent" for t in node.targets
-            ):
-                return True
-            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "agent" and node.value is not None:
-                return True
-            if isinstance(node, ast.Import | ast.ImportFrom) and any(
-                (alias.asname or alias.name) == "agent" for alias in node.names
-            ):
-                return True
-            # Module-level if/try blocks still bind at the top level.
-            if isinstance(node, ast.If) and (binds(node.body) or binds(node.orelse)):
-                return True
-            if isinstance(node, ast.Try) and (
-                binds(node.body) or binds(node.orelse) or any(binds(h.body) for h in node.handlers)
-            ):
-                return True
+
+def _agent_problem(tree: ast.Module) -> str | None:
+    """Why the module cannot have a callable top-level ``agent``, or None when it may.
+
+    Any module-level binding of the name counts (def, class, assignment of any
+    form, ``:=``, import, ``for``/``with`` targets, inside ``if``/``try``/
+    ``with``/``for``/``while``/``match`` blocks), and so does anything that may
+    bind it unseen (``from m import *``, ``globals()``, ``exec``): only the
+    import can tell, and the validation match does. A name bound only to a
+    literal (``agent = 5``) is refused: it is never callable.
+    """
+    bindings: list[ast.AST | None] = []  # the value bound, None when unknown or callable
+
+    def target_binds(target: ast.AST) -> bool:
+        if isinstance(target, ast.Name):
+            return target.id == "agent"
+        if isinstance(target, ast.Tuple | ast.List):
+            return any(target_binds(t) for t in target.elts)
+        if isinstance(target, ast.Starred):
+            return target_binds(target.value)
         return False
 
-    return binds(tree.body)
+    def expressions(node: ast.AST) -> None:
+        # walrus targets and globals()/exec() calls in module-level code, not inside defs or lambdas
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+                continue
+            if isinstance(current, ast.NamedExpr) and target_binds(current.target):
+                bindings.append(current.value)
+            if isinstance(current, ast.Call) and isinstance(current.func, ast.Name) and current.func.id in ("globals", "exec", "vars", "setattr", "__import__"):
+                bindings.append(None)
+            stack.extend(ast.iter_child_nodes(current))
+
+    def walk(statements) -> None:
+        for node in statements:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                if node.name == "agent":
+                    bindings.append(None)
+                for decorator in node.decorator_list:
+                    expressions(decorator)
+                continue
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name == "*" or (alias.asname or alias.name.split(".")[0]) == "agent":
+                        bindings.append(None)
+                continue
+            if isinstance(node, ast.Assign):
+                if any(target_binds(t) for t in node.targets):
+                    only_name = all(isinstance(t, ast.Name) for t in node.targets)
+                    bindings.append(node.value if only_name else None)
+            elif isinstance(node, ast.AnnAssign):
+                if node.value is not None and target_binds(node.target):
+                    bindings.append(node.value)
+            elif isinstance(node, ast.AugAssign):
+                if target_binds(node.target):
+                    bindings.append(None)
+            elif isinstance(node, ast.For | ast.AsyncFor):
+                if target_binds(node.target):
+                    bindings.append(None)
+            elif isinstance(node, ast.With | ast.AsyncWith):
+                if any(item.optional_vars is not None and target_binds(item.optional_vars) for item in node.items):
+                    bindings.append(None)
+            elif isinstance(node, ast.Try | ast.TryStar):
+                if any(handler.name == "agent" for handler in node.handlers):
+                    bindings.append(None)
+            elif isinstance(node, ast.Match):
+                for case in node.cases:
+                    if any(isinstance(n, ast.MatchAs | ast.MatchStar) and n.name == "agent" for n in ast.walk(case.pattern)):
+                        bindings.append(None)
+            if not hasattr(node, "body"):
+                expressions(node)  # a simple statement, all of it
+            for header in ("test", "iter", "subject", "items"):  # a block's header
+                part = getattr(node, header, None)
+                for item in part if isinstance(part, list) else [part] if part is not None else []:
+                    expressions(item)
+            for block in ("body", "orelse", "finalbody"):
+                walk(getattr(node, block, ()))
+            for handler in getattr(node, "handlers", ()):
+                walk(handler.body)
+            for case in getattr(node, "cases", ()):
+                walk(case.body)
+
+    walk(tree.body)
+    if not bindings:
+        return "no top-level `agent` defined (write `def agent(observation, configuration): ...`)"
+    if all(isinstance(value, _LITERALS) for value in bindings):
+        kinds = sorted({type(value.value).__name__ if isinstance(value, ast.Constant) else type(value).__name__.lower() for value in bindings})
+        return f"`agent` is bound only to a literal ({', '.join(kinds)}), never to something callable (write `def agent(observation, configuration): ...`)"
+    return None
 
 
 def _unpack_zip(name: str, data: bytes, limits: UploadLimits) -> dict[str, bytes]:

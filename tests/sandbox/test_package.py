@@ -60,6 +60,59 @@ def test_agent_only_inside_a_function_is_refused():
         BotPackage.from_bytes("b.py", b"def setup():\n    def agent(o, c):\n        return 0\n")
 
 
+F = b"def _f(o, c):\n    return o['legal_actions'][0]\n"
+
+
+@pytest.mark.parametrize(
+    "binding",
+    [
+        b"agent, other = _f, 1\n",
+        b"[agent] = [_f]\n",
+        b"*rest, agent = [1, _f]\n",
+        b"with open(__file__) as _handle:\n    agent = _f\n",
+        b"for agent in [_f]:\n    pass\n",
+        b"while True:\n    agent = _f\n    break\n",
+        b"match 1:\n    case _:\n        agent = _f\n",
+        b"try:\n    pass\nexcept* ValueError:\n    pass\nelse:\n    agent = _f\n",
+        b"if (agent := _f):\n    pass\n",
+        b"globals()['agent'] = _f\n",
+        b"globals().update(agent=_f)\n",
+        b"exec('agent = _f')\n",
+        b"agent = 5\nagent = _f\n",
+        b"agent = lambda o, c: _f(o, c)\n",
+        b"@staticmethod\ndef agent(o, c):\n    return 0\n",
+    ],
+)
+def test_agent_bound_in_any_module_level_form_counts(binding):
+    assert BotPackage.from_bytes("b.py", F + binding).kind == "py"
+
+
+def test_agent_from_a_star_import_of_a_sibling_counts():
+    data = make_zip({"main.py": b"from strategy import *\n", "strategy.py": AGENT})
+    assert BotPackage.from_bytes("bot.zip", data).kind == "zip"
+
+
+@pytest.mark.parametrize(
+    ("source", "kinds"),
+    [
+        (b"agent = 5\n", "int"),
+        (b"agent = None\n", "NoneType"),
+        (b"agent = 'first'\nagent: str = 'x'\n", "str"),
+        (b"agent = [1, 2]\n", "list"),
+        (b"agent = {}\n", "dict"),
+    ],
+)
+def test_agent_bound_only_to_a_literal_is_refused(source, kinds):
+    with pytest.raises(PackageError, match=rf"bound only to a literal \({kinds}\)"):
+        BotPackage.from_bytes("b.py", source)
+
+
+def test_agent_inside_a_lambda_or_class_body_is_not_top_level():
+    for source in (b"f = lambda: (agent := 1)\n", b"class Bot:\n    agent = 1\n"):
+        with pytest.raises(PackageError, match="no top-level `agent`"):
+            BotPackage.from_bytes("b.py", source)
+
+
 def test_source_that_does_not_compile_names_the_line():
     with pytest.raises(PackageError, match=r"does not compile: .*line 2"):
         BotPackage.from_bytes("b.py", b"def agent(o, c):\nreturn 0\n")
