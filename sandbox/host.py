@@ -136,8 +136,10 @@ class Host:
         self.drain_lock = threading.Lock()
         self.read_end: int | None = None
 
-    def send(self, message: dict) -> None:
-        frame = encode_frame(message)
+    def send(self, message: dict, frame: bytes | None = None) -> None:
+        """Send ``message`` (``frame``: its encoding, when the caller made it already)."""
+        if frame is None:
+            frame = encode_frame(message)
         with self.send_lock:
             self.sock.sendall(frame)
 
@@ -196,7 +198,7 @@ class Host:
                     self._send_quietly({"op": "log", "truncated": True})
                 # Past the cap the pipe is still drained so a chatty bot never blocks.
 
-    def reply(self, message: dict, patience: float = 0.05) -> None:
+    def reply(self, message: dict, patience: float = 0.05, frame: bytes | None = None) -> None:
         """Send ``message`` after the log frames of everything printed so far."""
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -208,7 +210,7 @@ class Host:
             while _pending_bytes(self.read_end) and time.monotonic() < deadline:
                 time.sleep(0.0005)
         with self.drain_lock:
-            self.send(message)
+            self.send(message, frame)
 
     def _send_quietly(self, message: dict) -> None:
         try:
@@ -254,11 +256,19 @@ def serve(host: Host, bot_dir: str) -> int:
         except BaseException as exc:  # noqa: BLE001 - SystemExit and friends from bots are faults too
             host.reply({"op": "reply", "id": request_id, "error": describe_exception(exc)})
             continue
+        message = {"op": "reply", "id": request_id, "action": action}
         try:
-            host.reply({"op": "reply", "id": request_id, "action": action})
+            frame = encode_frame(message)
         except (TypeError, ValueError, RecursionError, OverflowError) as exc:
             error = {"kind": "illegal", "reason": f"agent returned a value that is not JSON ({type(action).__name__}): {str(exc)[:200]}"}
             host.reply({"op": "reply", "id": request_id, "error": error})
+            continue
+        if len(frame) - HEADER.size > host.frame_bytes:
+            # the referee would refuse the frame as a protocol error: it is an illegal action
+            error = {"kind": "illegal", "reason": f"agent returned {len(frame) - HEADER.size} bytes of JSON; a reply may be at most {host.frame_bytes}"}
+            host.reply({"op": "reply", "id": request_id, "error": error})
+            continue
+        host.reply(message, frame=frame)
 
 
 def main(argv: list[str] | None = None) -> int:

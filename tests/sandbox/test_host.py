@@ -121,6 +121,21 @@ def test_non_json_action_is_reported_as_illegal(host):
     assert "not JSON (set)" in reply["error"]["reason"]
 
 
+def test_a_reply_over_the_frame_cap_is_an_illegal_action_and_the_host_goes_on(host):
+    process, channel = host(
+        "def agent(o, c):\n    return {'type': 'draw', 'pad': 'x' * (2 << 20)} if o.get('big') else {'type': 'draw'}\n"
+    )
+    frames_until(channel, "hello")
+    channel.send({"op": "decide", "id": 1, "observation": {"big": True}, "configuration": {}})
+    reply, _ = frames_until(channel, "reply")
+    assert reply["id"] == 1 and reply["error"]["kind"] == "illegal"
+    assert "a reply may be at most 1048576" in reply["error"]["reason"]
+    channel.send({"op": "decide", "id": 2, "observation": {}, "configuration": {}})
+    reply, _ = frames_until(channel, "reply")
+    assert reply == {"op": "reply", "id": 2, "action": {"type": "draw"}}
+    assert process.poll() is None
+
+
 def test_exception_at_import_is_reported_in_hello(host):
     _, channel = host("import nonexistent_module_xyz\n")
     hello, _ = frames_until(channel, "hello")
