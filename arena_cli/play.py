@@ -41,8 +41,8 @@ def run_play(args: argparse.Namespace) -> int:
             "play several matches with different --seed"
         )
     # Opened before playing: a replay that cannot be written is refused up front.
-    replay = ReplayFile.open(args.replay) if args.replay else None
-    logs_dir = check_logs_dir(args.logs) if args.logs else None
+    replay = ReplayFile.open(args.replay) if args.replay is not None else None
+    logs_dir = check_logs_dir(args.logs) if args.logs is not None else None
     progress = Progress(total, label="arena play ")
     try:
         with _stdout_kept_for_results():
@@ -134,6 +134,8 @@ class ReplayFile:
     @classmethod
     def open(cls, text: str) -> ReplayFile:
         """Create the temporary file now, so a bad path fails before any game is played."""
+        if not text.strip():
+            raise CommandError("--replay needs a file name, got an empty one")
         path = Path(text)
         if path.is_dir():
             raise CommandError(f"--replay {text!r} is a directory, expected a file name")
@@ -167,6 +169,8 @@ class ReplayFile:
 
 def check_logs_dir(text: str) -> Path:
     """``--logs`` must name an existing, writable directory."""
+    if not text.strip():
+        raise CommandError("--logs needs a directory, got an empty name")
     path = Path(text)
     if not path.is_dir():
         raise CommandError(f"--logs {text!r} is not an existing directory")

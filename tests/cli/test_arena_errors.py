@@ -156,3 +156,21 @@ def test_more_games_than_one_match_holds_is_refused(capsys):
 def test_logs_into_missing_directory_is_refused(capsys, tmp_path):
     err = fails(capsys, "play", "random", "first", "--logs", str(tmp_path / "nowhere"))
     assert "nowhere" in err and "not an existing directory" in err
+
+
+@pytest.mark.parametrize("option", ["--replay", "--logs"])
+def test_an_empty_replay_or_logs_name_is_refused(capsys, option):
+    err = fails(capsys, "play", "random", "first", option, "")
+    assert option in err and "empty" in err
+
+
+def test_a_rule_given_twice_is_refused(capsys):
+    err = fails(capsys, "play", "random", "first", "--rules", "wd4=free", "wd4=enforced")
+    assert "'wd4'" in err and "given twice" in err
+
+
+def test_a_bot_whose_agent_is_a_literal_is_refused(capsys, tmp_path):
+    bot = tmp_path / "five.py"
+    bot.write_text("agent = 5\n")
+    err = fails(capsys, "play", str(bot), "random")
+    assert "five.py" in err and "literal (int)" in err
