@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from bots import selectors as bot_selectors
 from bots import services as bot_services
-from bots.forms import UPLOAD_READ_CAP, CappedUploadHandler, read_capped
+from bots.forms import CappedUploadHandler, read_capped, upload_read_cap
 from bots.models import Bot, BotVersion
 from ladders import selectors as ladder_selectors
 from ladders import services as ladder_services
@@ -237,7 +237,7 @@ class VersionListView(generics.ListCreateAPIView):
         incoming = s.UploadSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         upload = incoming.validated_data["file"]
-        data = read_capped(upload, UPLOAD_READ_CAP)
+        data = read_capped(upload, upload_read_cap())
         version = bot_services.bot_version_create(bot=bot, filename=upload.name, data=data)
         version.refresh_from_db()
         body = s.VersionSerializer(version, context={"request": request}).data

@@ -14,6 +14,8 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
+from sandbox.limits import UploadLimits
+
 from . import queues
 from .env import database_from_url, env_bool, env_int, env_list
 
@@ -206,6 +208,16 @@ MATCH_MAX_ATTEMPTS = env_int("MATCH_MAX_ATTEMPTS", 5)
 # The validation match of a new bot version: a short 2-seat game against a reference bot.
 VALIDATION_OPPONENT = os.environ.get("VALIDATION_OPPONENT", "random")
 VALIDATION_RULES = env_list("VALIDATION_RULES", ["players=2", "rounds=1"])
+
+# What an uploaded bot may be (BOT_CONTRACT.md, "What is uploaded"); the contract's defaults.
+_UPLOAD_ENV = {"py_bytes": "BOT_UPLOAD_PY_BYTES", "zip_bytes": "BOT_UPLOAD_ZIP_BYTES",
+               "unpacked_bytes": "BOT_UPLOAD_UNPACKED_BYTES", "zip_entries": "BOT_UPLOAD_ZIP_ENTRIES"}
+try:
+    BOT_UPLOAD_LIMITS = UploadLimits(
+        **{field: env_int(name, getattr(UploadLimits, field)) for field, name in _UPLOAD_ENV.items()}
+    )
+except ValueError as exc:
+    raise ImproperlyConfigured(f"{exc} (set by {', '.join(_UPLOAD_ENV.values())})") from None
 
 # --- sandbox: where untrusted bots run (see sandbox/ and docs/sandbox.md)
 SANDBOX_BACKEND = os.environ.get("SANDBOX_BACKEND", "auto")

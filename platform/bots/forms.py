@@ -5,15 +5,19 @@ from __future__ import annotations
 import io
 
 from django import forms
+from django.conf import settings
 from django.core.files.uploadedfile import InMemoryUploadedFile
 from django.core.files.uploadhandler import FileUploadHandler
 
-from sandbox.limits import DEFAULT_UPLOAD_LIMITS, describe_bytes
+from sandbox.limits import describe_bytes
 
 from .models import Bot
 
-#: read at most this much of an upload: one byte past the largest allowed bot is enough to refuse it
-UPLOAD_READ_CAP = max(DEFAULT_UPLOAD_LIMITS.py_bytes, DEFAULT_UPLOAD_LIMITS.zip_bytes) + 1
+
+def upload_read_cap() -> int:
+    """Read at most this much of an upload: one byte past the largest allowed bot is enough to refuse it."""
+    limits = settings.BOT_UPLOAD_LIMITS
+    return max(limits.py_bytes, limits.zip_bytes) + 1
 
 
 class BotForm(forms.ModelForm):
@@ -33,20 +37,21 @@ class BotEditForm(forms.ModelForm):
 
 
 class UploadForm(forms.Form):
-    file = forms.FileField(
-        label="Bot file",
-        help_text=(
-            f"One .py file (at most {describe_bytes(DEFAULT_UPLOAD_LIMITS.py_bytes)}) or a .zip with "
-            f"main.py at its root (at most {describe_bytes(DEFAULT_UPLOAD_LIMITS.zip_bytes)}) "
+    file = forms.FileField(label="Bot file", allow_empty_file=True)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        limits = settings.BOT_UPLOAD_LIMITS
+        self.fields["file"].help_text = (
+            f"One .py file (at most {describe_bytes(limits.py_bytes)}) or a .zip with "
+            f"main.py at its root (at most {describe_bytes(limits.zip_bytes)}) "
             "that defines agent(observation, configuration)."
-        ),
-        allow_empty_file=True,
-    )
+        )
 
     def upload(self) -> tuple[str, bytes]:
         """The upload's name and bytes, read with a cap so a huge upload is never held whole."""
         upload = self.cleaned_data["file"]
-        return upload.name, read_capped(upload, UPLOAD_READ_CAP)
+        return upload.name, read_capped(upload, upload_read_cap())
 
 
 def read_capped(upload, cap: int) -> bytes:
@@ -68,9 +73,9 @@ class CappedUploadHandler(FileUploadHandler):
     disk; the kept prefix is still over the limit, so the checks refuse it.
     """
 
-    def __init__(self, request=None, cap: int = UPLOAD_READ_CAP):
+    def __init__(self, request=None, cap: int | None = None):
         super().__init__(request)
-        self.cap = cap
+        self.cap = upload_read_cap() if cap is None else cap
 
     def new_file(self, *args, **kwargs):
         super().new_file(*args, **kwargs)

@@ -48,7 +48,7 @@ def bot_version_create(*, bot: Bot, filename: str, data: bytes, validate: bool =
 
     Raises ``PackageError`` for a broken upload and ``BotError`` for bytes this bot already has.
     """
-    package = BotPackage.from_bytes(filename, data)
+    package = BotPackage.from_bytes(filename, data, settings.BOT_UPLOAD_LIMITS)
     try:
         with transaction.atomic():
             # Lock the bot so concurrent uploads get distinct version numbers.

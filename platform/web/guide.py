@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from django.conf import settings
+
 from engine import rules as engine_rules
 from engine.game import Game
-from sandbox.limits import DEFAULT_LIMITS, DEFAULT_UPLOAD_LIMITS, describe_bytes
+from sandbox.limits import DEFAULT_LIMITS, describe_bytes
 
 STARTER_BOT = Path(__file__).resolve().parent / "files" / "starter_bot.py"
 
@@ -101,7 +103,7 @@ def observation_keys() -> list[dict]:
 
 def limits() -> list[dict]:
     """What a bot may use, from sandbox.limits."""
-    lim, up = DEFAULT_LIMITS, DEFAULT_UPLOAD_LIMITS
+    lim, up = DEFAULT_LIMITS, settings.BOT_UPLOAD_LIMITS
     return [
         {"name": "Time per decision", "value": f"{lim.time_per_decision:g} s",
          "meaning": "A reply slower than this draws the difference from the time bank."},

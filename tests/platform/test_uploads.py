@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -10,7 +11,7 @@ from django.urls import reverse
 from platform_helpers import good_bot, make_zip
 
 from bots import services
-from bots.forms import UPLOAD_READ_CAP, CappedUploadHandler, read_capped
+from bots.forms import CappedUploadHandler, read_capped, upload_read_cap
 from bots.models import BotVersion
 from sandbox.limits import DEFAULT_UPLOAD_LIMITS, MIB
 
@@ -107,9 +108,10 @@ def test_the_same_bytes_may_be_uploaded_for_another_bot(bot, bob):
 
 
 def test_an_oversized_upload_is_read_only_up_to_the_cap(tmp_path):
-    huge = SimpleUploadedFile("huge.zip", b"\0" * (UPLOAD_READ_CAP + 3 * MIB))
-    assert len(read_capped(huge, UPLOAD_READ_CAP)) == UPLOAD_READ_CAP
-    assert UPLOAD_READ_CAP == max(DEFAULT_UPLOAD_LIMITS.py_bytes, DEFAULT_UPLOAD_LIMITS.zip_bytes) + 1
+    cap = upload_read_cap()
+    huge = SimpleUploadedFile("huge.zip", b"\0" * (cap + 3 * MIB))
+    assert len(read_capped(huge, cap)) == cap
+    assert cap == max(DEFAULT_UPLOAD_LIMITS.py_bytes, DEFAULT_UPLOAD_LIMITS.zip_bytes) + 1
 
 
 def test_only_the_owner_may_upload_to_a_bot(client, bot, bob):
@@ -127,10 +129,10 @@ def test_bot_names_are_unique_per_owner(client, alice, bot):
 
 
 def test_a_huge_upload_is_refused_and_only_a_capped_prefix_is_kept(client, bot):
-    huge = AGENT + b"#" * (UPLOAD_READ_CAP + 4 * MIB)
+    huge = AGENT + b"#" * (upload_read_cap() + 4 * MIB)
     response = post_upload(client, bot, "huge.py", huge)
     message = upload_error(response)
-    assert "too large" in message and f"({UPLOAD_READ_CAP} bytes read)" in message
+    assert "too large" in message and f"({upload_read_cap()} bytes read)" in message
     assert not BotVersion.objects.exists()
 
 
@@ -164,3 +166,38 @@ def test_system_checks_catch_an_unplayable_validation_setup(settings):
     assert ids == ["bots.E001", "bots.E003"]
     settings.VALIDATION_RULES = ["wd4=sometimes"]
     assert "bots.E002" in [error.id for error in validation_settings_check()]
+
+
+def test_settings_change_the_upload_limits_everywhere_they_show(client, bot, settings):
+    from sandbox.limits import UploadLimits
+
+    settings.BOT_UPLOAD_LIMITS = UploadLimits(py_bytes=2048, zip_bytes=4096, unpacked_bytes=8192, zip_entries=3)
+    message = upload_error(post_upload(client, bot, "big.py", AGENT + b"#" * 3000))
+    assert "too large" in message and "2 KiB" in message
+    assert upload_read_cap() == 4096 + 1
+    page = client.get(reverse("bots:upload", args=[bot.pk])).content.decode()
+    assert "at most 2 KiB" in page and "at most 4 KiB" in page
+    guide = client.get(reverse("web:guide")).content.decode()
+    assert "8 KiB unpacked, 3 entries" in guide
+    # within the limits the same bot is accepted
+    response = post_upload(client, bot, "small.py", AGENT)
+    assert response.status_code == 302 and BotVersion.objects.count() == 1
+
+
+def test_upload_limits_from_the_environment_are_checked_at_start(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "BOT_UPLOAD_ZIP_ENTRIES": "0", "PYTHONPATH": f"{root}:{root / 'platform'}",
+           "DJANGO_SETTINGS_MODULE": "arena.settings"}
+    proc = subprocess.run([sys.executable, "-c", "import django; django.setup()"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    assert "zip_entries must be a positive int, got 0" in proc.stderr and "BOT_UPLOAD_ZIP_ENTRIES" in proc.stderr
+    env["BOT_UPLOAD_ZIP_ENTRIES"] = "7"
+    proc = subprocess.run([sys.executable, "-c", "import django; django.setup(); from django.conf import settings; "
+                           "print(settings.BOT_UPLOAD_LIMITS.zip_entries)"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "7", proc.stderr
