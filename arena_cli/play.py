@@ -44,24 +44,24 @@ def run_play(args: argparse.Namespace) -> int:
     replay = ReplayFile.open(args.replay) if args.replay is not None else None
     logs_dir = check_logs_dir(args.logs) if args.logs is not None else None
     progress = Progress(total, label="arena play ")
-    try:
-        with _stdout_kept_for_results():
+    with _stdout_kept_for_results() as results:
+        try:
             result = _play(rules, bots, args, on_game=lambda done, _total: progress.update(done))
-    except BaseException as exc:
-        if replay is not None:
-            replay.discard()
-        if isinstance(exc, InfrastructureError):
-            raise FailureError(f"{args.sandbox} sandbox: {exc}") from exc
-        if isinstance(exc, ImportError):  # a backend whose optional parts are not installed
-            raise FailureError(f"the {args.sandbox} sandbox is not available here: {exc}") from exc
-        raise
-    finally:
-        progress.close()
-    summary = summarize(result, args.bots)
-    if args.json:
-        print(json.dumps(summary), flush=True)
-    else:
-        print(format_table(result, args.bots, seed=args.seed, duplicate=args.duplicate), flush=True)
+        except BaseException as exc:
+            if replay is not None:
+                replay.discard()
+            if isinstance(exc, InfrastructureError):
+                raise FailureError(f"{args.sandbox} sandbox: {exc}") from exc
+            if isinstance(exc, ImportError):  # a backend whose optional parts are not installed
+                raise FailureError(f"the {args.sandbox} sandbox is not available here: {exc}") from exc
+            raise
+        finally:
+            progress.close()
+        summary = summarize(result, args.bots)
+        if args.json:
+            results.write(json.dumps(summary) + "\n")
+        else:
+            results.write(format_table(result, args.bots, seed=args.seed, duplicate=args.duplicate) + "\n")
     if replay is not None:
         replay.commit(result.replay)
     if logs_dir is not None:
@@ -71,20 +71,39 @@ def run_play(args: argparse.Namespace) -> int:
 
 @contextlib.contextmanager
 def _stdout_kept_for_results():
-    """While bots run, file descriptor 1 points at stderr.
+    """While bots run and the results are written, file descriptor 1 points at stderr.
 
-    An in-process bot's prints are captured at the Python level only; one that
-    writes to fd 1 directly would otherwise break the single JSON document.
+    An in-process bot's prints are captured at the Python level only, during
+    its calls; one that writes to fd 1 directly, or from a thread of its own,
+    would otherwise break the single JSON document. Yields the stream the
+    results go to: the real standard output. When ``sys.stdout`` is fd 1 (the
+    command itself) fd 1 stays on stderr afterwards, since a bot's thread may
+    print until the process exits; otherwise (a caller capturing
+    ``sys.stdout``, as tests do) the results go to ``sys.stdout`` and fd 1 is
+    restored.
     """
     sys.stdout.flush()
     saved = os.dup(1)
     os.dup2(2, 1)
+    to_fd = _writes_to_fd1(sys.stdout)
     try:
-        yield
+        if to_fd:
+            with open(saved, "w", encoding="utf-8", closefd=False) as stream:
+                yield stream
+        else:
+            yield sys.stdout
     finally:
         sys.stdout.flush()
-        os.dup2(saved, 1)
+        if not to_fd:
+            os.dup2(saved, 1)
         os.close(saved)
+
+
+def _writes_to_fd1(stream) -> bool:
+    try:
+        return stream.fileno() == 1
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def resolve_bot(text: str) -> Any:

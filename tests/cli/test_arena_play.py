@@ -202,3 +202,25 @@ def test_logs_hold_what_each_bot_printed(capsys, tmp_path):
     text = (logs / "2-chatty.py.log").read_text()
     assert text.startswith("loaded\n") and "deciding play" in text
     assert (logs / "1-random.log").read_text() == ""
+
+
+def test_json_stays_one_document_while_a_bots_thread_keeps_printing(tmp_path):
+    bot = tmp_path / "chatter.py"
+    bot.write_text(
+        "import os, sys, threading, time\n"
+        "def spam():\n"
+        "    while True:\n"
+        "        print('SPAM')\n"
+        "        os.write(1, b'RAW\\n')\n"
+        "        time.sleep(0.0005)\n"
+        "threading.Thread(target=spam, daemon=True).start()\n"
+        "def agent(o, c):\n"
+        "    return o['legal_actions'][0]\n"
+    )
+    arena = Path(sys.executable).with_name("arena")
+    for _ in range(5):
+        proc = subprocess.run([str(arena), "play", str(bot), "first", "--json"], capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-500:]
+        assert json.loads(proc.stdout)["players"][1]["bot"] == "first"
+        assert "SPAM" in proc.stderr or "RAW" in proc.stderr
