@@ -33,6 +33,15 @@ def run_play(args: argparse.Namespace) -> int:
     """Play the match ``args`` describe and print its result; return the exit code."""
     bots = [resolve_bot(text) for text in args.bots]
     rules = make_rules(args.rules, len(bots))
+    if args.sandbox == "inprocess":
+        for text, bot in dict(zip(args.bots, bots, strict=True)).items():
+            foreign = bot.foreign_imports() if isinstance(bot, BotPackage) else []
+            if foreign:
+                print(
+                    f"arena: note: {text} imports {', '.join(foreign)}, not in the standard library: it runs "
+                    "here, in your Python, but not on the site (try --sandbox process)",
+                    file=sys.stderr,
+                )
     total = args.games * (rules.players if args.duplicate else 1)
     if total > MAX_GAMES:
         raise CommandError(

@@ -16,6 +16,7 @@ import hashlib
 import io
 import os
 import stat
+import sys
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -113,6 +114,21 @@ class BotPackage:
             target.write_bytes(content)
             os.chmod(target, 0o644)
         return root
+
+    def foreign_imports(self) -> list[str]:
+        """Top-level modules the bot's sources import that are neither the standard library
+        nor its own files: they exist only where the bot runs outside the sandbox."""
+        own = {path.split("/")[0].removesuffix(".py") for path in self.files}
+        found: set[str] = set()
+        for path, content in self.files.items():
+            if not path.endswith(".py"):
+                continue
+            for node in ast.walk(ast.parse(content, filename=path)):
+                if isinstance(node, ast.Import):
+                    found.update(alias.name.split(".")[0] for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    found.add(node.module.split(".")[0])
+        return sorted(found - own - set(sys.stdlib_module_names))
 
     @property
     def short_name(self) -> str:

@@ -224,3 +224,16 @@ def test_json_stays_one_document_while_a_bots_thread_keeps_printing(tmp_path):
         assert proc.returncode == 0, proc.stderr[-500:]
         assert json.loads(proc.stdout)["players"][1]["bot"] == "first"
         assert "SPAM" in proc.stderr or "RAW" in proc.stderr
+
+
+def test_a_bot_importing_outside_the_standard_library_gets_a_note_in_process_only(capsys, tmp_path):
+    bot = tmp_path / "np.py"
+    bot.write_text("try:\n    import numpy\nexcept ImportError:\n    numpy = None\n"
+                   "def agent(o, c):\n    return o['legal_actions'][0]\n")
+    assert main(["play", str(bot), "first", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["games"] == 1
+    assert err.count("\n") == 1 and "np.py imports numpy, not in the standard library" in err
+    assert main(["play", str(bot), "first", "--json", "--sandbox", "process"]) in (0, 1)
+    _, err = capsys.readouterr()
+    assert "not in the standard library" not in err

@@ -243,3 +243,14 @@ def test_utf8_source_with_a_byte_order_mark_is_accepted():
 def test_macos_resource_forks_in_a_zip_are_left_out():
     data = make_zip({"main.py": AGENT, "__MACOSX/._main.py": b"\x00\x05\x16\x07 binary", "helper.py": b"x = 1\n"})
     assert set(BotPackage.from_bytes("mac.zip", data).files) == {"main.py", "helper.py"}
+
+
+def test_foreign_imports_are_the_modules_neither_standard_nor_the_bots_own():
+    data = make_zip({
+        "main.py": b"import json, numpy.linalg\nfrom helpers import x\nfrom . import y\nfrom torch import nn\n" + AGENT,
+        "helpers.py": b"import collections\nimport requests\nx = 1\n",
+        "tools/__init__.py": b"",
+        "tools/more.py": b"from tools import more\n",
+    })
+    assert BotPackage.from_bytes("bot.zip", data).foreign_imports() == ["numpy", "requests", "torch"]
+    assert BotPackage.from_bytes("b.py", b"import random, os.path\n" + AGENT).foreign_imports() == []
