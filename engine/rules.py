@@ -125,7 +125,20 @@ class Rules:
                 raise RulesError(key, f"given twice ({texts[key]!r} and {text!r}); give each option once")
             values[key] = _parse_value(key, text)
             texts[key] = text
-        return cls.from_dict(values)
+        rules = cls.from_dict(values)
+        # an option typed that would have no effect is a mistake, not a setting
+        if values.get("target") is not None and rules.rounds is not None:
+            raise RulesError(
+                "target",
+                f"target={texts['target']} has no effect with rounds={rules.rounds} "
+                "(a fixed number of rounds instead of a target); give one of them",
+            )
+        if "draw_limit" in values and rules.draw == "one":
+            raise RulesError(
+                "draw_limit",
+                f"draw_limit={texts['draw_limit']} has no effect with draw=one (it applies to draw=until_playable)",
+            )
+        return rules
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Rules:

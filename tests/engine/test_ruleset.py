@@ -121,6 +121,29 @@ def test_an_option_given_twice_is_an_error_naming_both_values():
         Rules.parse(["wd4=free", "stacking=stack", "wd4=challenge", "wd4=free"])
 
 
+@pytest.mark.parametrize(
+    ("items", "option"),
+    [
+        (["rounds=5", "target=100"], "target"),
+        (["target=300", "rounds=2", "scoring=penalty"], "target"),
+        (["draw_limit=3"], "draw_limit"),
+        (["draw=one", "draw_limit=10"], "draw_limit"),
+    ],
+)
+def test_an_option_typed_that_would_have_no_effect_is_an_error(items, option):
+    with pytest.raises(RulesError, match="has no effect") as info:
+        Rules.parse(items)
+    assert info.value.option == option
+
+
+def test_options_that_take_effect_together_are_accepted():
+    assert Rules.parse(["draw=until_playable", "draw_limit=3"]).draw_limit == 3
+    assert Rules.parse(["rounds=none", "target=100"]).target == 100
+    assert Rules.parse(["rounds=3"]).rounds == 3
+    # stored rule sets (every option, defaults included) still load as they are
+    assert Rules.from_dict(Rules.parse(["rounds=3"]).to_dict()).rounds == 3
+
+
 def test_signed_integers_are_read():
     assert Rules.parse(["hand_size=+5"]).hand_size == 5
 
