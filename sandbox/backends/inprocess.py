@@ -1,28 +1,65 @@
 """In-process backend: the bot's ``agent`` called directly. Trusted code only.
 
 For reference bots (our own code) and for ``arena play`` on the author's own
-machine. No isolation and no preemption: a decision that runs too long is
-measured afterwards and faulted like in a sandbox, but cannot be interrupted.
-Loads packages with the bot host's own loader (``sandbox.host.load_agent``).
-Prints are captured at the Python level only (``sys.stdout``/``sys.stderr``).
+machine, where authors test a bot before uploading it: a package seat
+(``InProcessSeat.from_package``) behaves like the same bot in a sandbox as far
+as a plain function call can.
+
+- Own modules: the bot is imported as ``main`` (as in the sandbox) with its
+  folder first on its own ``sys.path``; every module that lives in its folder
+  (imported at load time or later, during a decision) belongs to that seat
+  alone and is in ``sys.modules`` only while the seat's code runs. Two bots
+  with a ``helper.py`` each, or one bot in two seats, never share a module, and
+  a bot's ``engine.py`` is not the arena's ``engine``. A bot's module named
+  like a standard module the sandbox's bot host has already imported (say
+  ``json.py``) is not used, as in the sandbox.
+- Working directory: the bot's folder during its import and every decision
+  (a ``chdir`` of the bot's own is kept for its next decision), so relative
+  paths to its data files work as in the sandbox.
+- Faults as in the sandbox: an exception (``SystemExit`` and a
+  ``KeyboardInterrupt`` the bot raises itself too), a reply that is not JSON
+  (also one nested too deep to encode). A real Ctrl-C still stops the caller:
+  while bot code runs in the main thread, SIGINT is noted by a handler of ours
+  and raised again afterwards, whatever the bot does with it.
+
+Still not as in a sandbox: no preemption (a decision that runs too long is
+measured afterwards and faulted like in a sandbox, but cannot be interrupted);
+no resource limits (memory, processes, files, CPU); prints are captured at the
+Python level only (``sys.stdout``/``sys.stderr``: output written to fd 1/2
+directly, via ``os.write``, C code or a child process, is not captured);
+standard modules (and installed packages) are shared with the arena and the
+other seats (module-level ``random`` state, a monkeypatch), and what is
+installed beside the arena can be imported; ``sys``, ``os.environ`` and the
+process are shared. Seats from a plain callable (reference bots) run as they
+are: no module, path or directory switching (it costs nothing per decision).
 """
 
 from __future__ import annotations
 
+import _signal
 import contextlib
+import functools
+import importlib.machinery
 import io
 import json
+import os
 import shutil
+import signal
+import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from engine.faults import SeatFault
-from sandbox.host import describe_exception, load_agent
+from sandbox.host import ENTRY_MODULE, describe_exception, load_agent
 from sandbox.limits import Limits
 from sandbox.package import BotPackage
 from sandbox.seat import MarksLog, SeatLog, fault_from_error, make_seat_dir
+
+_MISSING = object()
 
 
 class _LogWriter(io.TextIOBase):
@@ -35,6 +72,206 @@ class _LogWriter(io.TextIOBase):
     def write(self, text: str) -> int:
         self.target.add(text)
         return len(text)
+
+
+@functools.cache
+def _host_preloaded() -> frozenset[str]:
+    """Top-level modules the sandbox's bot host has imported before it imports a bot.
+
+    There a bot's own module of such a name (a ``json.py``) is never used:
+    ``import json`` finds the host's in ``sys.modules``. Asked of a bare
+    interpreter once, and only when a bot brings a module named like a
+    standard one.
+    """
+    from sandbox import host
+
+    code = (
+        "import importlib.util, sys\n"
+        "spec = importlib.util.spec_from_file_location('host', sys.argv[1])\n"
+        "spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+        "print(' '.join(sys.modules))\n"
+    )
+    try:
+        out = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", code, host.__file__],
+            capture_output=True, text=True, timeout=30, check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        # A guess on the safe side: every standard module this process has loaded.
+        return frozenset(name for name in sys.stdlib_module_names if name in sys.modules)
+    return frozenset(name.partition(".")[0] for name in out.split())
+
+
+def _provided_names(bot_dir: str) -> frozenset[str]:
+    """Top-level module names the bot's folder provides, which resolve to its own files there."""
+    suffixes = importlib.machinery.all_suffixes()
+    names = set()
+    for entry in os.scandir(bot_dir):
+        if entry.is_dir(follow_symlinks=False):
+            name = entry.name  # a package, or a namespace package
+        else:
+            name = next((entry.name[: -len(s)] for s in suffixes if entry.name.endswith(s)), "")
+        if name.isidentifier() and name != "__pycache__":
+            names.add(name)
+    # Built-in modules always win over files; the host's own imports win there too.
+    names -= set(sys.builtin_module_names)
+    if names & sys.stdlib_module_names:
+        names -= _host_preloaded()
+    return frozenset(names)
+
+
+class _Namespace:
+    """What one package seat's code sees of the process: its modules, ``sys.path`` and directory.
+
+    ``run`` swaps them in around a call of bot code and out again afterwards
+    (whatever happens), restoring the arena's.
+    """
+
+    def __init__(self, bot_dir: str):
+        self.bot_dir = bot_dir
+        self.prefixes = tuple({os.path.join(bot_dir, ""), os.path.join(os.path.realpath(bot_dir), "")})
+        self.shadowed = _provided_names(bot_dir)
+        self.modules: dict[str, ModuleType] = {}
+        self.path = [bot_dir, *(p for p in sys.path if p != bot_dir)]
+        self.cwd = bot_dir
+        self.interrupted = False  # a real SIGINT arrived during the last run
+        self.armed = False
+        self._subs: dict[str, tuple[int, list[str]]] = {}
+
+    def owns(self, name: str, module) -> bool:
+        """True for a module that is the bot's: loaded from its folder, or under a name it provides."""
+        if name.partition(".")[0] in self.shadowed:
+            return True
+        where = getattr(module, "__file__", None)
+        if isinstance(where, str) and where.startswith(self.prefixes):
+            return True
+        path = getattr(module, "__path__", None)
+        try:
+            return any(isinstance(p, str) and p.startswith(self.prefixes) for p in path or ())
+        except Exception:  # noqa: BLE001 - a strange __path__ is not ours to judge
+            return False
+
+    def run(self, writer: io.TextIOBase, function: Callable, *args):
+        """Call ``function(*args)`` as the bot's code: ``(result, error, seconds)``.
+
+        ``error`` is what it raised (``result`` is None then). Raises
+        ``KeyboardInterrupt`` only for a real SIGINT, after restoring everything.
+        """
+        modules = sys.modules
+        saved: dict[str, object] = {}  # the arena's entries to put back
+        arena_path = sys.path
+        arena_cwd: str | None = None
+        moved = False
+        previous_handler, foreign_handler = None, False
+        count, last = -1, None
+        result = error = None
+        elapsed = 0.0
+        self.interrupted = False
+        try:
+            # First: from here on a real Ctrl-C is noted, and raised only once all is restored.
+            previous_handler, foreign_handler = self._watch_sigint()
+            for name in self.shadowed:  # the arena's modules of those names (packages with theirs)
+                outside = modules.pop(name, None)
+                if outside is not None:
+                    saved[name] = outside
+                    if hasattr(outside, "__path__"):
+                        for sub in self._submodules(name):
+                            module = modules.pop(sub, None)
+                            if module is not None:
+                                saved[sub] = module
+            for name, module in self.modules.items():
+                if name not in saved:
+                    saved[name] = modules.get(name, _MISSING)
+                modules[name] = module
+            sys.path = self.path
+            with contextlib.suppress(OSError):
+                arena_cwd = os.getcwd()
+            for where in (self.cwd, self.bot_dir):
+                with contextlib.suppress(OSError):
+                    os.chdir(where)
+                    moved = True
+                    break
+            count, last = len(modules), next(reversed(modules), None)
+            started = time.monotonic()
+            try:
+                with contextlib.redirect_stdout(writer), contextlib.redirect_stderr(writer):
+                    self.armed = True
+                    try:
+                        result = function(*args)
+                    finally:
+                        self.armed = False
+                        elapsed = time.monotonic() - started
+            except BaseException as exc:  # noqa: BLE001 - anything the bot raises is its fault
+                error = exc
+        finally:
+            self.armed = False
+            if moved:
+                with contextlib.suppress(OSError):
+                    self.cwd = os.getcwd()  # a chdir of the bot's own lasts, as in a sandbox
+                if arena_cwd is not None:
+                    with contextlib.suppress(OSError):
+                        os.chdir(arena_cwd)
+            if sys.path is not self.path and sys.path is not arena_path and isinstance(sys.path, list):
+                self.path = sys.path  # the bot set a new list: it keeps it, as in a sandbox
+            sys.path = arena_path
+            if len(modules) != count or next(reversed(modules), None) != last:
+                # The bot imported something: its own modules join the seat's.
+                for name, module in list(modules.items()):
+                    if name not in self.modules and module is not saved.get(name) and self.owns(name, module):
+                        self.modules[name] = module
+            for name in list(self.modules):
+                current = modules.pop(name, _MISSING)
+                if current is _MISSING:
+                    del self.modules[name]  # the bot removed it: gone for it, as in a sandbox
+                else:
+                    self.modules[name] = current
+            for name, module in saved.items():
+                if module is _MISSING:
+                    modules.pop(name, None)
+                else:
+                    modules[name] = module
+            if previous_handler is not None:  # last: a Ctrl-C while restoring waited for it
+                _signal.signal(signal.SIGINT, previous_handler)
+        if self.interrupted:
+            raise KeyboardInterrupt
+        if foreign_handler and isinstance(error, KeyboardInterrupt):
+            raise error  # cannot tell it from a real Ctrl-C: passed on, as for reference bots
+        return result, error, elapsed
+
+    def _submodules(self, name: str) -> list[str]:
+        """The names under the arena's package ``name`` in ``sys.modules`` (cached while its size stays)."""
+        size = len(sys.modules)
+        cached = self._subs.get(name)
+        if cached is None or cached[0] != size:
+            prefix = name + "."
+            cached = self._subs[name] = (size, [key for key in sys.modules if key.startswith(prefix)])
+        return cached[1]
+
+    def _watch_sigint(self) -> tuple[Callable | None, bool]:
+        """Put our SIGINT handler in place of Python's default one: ``(handler to restore, foreign)``.
+
+        ``foreign`` means someone else's handler is in place: a
+        ``KeyboardInterrupt`` may be a real one then, and is passed on.
+        """
+        if threading.current_thread() is not threading.main_thread():
+            return None, False  # SIGINT never raises in this thread: a KeyboardInterrupt here is the bot's
+        # _signal: the C module under ``signal``, without its enum wrapping (10 us a call pair)
+        previous = _signal.getsignal(signal.SIGINT)
+        if previous is signal.default_int_handler:
+            _signal.signal(signal.SIGINT, self._on_sigint)
+            return previous, False
+        # SIG_IGN, SIG_DFL: no KeyboardInterrupt comes from a SIGINT then
+        return None, previous not in (signal.SIG_IGN, signal.SIG_DFL, None)
+
+    def _on_sigint(self, signum, frame) -> None:
+        self.interrupted = True
+        if self.armed:  # in bot code: stop it; in our restoring code: raised after it
+            raise KeyboardInterrupt
+
+    def close(self) -> None:
+        self.modules.clear()
+        for key in [k for k in sys.path_importer_cache if isinstance(k, str) and k.startswith(self.prefixes + (self.bot_dir,))]:
+            sys.path_importer_cache.pop(key, None)
 
 
 class InProcessSeat(MarksLog):
@@ -57,27 +294,36 @@ class InProcessSeat(MarksLog):
         self.last_decision_seconds = 0.0
         self.log_marks: list[int] = []  # as SandboxSeat.log_marks: prints are captured as they happen
         self.cleanup: Callable[[], None] | None = None
+        self.namespace: _Namespace | None = None  # a package seat's own modules, path and directory
 
     @classmethod
-    def from_package(cls, package: BotPackage, limits: Limits, name: str, module_name: str) -> InProcessSeat:
-        """Import ``package`` here (under ``module_name``); an import error faults the seat."""
+    def from_package(cls, package: BotPackage, limits: Limits, name: str, module_name: str = "main") -> InProcessSeat:
+        """Import ``package`` here, in a namespace of its own; an import error faults the seat.
+
+        The entry module is named ``main`` as in the sandbox, whatever
+        ``module_name`` says (kept for callers: every seat has its own
+        ``sys.modules`` view now, so names no longer need to be unique).
+        """
         seat = cls(None, limits, name, copy_json=True)
         workdir = Path(make_seat_dir("inprocess"))
-        bot_dir = str(package.write_to(workdir / "bot"))
 
         def cleanup() -> None:
-            with contextlib.suppress(ValueError):
-                sys.path.remove(bot_dir)
-            sys.modules.pop(module_name, None)
+            if seat.namespace is not None:
+                seat.namespace.close()
             shutil.rmtree(workdir, ignore_errors=True)
 
         seat.cleanup = cleanup
-        writer = _LogWriter(seat.log)
         try:
-            with contextlib.redirect_stdout(writer), contextlib.redirect_stderr(writer):
-                seat.agent = load_agent(bot_dir, module_name)
-        except BaseException as exc:  # noqa: BLE001 - the bot's import failing is its fault, reported
-            seat._record(seat._fault_for(describe_exception(exc), at_import=True))
+            bot_dir = str(package.write_to(workdir / "bot"))
+            seat.namespace = _Namespace(bot_dir)
+            agent, error, _ = seat.namespace.run(_LogWriter(seat.log), load_agent, bot_dir, ENTRY_MODULE.removesuffix(".py"))
+        except BaseException:
+            seat.stop()  # a real Ctrl-C, or our own failure: nothing is left behind
+            raise
+        if error is not None:
+            seat._record(seat._fault_for(describe_exception(error), at_import=True))
+        else:
+            seat.agent = agent
         return seat
 
     def _decide(self, observation: dict, configuration: dict) -> dict:
@@ -88,17 +334,23 @@ class InProcessSeat(MarksLog):
             observation = json.loads(json.dumps(observation))
             configuration = json.loads(json.dumps(configuration))
         writer = _LogWriter(self.log)
-        started = time.monotonic()
-        try:
-            with contextlib.redirect_stdout(writer), contextlib.redirect_stderr(writer):
-                action = self.agent(observation, configuration)
-        except BaseException as exc:  # noqa: BLE001 - SystemExit from a bot is a fault, not our exit
-            if isinstance(exc, KeyboardInterrupt):
-                raise
-            raise self._record(self._fault_for(describe_exception(exc))) from None
-        finally:
-            elapsed = time.monotonic() - started
+        if self.namespace is not None:
+            action, error, elapsed = self.namespace.run(writer, self.agent, observation, configuration)
             self.last_decision_seconds = elapsed
+            if error is not None:
+                raise self._record(self._fault_for(describe_exception(error))) from None
+        else:
+            started = time.monotonic()
+            try:
+                with contextlib.redirect_stdout(writer), contextlib.redirect_stderr(writer):
+                    action = self.agent(observation, configuration)
+            except BaseException as exc:  # noqa: BLE001 - SystemExit from a bot is a fault, not our exit
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                raise self._record(self._fault_for(describe_exception(exc))) from None
+            finally:
+                elapsed = time.monotonic() - started
+                self.last_decision_seconds = elapsed
         over = elapsed - self.limits.time_per_decision
         if over > 0:
             if over > self.bank:
@@ -108,8 +360,9 @@ class InProcessSeat(MarksLog):
         if self.copy_json:
             try:
                 action = json.loads(json.dumps(action, allow_nan=False))
-            except (TypeError, ValueError) as exc:
-                raise self._record(SeatFault("illegal", f"agent returned a value that is not JSON ({type(action).__name__}): {exc}")) from None
+            except (TypeError, ValueError, RecursionError, OverflowError) as exc:
+                # as the bot host: a reply nested too deep to encode is an illegal action too
+                raise self._record(SeatFault("illegal", f"agent returned a value that is not JSON ({type(action).__name__}): {str(exc)[:200]}")) from None
         return action
 
     def stop(self) -> None:
