@@ -3,6 +3,9 @@
 from django.contrib import admin
 from django.urls import include, path
 
+admin.site.site_header = "Uno Arena administration"
+admin.site.site_title = "Uno Arena admin"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("api.urls")),

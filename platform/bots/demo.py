@@ -28,11 +28,11 @@ DEMO_PASSWORD = "uno-arena-demo"
 #: username -> [(bot name, reference bot module, description)]
 DEMO_BOTS = {
     "ada": [
-        ("random", "random_bot", "Plays a uniformly random legal action (the reference bot `random`)."),
-        ("first", "first", "Always takes the first legal action (the reference bot `first`)."),
+        ("random", "random_bot", "Plays a uniformly random legal action (the reference bot random)."),
+        ("first", "first", "Always takes the first legal action (the reference bot first)."),
     ],
-    "grace": [("greedy", "greedy", "Sheds high-point cards first and keeps its wilds (reference bot `greedy`).")],
-    "linus": [("expert", "expert", "Counts colours and punishes a player on UNO (reference bot `expert`).")],
+    "grace": [("greedy", "greedy", "Sheds high-point cards first and keeps its wilds (reference bot greedy).")],
+    "linus": [("expert", "expert", "Counts colours and punishes a player on UNO (reference bot expert).")],
 }
 
 #: (seed, bot names in seat order, extra rules, deals, duplicate)

@@ -256,3 +256,23 @@ def test_admin_lists_and_shows_bots_versions_and_matches(client, played_match):
         assert client.get(url).status_code == 200, url
     # Versions are made by uploads only.
     assert client.get(reverse("admin:bots_botversion_add")).status_code == 403
+
+
+def test_a_missing_page_is_the_sites_own_not_found_page(client, db):
+    response = client.get("/bots/999999/")
+    assert response.status_code == 404
+    html = response.content.decode()
+    assert "<title>Not found · Uno Arena</title>" in html and "/bots/999999/" in html
+    assert 'class="topbar"' in html  # the site's header and menu, to find the way on
+
+
+def test_the_server_error_page_needs_no_request_and_says_nothing_was_lost():
+    from django.template.loader import render_to_string
+
+    html = render_to_string("500.html")
+    assert "Something went wrong on our side" in html and "core/site" in html
+
+
+def test_the_admin_has_the_sites_name_and_icon(client, db):
+    html = client.get("/admin/login/").content.decode()
+    assert "Uno Arena administration" in html and "core/favicon" in html
