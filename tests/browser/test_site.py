@@ -143,10 +143,17 @@ def test_replay_steps_follow_the_engine_and_a_seat_view_hides_other_hands(page, 
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
 
+    page.focus("#rv-view")  # as when chosen with the mouse or the keyboard
     page.select_option("#rv-view", "1")
     seat_view = _shown(page)
     _assert_matches_engine(seat_view, replay)
     assert seat_view["visible"] == [False, True, False, False]
+    # after a choice in a menu the keys are the player's again, not the menu's
+    page.keyboard.press("ArrowRight")
+    stepped = _shown(page)
+    assert stepped["pos"] > seat_view["pos"] and stepped["visible"] == [False, True, False, False]
+    page.keyboard.press("ArrowLeft")
+    assert _shown(page)["pos"] == seat_view["pos"]
     assert page.locator(".seat[data-seat='0'] .hand .card[data-card]").count() == 0
     shot(page, "replay-seat-view")
 

@@ -125,6 +125,8 @@ class Viewer {
       e.preventDefault(); // the link's own "#" would reset the position through hashchange
       this.go(this.game, Number(item.dataset.pos));
     });
+    // a choice made in a menu hands the keys back to the player (they would change the menu's value)
+    for (const id of ["rv-game", "rv-round", "rv-view", "rv-speed"]) $(id).addEventListener("change", (e) => e.target.blur());
     document.addEventListener("keydown", (e) => this.key(e));
     window.addEventListener("hashchange", () => this.fromHash());
     this.fromHash();
@@ -145,7 +147,9 @@ class Viewer {
   }
 
   key(e) {
-    if (e.target.closest && e.target.closest("input, select, textarea")) return;
+    const field = e.target.closest ? e.target.closest("input, select, textarea") : null;
+    // the slider moves itself with the arrows, Home and End; Space and Up/Down stay the player's
+    if (field && !(field.type === "range" && [" ", "ArrowUp", "ArrowDown"].includes(e.key))) return;
     if (e.altKey || e.ctrlKey || e.metaKey) return;
     const actions = {
       " ": () => this.toggle(),
