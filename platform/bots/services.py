@@ -24,8 +24,15 @@ def bot_create(*, owner, name: str, description: str = "", source_public: bool =
     name = name.strip()
     if not name:
         raise BotError("a bot needs a name")
-    if Bot.objects.filter(owner=owner, name=name).exists():
-        raise BotError(f"you already have a bot named {name!r}")
+    if "/" in name or not name.isprintable():
+        raise BotError(
+            f"{name!r}: a bot name may not contain '/' (it separates owner and bot, as in ada/mybot) "
+            "or control characters"
+        )
+    # case-insensitively: "MyBot" beside "mybot" would be two bots no one can tell apart
+    same = Bot.objects.filter(owner=owner, name__iexact=name).values_list("name", flat=True).first()
+    if same is not None:
+        raise BotError(f"you already have a bot named {same!r}")
     try:
         with transaction.atomic():
             return Bot.objects.create(

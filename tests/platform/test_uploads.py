@@ -121,6 +121,18 @@ def test_only_the_owner_may_upload_to_a_bot(client, bot, bob):
     assert not BotVersion.objects.exists()
 
 
+@pytest.mark.parametrize("name", ["Alpha", "ALPHA ", "alpha"])
+def test_bot_names_are_unique_per_owner_whatever_their_case(alice, bot, name):
+    with pytest.raises(services.BotError, match="already have a bot named 'alpha'"):
+        services.bot_create(owner=alice, name=name)
+
+
+@pytest.mark.parametrize("name", ["a/b", "tab\there", "line\nbreak"])
+def test_a_bot_name_with_a_slash_or_control_characters_is_refused(alice, name):
+    with pytest.raises(services.BotError, match="may not contain '/'"):
+        services.bot_create(owner=alice, name=name)
+
+
 def test_bot_names_are_unique_per_owner(client, alice, bot):
     client.force_login(alice)
     response = client.post(reverse("bots:new"), {"name": "alpha", "description": ""})
