@@ -4,6 +4,9 @@
 column: a longer one is a 404, never a 500 from the database.
 """
 
+import re
+
+from django.http import Http404
 from django.urls import register_converter
 
 
@@ -18,3 +21,10 @@ class IdConverter:
 
 
 register_converter(IdConverter, "id")
+
+
+def id_or_404(text: str) -> int:
+    """An id given in a query string (``?bot=12``), checked as ``<id:...>`` checks one in a path."""
+    if not re.fullmatch(IdConverter.regex, text):
+        raise Http404(f"no such id: {text[:40]!r}")
+    return int(text)

@@ -2,22 +2,38 @@
 
 from __future__ import annotations
 
+from core.converters import id_or_404
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.http import content_disposition_header
 
+from bots.models import Bot, BotVersion
+
 from . import selectors
 from .models import Match, MatchSeat
 
+#: matches per page of the match list
+MATCHES_PER_PAGE = 50
+
 
 def match_list(request):
+    """Every match, newest first, a page at a time; ``?kind=``, ``?bot=`` or ``?version=`` narrow it."""
     kind = request.GET.get("kind")
     if kind not in Match.Kind.values:
         kind = None
+    bot = version = None
+    if request.GET.get("version"):
+        version = get_object_or_404(BotVersion.objects.select_related("bot__owner"), pk=id_or_404(request.GET["version"]))
+    elif request.GET.get("bot"):
+        bot = get_object_or_404(Bot.objects.select_related("owner"), pk=id_or_404(request.GET["bot"]))
+    page = Paginator(selectors.match_list(kind=kind, bot=bot, version=version, limit=None), MATCHES_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
     return render(
         request,
         "matches/match_list.html",
-        {"matches": selectors.match_list(kind=kind, limit=100), "kind": kind, "kinds": Match.Kind.values},
+        {"page": page, "matches": page.object_list, "kind": kind, "kinds": Match.Kind.values, "bot": bot, "version": version},
     )
 
 

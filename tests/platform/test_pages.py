@@ -200,6 +200,36 @@ def test_match_list_filters_by_kind(client, played_match):
     assert "No matches yet." in response.content.decode()
 
 
+def test_every_match_of_a_bot_can_be_reached_a_page_at_a_time(client, validated_version):
+    from matches.views import MATCHES_PER_PAGE
+
+    bot = validated_version.bot
+    created = [
+        match_services.match_create(kind="challenge", rules=Rules(players=2), seats=[validated_version, "random"],
+                                    enqueue=False)
+        for _ in range(MATCHES_PER_PAGE + 5)
+    ]
+    other = match_services.match_create(kind="challenge", rules=Rules(players=2), seats=["first", "random"],
+                                        enqueue=False)
+    assert f"?bot={bot.pk}" in client.get(reverse("bots:detail", args=[bot.pk])).content.decode()
+    url = reverse("matches:list") + f"?bot={bot.pk}"
+    first_page = client.get(url).content.decode()
+    assert f"Matches of <a href=\"{bot.get_absolute_url()}\">{bot}</a>" in first_page
+    assert f"page 1 of 2 · {len(created) + 1} in all" in first_page  # and its validation match
+    assert "older →" in first_page and f"#{other.pk}<" not in first_page
+    second_page = client.get(url + "&page=2").content.decode()
+    shown = {m.pk for m in created if f">#{m.pk}<" in first_page or f">#{m.pk}<" in second_page}
+    assert shown == {m.pk for m in created}
+    assert "← newer" in second_page and f"bot={bot.pk}&amp;page=1" in second_page
+    # the kind filter keeps the bot; a bad page is the last one, a bad id a 404
+    assert "page 1 of 2" in client.get(url + "&kind=challenge").content.decode()
+    assert "page 2 of 2" in client.get(url + "&page=99").content.decode()
+    assert client.get(reverse("matches:list") + "?bot=12x").status_code == 404
+    assert client.get(reverse("matches:list") + "?bot=9999999").status_code == 404
+    version_page = client.get(reverse("matches:list") + f"?version={validated_version.pk}").content.decode()
+    assert f"Matches of <a href=\"{validated_version.get_absolute_url()}\">" in version_page
+
+
 def test_queue_page_counts_queued_and_running_and_shows_the_oldest_and_workers(client, validated_version):
     first = match_services.match_create(
         kind="ladder", rules=Rules(players=2), seats=[validated_version, "random"], enqueue=False
