@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, QuerySet, Value
 
 from bots.models import Bot, BotVersion
-from ladders.models import LadderEntry
+from ladders.models import Ladder, LadderEntry
 
 from .models import ApiToken, Challenge
 
@@ -39,6 +39,18 @@ def with_public(bots: QuerySet[Bot]) -> QuerySet[Bot]:
 
 def bot_is_public(bot: Bot) -> bool:
     return Bot.objects.filter(_public_filter(), pk=bot.pk).exists()
+
+
+def challenge_ladders() -> QuerySet[Ladder]:
+    """The ladders whose rules a challenge may use: the active ones, by name."""
+    return Ladder.objects.filter(active=True).order_by("name")
+
+
+def challenge_match_status(challenge: Challenge) -> str:
+    """The status of the challenge's match as stored now (its task may have run since it was created)."""
+    from matches.models import Match
+
+    return Match.objects.filter(pk=challenge.match_id).values_list("status", flat=True).get()
 
 
 def challenge_list(user) -> QuerySet[Challenge]:

@@ -221,7 +221,7 @@ class MatchSerializer(serializers.ModelSerializer):
 class ChallengeCreateSerializer(serializers.Serializer):
     bot = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="id of your bot")
     opponent = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="id of a public bot")
-    ladder = serializers.SlugField(max_length=100, help_text="slug of the ladder whose rules are played")
+    ladder = serializers.SlugField(max_length=100, help_text="slug of an active ladder whose rules are played")
 
 
 class ChallengeSerializer(serializers.ModelSerializer):

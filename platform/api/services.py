@@ -14,6 +14,7 @@ from django.utils import timezone
 from bots.models import Bot
 from bots.selectors import bot_playing_version
 from engine.rules import Rules, RulesError
+from ladders.services import LadderError, ladder_match_format
 from matches.models import Match
 from matches.services import match_create
 
@@ -71,7 +72,11 @@ def token_authenticate(key: str) -> ApiToken | None:
 def challenge_create(*, challenger, bot: Bot, opponent: Bot, ladder) -> Challenge:
     """Queue an unranked head-to-head match: ``bot`` (the challenger's) against a public ``opponent``,
     under ``ladder``'s rules with two players, its games, duplicate setting and clock.
+
+    Only an active ladder lends its rules, and its match format within the ladders' bounds.
     """
+    if not ladder.active:
+        raise ApiRefusal(f"the ladder {ladder.slug!r} is not active; challenge under an active ladder's rules")
     if bot.owner_id != challenger.pk:
         raise ApiRefusal(f"bot {bot.pk} ({bot}) is not yours; challenge with one of your own bots")
     if opponent.pk == bot.pk:
@@ -90,6 +95,10 @@ def challenge_create(*, challenger, bot: Bot, opponent: Bot, ladder) -> Challeng
         rules = Rules.from_dict({**ladder.rules, "players": 2})
     except (RulesError, TypeError) as exc:
         raise ApiRefusal(f"the rules of ladder {ladder.slug!r} do not fit a two-player match: {exc}") from None
+    try:
+        match_format = ladder_match_format(ladder)
+    except LadderError as exc:
+        raise ApiRefusal(str(exc)) from None
     limit = settings.API_CHALLENGES_PENDING
     with transaction.atomic():
         # The user's row lock makes concurrent requests count one after the other.
@@ -106,9 +115,6 @@ def challenge_create(*, challenger, bot: Bot, opponent: Bot, ladder) -> Challeng
             kind=Match.Kind.CHALLENGE,
             rules=rules,
             seats=[mine, theirs],
-            games=ladder.games,
-            duplicate=ladder.duplicate,
-            time_per_decision=ladder.time_per_decision,
-            time_bank=ladder.time_bank,
+            **match_format,
         )
         return Challenge.objects.create(challenger=challenger, match=match, ladder=ladder)

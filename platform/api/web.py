@@ -12,8 +12,9 @@ from django.views.decorators.http import require_POST
 
 from bots.models import Bot
 from ladders.models import Ladder
+from matches.models import Match
 
-from . import services
+from . import selectors, services
 from .models import ApiToken
 from .throttles import MatchRequestThrottle
 
@@ -60,8 +61,19 @@ def challenge_new(request, bot_id: int):
     except services.ApiRefusal as exc:
         messages.error(request, str(exc))
         return redirect(opponent)
-    messages.success(request, f"Challenge queued: {mine} against {opponent}. This page shows it when it is played.")
+    _challenge_message(request, challenge, f"{mine} against {opponent}")
     return redirect(challenge.match)
+
+
+def _challenge_message(request, challenge, label: str) -> None:
+    """Say what became of the challenge's match: still waiting, or already played (tasks may run in-process)."""
+    status = selectors.challenge_match_status(challenge)
+    if status in (Match.Status.QUEUED, Match.Status.RUNNING):
+        messages.success(request, f"Challenge {status}: {label}. This page shows the result when it is played.")
+    elif status == Match.Status.DONE:
+        messages.success(request, f"Challenge played: {label}. The result is below.")
+    else:
+        messages.warning(request, f"Challenge {label}: the match {status}, see below.")
 
 
 def _int(text) -> int | None:

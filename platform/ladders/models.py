@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
 
@@ -13,6 +15,39 @@ from sandbox.limits import Limits
 from . import ratings
 
 _LIMITS = Limits()
+
+#: bounds of a ladder's settings, so a typo cannot make a match of a million deals or a clock of 1e300 s;
+#: the admin, the services and the database (check constraints) all hold a ladder to them.
+#: Deals per match: as tournaments.services.MAX_GAMES (deals per pairing).
+MIN_GAMES, MAX_GAMES = 1, 100
+#: Seconds per decision: the default is 1 s; a minute is already a slow ladder.
+MIN_TIME_PER_DECISION, MAX_TIME_PER_DECISION = 0.1, 60.0
+#: Seconds of bank per match: the default is 10 s; well inside the longest a match may run (1800 s).
+MIN_TIME_BANK, MAX_TIME_BANK = 0.1, 600.0
+#: Queued and running matches of one ladder at once: each entry sits in at most one anyway.
+MIN_PENDING, MAX_PENDING = 1, 50
+#: Forfeits in a row before a suspension.
+MIN_FAULT_LIMIT, MAX_FAULT_LIMIT = 1, 100
+
+
+def validate_finite(value) -> None:
+    """Refuse NaN and infinities, which slip through comparisons with the bounds."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValidationError("Enter a finite number, got %(value)s.", code="invalid", params={"value": value})
+
+
+def _bounds(low, high) -> list:
+    return [MinValueValidator(low), MaxValueValidator(high)]
+
+
+def _range_constraint(field: str, low, high, unit: str) -> models.CheckConstraint:
+    # The last line of defence (raw updates, other clients); model validation reports the same bound
+    # on the field first, so a form never shows this table-wide message.
+    return models.CheckConstraint(
+        condition=models.Q(**{f"{field}__gte": low, f"{field}__lte": high}),
+        name=f"ladder_{field}_range",
+        violation_error_message=f"{field} must be {low:g} to {high:g} {unit}.",
+    )
 
 
 class Ladder(models.Model):
@@ -28,23 +63,36 @@ class Ladder(models.Model):
     )
     seats = models.PositiveSmallIntegerField(default=2, help_text="Seats per match, 2 to 10; equals rules.players.")
     games = models.PositiveIntegerField(
-        default=1, help_text="Deals per match; with duplicate rotation each deal is played once per seat rotation."
+        default=1,
+        validators=_bounds(MIN_GAMES, MAX_GAMES),
+        help_text=f"Deals per match, {MIN_GAMES} to {MAX_GAMES}; "
+        "with duplicate rotation each deal is played once per seat rotation.",
     )
     duplicate = models.BooleanField(default=True, help_text="Rotate the seats over the same deals.")
     # Copied into every ladder match (Match.time_per_decision / time_bank).
     time_per_decision = models.FloatField(
         default=_LIMITS.time_per_decision,
-        help_text="Seconds per decision (the bots' clock in this ladder's matches).",
+        validators=[validate_finite, *_bounds(MIN_TIME_PER_DECISION, MAX_TIME_PER_DECISION)],
+        help_text=f"Seconds per decision, {MIN_TIME_PER_DECISION:g} to {MAX_TIME_PER_DECISION:g} "
+        "(the bots' clock in this ladder's matches).",
     )
     time_bank = models.FloatField(
         default=_LIMITS.time_bank,
-        help_text="Seconds of extra time per match, beyond the time per decision.",
+        validators=[validate_finite, *_bounds(MIN_TIME_BANK, MAX_TIME_BANK)],
+        help_text=f"Seconds of extra time per match, {MIN_TIME_BANK:g} to {MAX_TIME_BANK:g}, "
+        "beyond the time per decision.",
     )
     max_pending = models.PositiveSmallIntegerField(
-        default=4, help_text="At most this many of the ladder's matches are queued or running at once."
+        default=4,
+        validators=_bounds(MIN_PENDING, MAX_PENDING),
+        help_text=f"At most this many of the ladder's matches are queued or running at once, "
+        f"{MIN_PENDING} to {MAX_PENDING}.",
     )
     fault_limit = models.PositiveSmallIntegerField(
-        default=3, help_text="A bot that forfeits this many ladder matches in a row is suspended."
+        default=3,
+        validators=_bounds(MIN_FAULT_LIMIT, MAX_FAULT_LIMIT),
+        help_text=f"A bot that forfeits this many ladder matches in a row is suspended, "
+        f"{MIN_FAULT_LIMIT} to {MAX_FAULT_LIMIT}.",
     )
     active = models.BooleanField(default=True, help_text="Matchmaking runs only for active ladders.")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -53,12 +101,11 @@ class Ladder(models.Model):
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(condition=models.Q(seats__gte=2, seats__lte=10), name="ladder_seats_2_to_10"),
-            models.CheckConstraint(condition=models.Q(games__gte=1), name="ladder_games_positive"),
-            models.CheckConstraint(condition=models.Q(max_pending__gte=1), name="ladder_max_pending_positive"),
-            models.CheckConstraint(condition=models.Q(fault_limit__gte=1), name="ladder_fault_limit_positive"),
-            models.CheckConstraint(
-                condition=models.Q(time_per_decision__gt=0, time_bank__gt=0), name="ladder_times_positive"
-            ),
+            _range_constraint("games", MIN_GAMES, MAX_GAMES, "deals per match"),
+            _range_constraint("time_per_decision", MIN_TIME_PER_DECISION, MAX_TIME_PER_DECISION, "seconds"),
+            _range_constraint("time_bank", MIN_TIME_BANK, MAX_TIME_BANK, "seconds"),
+            _range_constraint("max_pending", MIN_PENDING, MAX_PENDING, "matches"),
+            _range_constraint("fault_limit", MIN_FAULT_LIMIT, MAX_FAULT_LIMIT, "forfeits"),
         ]
 
     def __str__(self) -> str:

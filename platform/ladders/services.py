@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -53,6 +54,25 @@ def ladder_rules_clean(rules, seats: int) -> dict:
         return Rules.from_dict(rules).to_dict()
     except (RulesError, TypeError, ValueError) as exc:
         raise LadderError(str(exc)) from None
+
+
+#: the ladder's fields that make up the format of its matches (and of challenges under its rules)
+MATCH_FORMAT_FIELDS = ("games", "duplicate", "time_per_decision", "time_bank")
+
+
+def ladder_match_format(ladder: Ladder) -> dict:
+    """The match options a ladder gives its matches: games, duplicate and clock, within the model's bounds.
+
+    The bounds are the Ladder fields' validators (the one place that states them); a stored value
+    out of them (written around validation) is a LadderError naming the field, never a huge match.
+    """
+    others = [f.name for f in Ladder._meta.fields if f.name not in MATCH_FORMAT_FIELDS]
+    try:
+        ladder.clean_fields(exclude=others)
+    except ValidationError as exc:
+        problems = "; ".join(f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items())
+        raise LadderError(f"the ladder {ladder.name!r} has settings out of bounds ({problems})") from None
+    return {field: getattr(ladder, field) for field in MATCH_FORMAT_FIELDS}
 
 
 def ladder_enter(ladder: Ladder, bot: Bot) -> LadderEntry:
@@ -144,6 +164,7 @@ def ladder_matchmake(ladder: Ladder, *, rng: random.Random | None = None, now: d
             if version is not None:
                 candidates.append(_Candidate(entry, version))
         rules = Rules.from_dict(ladder.rules)
+        match_format = ladder_match_format(ladder)
         while free_slots > 0 and len(candidates) >= ladder.seats:
             candidates.sort(key=_waiting_order)
             table = ratings.pick_table(candidates[0], candidates[1:], ladder.seats, lambda c: c.entry.elo, rng)
@@ -152,10 +173,7 @@ def ladder_matchmake(ladder: Ladder, *, rng: random.Random | None = None, now: d
                 rules=rules,
                 seats=[c.version for c in table],
                 seed=rng.getrandbits(62),
-                games=ladder.games,
-                duplicate=ladder.duplicate,
-                time_per_decision=ladder.time_per_decision,
-                time_bank=ladder.time_bank,
+                **match_format,
             )
             LadderMatch.objects.create(ladder=ladder, match=match)
             LadderEntry.objects.filter(pk__in=[c.entry.pk for c in table]).update(last_matched_at=now)
@@ -177,8 +195,8 @@ def ladder_matchmake_all(*, rng: random.Random | None = None) -> dict[str, int]:
     for ladder in Ladder.objects.filter(active=True):
         try:
             created[ladder.slug] = len(ladder_matchmake(ladder, rng=rng))
-        except (RulesError, MatchError) as exc:
-            # A ladder whose stored rules no longer validate must not stop the others.
+        except (RulesError, MatchError, LadderError) as exc:
+            # A ladder whose stored rules or settings no longer validate must not stop the others.
             logger.error("ladder %s: no matchmaking: %s", ladder.slug, exc)
             created[ladder.slug] = 0
     return created

@@ -129,6 +129,33 @@ def test_challenge_needs_an_active_version_and_a_known_ladder(alice, bob, ladder
     assert body["errors"] == {"ladder": ["no ladder 'nope'"]}
 
 
+def test_challenge_under_an_inactive_ladder_is_refused(alice, bob, ladder):
+    Ladder.objects.filter(pk=ladder.pk).update(active=False)
+    mine = make_bot(alice, "mine")
+    theirs = make_bot(bob, "theirs", public=True)
+    response = client_for(alice).post(
+        "/api/challenges/", {"bot": mine.pk, "opponent": theirs.pk, "ladder": "duel"}, format="json"
+    )
+    assert_json_error(response, 400, "the ladder 'duel' is not active")
+    assert not Match.objects.exists() and not Challenge.objects.exists()
+
+
+def test_a_challenge_plays_the_ladders_format_and_never_beyond_its_bounds(alice, bob, ladder):
+    from api.services import ApiRefusal, challenge_create
+
+    mine = make_bot(alice, "mine")
+    theirs = make_bot(bob, "theirs", public=True)
+    Ladder.objects.filter(pk=ladder.pk).update(games=100)
+    ladder.refresh_from_db()
+    match = challenge_create(challenger=alice, bot=mine, opponent=theirs, ladder=ladder).match
+    assert (match.games, match.duplicate) == (100, True)
+    # A ladder out of bounds in memory (no such row can be stored) gives no match at all.
+    ladder.games = 1_000_000
+    with pytest.raises(ApiRefusal, match="games: Ensure this value is less than or equal to 100"):
+        challenge_create(challenger=alice, bot=mine, opponent=theirs, ladder=ladder)
+    assert Match.objects.count() == 1
+
+
 def test_challenges_pending_at_once_are_capped(alice, bob, ladder, settings):
     settings.API_CHALLENGES_PENDING = 2
     mine = make_bot(alice, "mine")

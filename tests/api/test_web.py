@@ -115,3 +115,55 @@ def test_web_challenges_share_the_api_rate_limit(alice, bob, ladder, settings):
     api = client_for(alice).post("/api/challenges/", {"bot": mine.pk, "opponent": theirs.pk, "ladder": "duel"}, format="json")
     assert api.status_code == 429
     assert Challenge.objects.count() == 1
+
+
+def test_challenge_form_offers_only_active_ladders(alice, bob, ladder):
+    Ladder.objects.create(name="Archived", slug="archived", rules={"players": 2}, seats=2, active=False)
+    make_bot(alice, "mine")
+    theirs = make_bot(bob, "theirs", public=True)
+    page = browser(alice).get(f"/bots/{theirs.pk}/").content.decode()
+    options = re.findall(r'<option value="([^"]+)">', page.split('name="ladder"')[1].split("</select>")[0])
+    assert options == ["duel"]
+
+
+def test_challenge_form_without_an_active_ladder_says_so(alice, bob, ladder):
+    Ladder.objects.update(active=False)
+    make_bot(alice, "mine")
+    theirs = make_bot(bob, "theirs", public=True)
+    page = browser(alice).get(f"/bots/{theirs.pk}/").content.decode()
+    assert "There is no active ladder" in page and 'name="ladder"' not in page
+
+
+def test_challenge_under_an_inactive_ladder_by_hand_is_refused_with_a_message(alice, bob, ladder):
+    Ladder.objects.update(active=False)
+    mine = make_bot(alice, "mine")
+    theirs = make_bot(bob, "theirs", public=True)
+    response = browser(alice).post(f"/account/challenge/{theirs.pk}/", {"bot": mine.pk, "ladder": "duel"}, follow=True)
+    assert "the ladder &#x27;duel&#x27; is not active" in response.content.decode()
+    assert not Match.objects.exists() and not Challenge.objects.exists()
+
+
+def test_the_message_says_queued_while_the_match_waits(alice, bob, ladder):
+    mine = make_bot(alice, "mine")
+    theirs = make_bot(bob, "theirs", public=True)
+    response = browser(alice).post(f"/account/challenge/{theirs.pk}/", {"bot": mine.pk, "ladder": "duel"}, follow=True)
+    page = response.content.decode()
+    assert Challenge.objects.get().match.status == "queued"
+    assert "Challenge queued: alice/mine against bob/theirs" in page
+    assert "Challenge played" not in page
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_the_message_says_played_when_the_match_ran_during_the_request(alice, bob, eager_tasks):
+    """The embedded default runs the task in-process when the challenge commits, before the response."""
+    Ladder.objects.create(name="Duel", slug="duel", rules={"players": 2, "rounds": 1}, seats=2)
+    mine = make_bot(alice, "mine")
+    theirs = make_bot(bob, "theirs", public=True)
+    client = browser(alice)
+    response = client.post(f"/account/challenge/{theirs.pk}/", {"bot": mine.pk, "ladder": "duel"})
+    match = Challenge.objects.get().match
+    assert match.status == "done", match.error
+    page = client.get(response["Location"]).content.decode()
+    assert "Challenge played: alice/mine against bob/theirs" in page
+    assert "Challenge queued" not in page and "when it is played" not in page

@@ -5,7 +5,6 @@ from __future__ import annotations
 from django import template
 
 from bots.models import Bot, BotVersion
-from ladders.models import Ladder
 
 from .. import selectors
 
@@ -21,7 +20,7 @@ def api_tokens(context):
 
 @register.inclusion_tag("api/_challenge.html", takes_context=True)
 def challenge_form(context, bot: Bot):
-    """For a signed-in visitor who is not the owner of a public ``bot``: pick your bot and a ladder."""
+    """For a signed-in visitor who is not the owner of a public ``bot``: pick your bot and an active ladder."""
     user = context["request"].user
     shown = user.is_authenticated and user.pk != bot.owner_id and selectors.bot_is_public(bot)
     mine = (
@@ -32,6 +31,6 @@ def challenge_form(context, bot: Bot):
         "shown": shown,
         "bot": bot,
         "mine": mine,
-        "ladders": Ladder.objects.order_by("-active", "name") if shown else [],
+        "ladders": selectors.challenge_ladders() if shown else [],
         "csrf_token": context.get("csrf_token"),
     }

@@ -1,0 +1,137 @@
+"""A ladder's settings have bounds: the admin, model validation, the services and the database refuse the rest."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+from ladder_helpers import ladder, user
+
+from ladders import models, services
+from ladders.demo import DEMO_LADDER
+from ladders.models import Ladder
+
+pytestmark = pytest.mark.django_db
+
+OUT_OF_RANGE = [
+    ("games", 1_000_000),
+    ("games", 101),
+    ("games", 0),
+    ("time_per_decision", 1e300),
+    ("time_per_decision", 60.5),
+    ("time_per_decision", 0),
+    ("time_per_decision", -1),
+    ("time_per_decision", float("nan")),
+    ("time_per_decision", float("inf")),
+    ("time_bank", 601),
+    ("time_bank", 0),
+    ("time_bank", -1),
+    ("time_bank", float("nan")),
+    ("max_pending", 40_000),
+    ("max_pending", 51),
+    ("max_pending", 0),
+    ("fault_limit", 101),
+]
+
+
+@pytest.mark.parametrize(("field", "value"), OUT_OF_RANGE)
+def test_model_validation_refuses_out_of_range_settings_on_their_field(field, value):
+    with pytest.raises(ValidationError) as error:
+        ladder(**{field: value})
+    assert set(error.value.message_dict) == {field}
+    assert "Constraint" not in str(error.value)
+    assert not Ladder.objects.exists()
+
+
+def test_the_bounds_themselves_are_accepted():
+    on = ladder(games=100, time_per_decision=60, time_bank=600, max_pending=50, fault_limit=100)
+    low = ladder(name="Low", slug="low", games=1, time_per_decision=0.1, time_bank=0.1, max_pending=1, fault_limit=1)
+    assert Ladder.objects.count() == 2 and on.games == 100 and low.time_bank == 0.1
+
+
+def test_games_per_match_are_bounded_as_tournaments_bound_games_per_pairing():
+    from tournaments.services import MAX_GAMES
+
+    assert models.MAX_GAMES == MAX_GAMES
+
+
+def test_the_demo_ladder_is_within_the_bounds():
+    Ladder(**DEMO_LADDER).full_clean()
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("games", 101), ("time_per_decision", 0), ("time_bank", 1e300), ("max_pending", 51), ("fault_limit", 0)],
+)
+def test_the_database_refuses_what_skips_validation(field, value):
+    on = ladder()
+    with pytest.raises(IntegrityError, match=f"ladder_{field}_range"), transaction.atomic():
+        Ladder.objects.filter(pk=on.pk).update(**{field: value})
+
+
+def _admin_client(client):
+    admin = user("boss")
+    admin.is_staff = admin.is_superuser = True
+    admin.save()
+    client.force_login(admin)
+    return client
+
+
+def _admin_form(**changes) -> dict:
+    form = {
+        "name": "Big", "slug": "big", "rules": '{"players": 2}', "seats": 2, "games": 1,
+        "duplicate": "on", "time_per_decision": 1, "time_bank": 10, "max_pending": 4, "fault_limit": 3,
+        "active": "on", "entries-TOTAL_FORMS": 0, "entries-INITIAL_FORMS": 0,
+    }
+    form.update(changes)
+    return form
+
+
+def test_the_admin_refuses_the_reviewers_values_on_each_field(client):
+    client = _admin_client(client)
+    response = client.post(
+        reverse("admin:ladders_ladder_add"),
+        _admin_form(games=1000000, time_per_decision="1e300", max_pending=40000, time_bank=0),
+    )
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert set(errors) == {"games", "time_per_decision", "time_bank", "max_pending"}
+    assert "less than or equal to 100" in errors["games"][0]
+    assert "less than or equal to 60" in errors["time_per_decision"][0]
+    assert "greater than or equal to 0.1" in errors["time_bank"][0]
+    assert "less than or equal to 50" in errors["max_pending"][0]
+    assert "is violated" not in response.content.decode()
+    assert not Ladder.objects.exists()
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_the_admin_reports_a_non_positive_time_on_its_field_not_as_a_constraint(client, value):
+    client = _admin_client(client)
+    response = client.post(reverse("admin:ladders_ladder_add"), _admin_form(time_per_decision=value))
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert set(errors) == {"time_per_decision"}
+    assert "is violated" not in response.content.decode()
+    assert client.post(reverse("admin:ladders_ladder_add"), _admin_form()).status_code == 302
+
+
+def test_the_admin_refuses_out_of_range_values_when_editing_too(client):
+    client = _admin_client(client)
+    on = ladder()
+    form = _admin_form(name=on.name, slug=on.slug, games=101)
+    response = client.post(reverse("admin:ladders_ladder_change", args=[on.pk]), form)
+    assert response.status_code == 200 and set(response.context["adminform"].form.errors) == {"games"}
+    on.refresh_from_db()
+    assert on.games == 1
+
+
+def test_the_match_format_refuses_settings_out_of_bounds_naming_the_field():
+    on = ladder()
+    assert services.ladder_match_format(on) == {
+        "games": 1, "duplicate": True, "time_per_decision": 1.0, "time_bank": 10.0,
+    }
+    on.games = 1_000_000  # as a row written around validation would hold
+    with pytest.raises(services.LadderError, match="games: Ensure this value is less than or equal to 100"):
+        services.ladder_match_format(on)
+
