@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect
@@ -25,8 +26,9 @@ class TournamentForm(forms.ModelForm):
     """Options checked by services.tournament_options, so the admin and the code agree."""
 
     rules = forms.JSONField(
-        initial={"players": 2, "rounds": 1},
-        help_text="Rule options of RULES.md as JSON; players is the table size. Missing options take their default.",
+        initial={"players": 2, "rounds": 1}, required=False,  # {} / [] / empty: every option at its default
+        help_text="Rule options of RULES.md as JSON; players is the table size. Missing options take their "
+        "default ({} or empty: all defaults).",
         widget=forms.Textarea(attrs={"rows": 4, "cols": 60}),
     )
     tie_breaks = forms.JSONField(
@@ -34,7 +36,11 @@ class TournamentForm(forms.ModelForm):
         help_text=f"JSON list, in order, from: {', '.join(TIE_BREAKS)}.",
         widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
     )
-    seed = forms.IntegerField(required=False, help_text="Empty: a random seed.")
+    seed = forms.IntegerField(
+        required=False,
+        help_text="Empty: a random seed drawn when the tournament starts (recommended: nobody can know the "
+        "deals in advance). The public sees the seed once the tournament is finished.",
+    )
     slug = forms.SlugField(required=False, help_text="Empty: made from the name.")
 
     class Meta:
@@ -48,11 +54,15 @@ class TournamentForm(forms.ModelForm):
         options = {key: data.get(key) for key in OPTION_FIELDS}
         if options["tie_breaks"] is None:
             options["tie_breaks"] = list(TIE_BREAKS)
+        if options["rules"] is None:  # the JSON field reads {} and [] as empty: every rule at its default
+            options["rules"] = {}
         try:
-            fields = services.tournament_options(**options, exclude_pk=self.instance.pk)
+            services.tournament_options(**options, exclude_pk=self.instance.pk)
         except TournamentError as exc:
-            raise forms.ValidationError(str(exc)) from None
-        self.options = {**options, "seed": fields["seed"]}  # a random seed is drawn once
+            # On the field at fault, which also keeps the model's own check of that field from repeating it.
+            self.add_error(exc.field if exc.field in self.fields else None, str(exc))
+            return data
+        self.options = options
         return data
 
 
@@ -86,8 +96,20 @@ class EntryInline(admin.TabularInline):
     def has_change_permission(self, request, obj=None):
         return False
 
+    def get_fields(self, request, obj=None):
+        return _plain_if_not_viewable(request, super().get_fields(request, obj), VERSION_LINK)
+
+    def get_readonly_fields(self, request, obj=None):
+        return _plain_if_not_viewable(request, super().get_readonly_fields(request, obj), VERSION_LINK)
+
+    @admin.display(description="version")
+    def version_text(self, entry):
+        return entry.version.label if entry.version_id else "-"
+
     @admin.display(description="")
     def withdraw_link(self, entry):
+        if entry.pk is None:  # a row not saved yet: nothing to withdraw (and no tournament to filter by)
+            return ""
         url = reverse("admin:tournaments_entry_changelist") + f"?tournament__id__exact={entry.tournament_id}"
         return format_html('<a href="{}">withdraw / disqualify…</a>', url)
 
@@ -141,6 +163,21 @@ class EventInline(admin.TabularInline):
         return event.who
 
 
+#: read-only foreign keys the admin shows as links, and the permission the link's page needs
+VERSION_LINK = {"version": "bots.view_botversion"}
+
+
+def _creator_link() -> dict:
+    opts = get_user_model()._meta
+    return {"created_by": f"{opts.app_label}.view_{opts.model_name}"}
+
+
+def _plain_if_not_viewable(request, fields, links: dict) -> list:
+    """``fields`` with each read-only foreign key of ``links`` (field -> view permission) swapped for its
+    plain-text ``<field>_text`` twin when the user lacks the permission: the admin's link would answer 403."""
+    return [f"{name}_text" if name in links and not request.user.has_perm(links[name]) else name for name in fields]
+
+
 def _progress_html(progress) -> str:
     return format_html(
         '<div style="display:flex;gap:.5em;align-items:center"><progress value="{}" max="{}" style="width:7em">'
@@ -178,7 +215,10 @@ class TournamentAdmin(admin.ModelAdmin):
         if obj is None:
             return OPTION_FIELDS
         head = ["status", "progress", "page"]
-        return [*head, *OPTION_FIELDS, *(f for f in self.readonly_fields if f not in head)]
+        fields = [*head, *OPTION_FIELDS, *(f for f in self.readonly_fields if f not in head)]
+        if obj.format == Tournament.Format.ROUND_ROBIN and obj.seats > 2:
+            fields.insert(fields.index("total_rounds") + 1, "pairs")
+        return _plain_if_not_viewable(request, fields, _creator_link())
 
     #: buttons on a tournament's page: action -> (service, label, statuses it applies to, what happened)
     BUTTONS = {
@@ -225,9 +265,21 @@ class TournamentAdmin(admin.ModelAdmin):
         return super().change_view(request, object_id, form_url, extra_context)
 
     def get_readonly_fields(self, request, obj=None):
+        fields = [*self.readonly_fields, "pairs"]
         if obj is not None and obj.status not in (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION):
-            return [*OPTION_FIELDS, *self.readonly_fields]
-        return self.readonly_fields
+            fields = [*OPTION_FIELDS, *fields]
+        return _plain_if_not_viewable(request, fields, _creator_link())
+
+    @admin.display(description="created by")
+    def created_by_text(self, tournament):
+        return tournament.created_by.get_username() if tournament.created_by_id else "-"
+
+    @admin.display(description="pairs")
+    def pairs(self, tournament):
+        coverage = selectors.round_robin_pair_coverage(tournament)
+        if coverage is None:
+            return "scheduled at the start"
+        return coverage.text
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         if obj is not None and obj.status not in (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION):

@@ -15,11 +15,16 @@ from . import services
 from .models import Tournament
 
 ORGANIZER = "organizer"
-#: what the demo organizer may do in the admin: run tournaments, look at bots and matches
+#: what the demo organizer may do in the admin: run tournaments and ladders (the organizer-run
+#: competitions), look at the bots, their versions (the admin never shows a version's source) and matches.
+#: Never users: an organizer has no business reading accounts, so the admin shows them as plain text.
 ORGANIZER_PERMISSIONS = [
     ("tournaments", "add_tournament"), ("tournaments", "change_tournament"), ("tournaments", "view_tournament"),
     ("tournaments", "change_entry"), ("tournaments", "view_entry"), ("tournaments", "view_round"),
-    ("tournaments", "view_tournamentevent"), ("bots", "view_bot"), ("matches", "view_match"),
+    ("tournaments", "view_tournamentevent"),
+    ("ladders", "add_ladder"), ("ladders", "change_ladder"), ("ladders", "view_ladder"),
+    ("ladders", "view_ladderentry"),
+    ("bots", "view_bot"), ("bots", "view_botversion"), ("matches", "view_match"),
 ]
 
 #: (name, slug, format, rule options, seed, description); short rules keep seeding fast
@@ -38,11 +43,12 @@ def demo_organizer(password: str, log=print):
     if new:
         user.set_password(password)
         user.save(update_fields=["password"])
-        for app_label, codename in ORGANIZER_PERMISSIONS:
-            permission = Permission.objects.filter(content_type__app_label=app_label, codename=codename).first()
-            if permission is not None:
-                user.user_permissions.add(permission)
-        log(f"user {ORGANIZER} (staff, runs tournaments in /admin/; password {password!r})")
+        log(f"user {ORGANIZER} (staff, runs tournaments and ladders in /admin/; password {password!r})")
+    # Every time, so a demo seeded before the role grew gets the permissions added since (adding is idempotent).
+    for app_label, codename in ORGANIZER_PERMISSIONS:
+        permission = Permission.objects.filter(content_type__app_label=app_label, codename=codename).first()
+        if permission is not None:
+            user.user_permissions.add(permission)
     return user
 
 

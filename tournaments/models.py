@@ -11,6 +11,9 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
+#: the longest "owner/bot" label: a username (auth.User, 150) + "/" + a bot name (bots.Bot, 64)
+ENTRY_NAME_MAX_LENGTH = 150 + 1 + 64
+
 
 class Tournament(models.Model):
     """One event: rule set, format, table size, schedule options, seed and status."""
@@ -41,12 +44,19 @@ class Tournament(models.Model):
     )
     rounds = models.PositiveSmallIntegerField(
         null=True, blank=True,
-        help_text="Swiss: number of rounds (empty: ceil(log2 entries)). Round robin with 3+ seats: "
-        "rounds (empty: the fewest in which every pair could meet).",
+        help_text="Swiss: number of rounds (empty: ceil(log2 entries)). Round robin with 3+ seats: rounds "
+        "(empty: ceil((entries - 1) / (seats - 1))). With 3+ seats some pairs usually never meet at a table "
+        "and others meet twice, more so with uneven tables or byes; give more rounds when every pair must "
+        "meet. The number of pairs that do not meet is shown once the rounds are scheduled at the start.",
     )
     cycles = models.PositiveSmallIntegerField(default=1, help_text="Round robin with 2 seats: full cycles.")
     tie_breaks = models.JSONField(default=list, blank=True, help_text="Tie-break names, in order.")
-    seed = models.BigIntegerField()
+    # Empty: drawn at random when the tournament starts. Shown to the public only once it is finished,
+    # since every deal derives from it (round_seed).
+    seed = models.BigIntegerField(
+        null=True, blank=True,
+        help_text="Empty: drawn at random at the start. Public only once the tournament is finished.",
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
 
     # Set when the tournament starts.
@@ -104,7 +114,7 @@ class Entry(models.Model):
         "bots.BotVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="tournament_entries"
     )
     # "owner/bot" at registration: the id the pairing code and its explanations use.
-    name = models.CharField(max_length=200)
+    name = models.CharField(max_length=ENTRY_NAME_MAX_LENGTH)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     created_at = models.DateTimeField(auto_now_add=True)
 

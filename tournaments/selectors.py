@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from fractions import Fraction
+from itertools import combinations
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
@@ -11,7 +13,13 @@ from tournaments.standings import crosstable
 from tournaments.tables import table_sizes
 
 from .models import Entry, Pairing, PairingSeat, Round, Tournament, TournamentEvent
-from .services import frozen_entries, history, tournament_standings_lines
+from .services import (
+    frozen_entries,
+    history,
+    redact_seed,
+    seed_is_public,
+    tournament_standings_lines,
+)
 
 #: column titles of the tie-breaks
 TIE_BREAK_TITLES = {
@@ -152,8 +160,76 @@ def tournament_rounds(tournament: Tournament) -> list[Round]:
     )
 
 
-def tournament_events(tournament: Tournament, limit: int = 200) -> QuerySet[TournamentEvent]:
-    return tournament.events.select_related("actor").order_by("-at", "-pk")[:limit]
+@dataclass(frozen=True)
+class LogLine:
+    """A line of the tournament's log as a viewer may see it."""
+
+    at: datetime
+    who: str
+    action: str
+    message: str
+
+
+def tournament_events(tournament: Tournament, user=None, limit: int = 200) -> list[LogLine]:
+    """The log, newest first; the seed's number is hidden from whoever may not see it yet (``seed_visible``)."""
+    reveal = seed_visible(tournament, user)
+    events: QuerySet[TournamentEvent] = tournament.events.select_related("actor").order_by("-at", "-pk")[:limit]
+    return [
+        LogLine(event.at, event.who, event.action, event.message if reveal else redact_seed(event.message))
+        for event in events
+    ]
+
+
+def seed_visible(tournament: Tournament, user=None) -> bool:
+    """Organizers always see the seed; everyone else once the tournament is finished (every deal derives
+    from it, so knowing it before the start would let an entrant tune a version to the deals)."""
+    return seed_is_public(tournament) or (user is not None and can_organize(user))
+
+
+@dataclass(frozen=True)
+class PairCoverage:
+    """How many pairs of entries share a table at least once in a round robin's schedule."""
+
+    pairs: int
+    met: int
+    repeated: int  # pairs that share a table more than once
+
+    @property
+    def unmet(self) -> int:
+        return self.pairs - self.met
+
+    @property
+    def text(self) -> str:
+        if not self.unmet:
+            text = f"every one of the {self.pairs} pairs meets at a table in this schedule"
+        else:
+            text = f"{self.unmet} of {self.pairs} pairs do not meet at a table in this schedule"
+        if self.repeated:
+            text += f"; {self.repeated} {'pair meets' if self.repeated == 1 else 'pairs meet'} more than once"
+        return text
+
+
+def round_robin_pair_coverage(tournament: Tournament) -> PairCoverage | None:
+    """For a round robin of 3+ seats per table, scheduled (started): how many pairs meet in its schedule.
+
+    The schedule is the stored plan (every round, played or not), over the entries it seats; later
+    withdrawals are not taken out. None for other tournaments, and before the start (no schedule yet).
+    """
+    if tournament.format != Tournament.Format.ROUND_ROBIN or tournament.seats <= 2 or not tournament.plan:
+        return None
+    names: set[str] = set()
+    counts: dict[frozenset, int] = {}
+    for planned in tournament.plan:
+        names.update(planned.get("byes", ()))
+        for table in planned.get("tables", ()):
+            names.update(table)
+            for pair in combinations(sorted(set(table)), 2):
+                key = frozenset(pair)
+                counts[key] = counts.get(key, 0) + 1
+    pairs = len(names) * (len(names) - 1) // 2
+    return PairCoverage(
+        pairs=pairs, met=len(counts), repeated=sum(1 for count in counts.values() if count > 1)
+    )
 
 
 def tournament_entries(tournament: Tournament) -> QuerySet[Entry]:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 import secrets
 from collections.abc import Sequence
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -36,7 +37,14 @@ MIN_PLAYERS, MAX_PLAYERS = BOUNDS["players"]
 
 
 class TournamentError(ValueError):
-    """A tournament action is refused; the message says what and with which value."""
+    """A tournament action is refused; the message says what and with which value.
+
+    ``field`` names the option at fault (a form shows the message on that field), or is empty.
+    """
+
+    def __init__(self, message: str, *, field: str = ""):
+        super().__init__(message)
+        self.field = field
 
 
 # --- creating and registering -------------------------------------------------------------
@@ -87,37 +95,53 @@ def tournament_options(
     """Check a tournament's options and return its field values; TournamentError names a bad value."""
     name = (name or "").strip()
     if not name or len(name) > 100:
-        raise TournamentError(f"a tournament needs a name of 1 to 100 characters, got {name!r}")
+        raise TournamentError(f"a tournament needs a name of 1 to 100 characters, got {name!r}", field="name")
     slug = slugify(slug or name)[:100]
     if not slug:
-        raise TournamentError(f"cannot make a web address (slug) from {name!r}; give one with letters or digits")
+        raise TournamentError(
+            f"cannot make a web address (slug) from {name!r}; give one with letters or digits", field="slug"
+        )
     if Tournament.objects.filter(slug=slug).exclude(pk=exclude_pk).exists():
-        raise TournamentError(f"the slug {slug!r} is taken by another tournament")
-    rules = parse_rules(rules)
+        raise TournamentError(f"the slug {slug!r} is taken by another tournament", field="slug")
+    try:
+        rules = parse_rules(rules)
+    except TournamentError as exc:
+        raise TournamentError(str(exc), field="rules") from None
     if format not in Tournament.Format.values:
-        raise TournamentError(f"unknown format {format!r} (allowed: {', '.join(Tournament.Format.values)})")
-    _check_int("games per pairing", games, 1, MAX_GAMES)
-    _check_int("cycles", cycles, 1, MAX_CYCLES)
+        raise TournamentError(
+            f"unknown format {format!r} (allowed: {', '.join(Tournament.Format.values)})", field="format"
+        )
+    _check_int("games per pairing", games, 1, MAX_GAMES, field="games")
+    _check_int("cycles", cycles, 1, MAX_CYCLES, field="cycles")
     if rounds is not None:
-        _check_int("rounds", rounds, 1, MAX_ROUNDS)
+        _check_int("rounds", rounds, 1, MAX_ROUNDS, field="rounds")
         if format == Tournament.Format.ROUND_ROBIN and rules.players == 2:
-            raise TournamentError("a 2-seat round robin has its rounds fixed by the field; set cycles instead")
+            raise TournamentError(
+                "a 2-seat round robin has its rounds fixed by the field; set cycles instead", field="rounds"
+            )
     if cycles != 1 and not (format == Tournament.Format.ROUND_ROBIN and rules.players == 2):
-        raise TournamentError(f"cycles applies to 2-seat round robins only, got cycles={cycles}")
+        raise TournamentError(f"cycles applies to 2-seat round robins only, got cycles={cycles}", field="cycles")
     tie_breaks = list(TIE_BREAKS) if tie_breaks is None else tie_breaks
     if not isinstance(tie_breaks, list | tuple) or not all(isinstance(t, str) for t in tie_breaks):
-        raise TournamentError(f"tie-breaks must be a list of names from {', '.join(TIE_BREAKS)}; got {tie_breaks!r}")
+        raise TournamentError(
+            f"tie-breaks must be a list of names from {', '.join(TIE_BREAKS)}; got {tie_breaks!r}", field="tie_breaks"
+        )
     tie_breaks = list(tie_breaks)
     unknown = [t for t in tie_breaks if t not in TIE_BREAKS]
     if unknown or len(set(tie_breaks)) != len(tie_breaks):
-        raise TournamentError(f"tie-breaks must be distinct names from {', '.join(TIE_BREAKS)}; got {tie_breaks!r}")
+        raise TournamentError(
+            f"tie-breaks must be distinct names from {', '.join(TIE_BREAKS)}; got {tie_breaks!r}", field="tie_breaks"
+        )
     # Fields that do not divide evenly play at tables of one seat fewer or more.
     for players in (rules.players - 1, rules.players + 1):
         if rules.players > MIN_PLAYERS and MIN_PLAYERS <= players <= MAX_PLAYERS:
-            rules_for_players(rules.to_dict(), players)
-    if seed is None:
-        seed = secrets.randbits(31)
-    _check_int("seed", seed, -(2**63), 2**63 - 1)
+            try:
+                rules_for_players(rules.to_dict(), players)
+            except TournamentError as exc:
+                raise TournamentError(str(exc), field="rules") from None
+    # No seed: one is drawn when the tournament starts (tournament_start), so nobody knows the deals before.
+    if seed is not None:
+        _check_int("seed", seed, -(2**63), 2**63 - 1, field="seed")
     return {
         "name": name, "slug": slug, "description": description or "", "rules": rules.to_dict(),
         "format": format, "seats": rules.players, "games": games, "duplicate": bool(duplicate),
@@ -126,10 +150,33 @@ def tournament_options(
 
 
 def _summary(tournament: Tournament) -> str:
+    """The options for the log; the seed's number is redacted from the public log (``redact_seed``)."""
+    seed = f"seed {tournament.seed}" if tournament.seed is not None else "seed drawn at the start"
     return (
         f"{tournament.get_format_display()}, {tournament.seats} seats, {tournament.games} game(s) per pairing"
-        f"{' (duplicate)' if tournament.duplicate else ''}, seed {tournament.seed}"
+        f"{' (duplicate)' if tournament.duplicate else ''}, {seed}"
     )
+
+
+#: how the log writes a seed ("seed 1408355813"); see redact_seed
+_SEED_IN_LOG = re.compile(r"\bseed -?\d+")
+SEED_HIDDEN = "seed hidden until the tournament finishes"
+
+
+def seed_is_public(tournament: Tournament) -> bool:
+    """Every deal derives from the seed (``round_seed``): the public sees it once the tournament is finished,
+    so nobody can tune a bot to the deals before the versions are frozen."""
+    return tournament.status == Tournament.Status.FINISHED
+
+
+def redact_seed(message: str) -> str:
+    """A log message with every seed number replaced by a note that it is hidden."""
+    return _SEED_IN_LOG.sub(SEED_HIDDEN, message)
+
+
+def draw_seed() -> int:
+    """A fresh random tournament seed."""
+    return secrets.randbits(62)
 
 
 def parse_rules(rules: Rules | dict | Sequence[str]) -> Rules:
@@ -177,7 +224,17 @@ def entry_add(tournament: Tournament, bot, *, actor=None) -> Entry:
             raise TournamentError(
                 f"{bot} has no active version: upload one and wait until its validation passes"
             )
-        entry = Entry.objects.create(tournament=tournament, bot=bot, name=str(bot)[:200])
+        name = str(bot)
+        max_length = Entry._meta.get_field("name").max_length
+        if len(name) > max_length:  # cannot happen with the current user and bot models; never truncate
+            raise TournamentError(f"{name[:60]}… cannot enter: its name is longer than {max_length} characters")
+        try:
+            with transaction.atomic():  # a savepoint: a refused row leaves the caller's transaction usable
+                entry = Entry.objects.create(tournament=tournament, bot=bot, name=name)
+        except IntegrityError:
+            raise TournamentError(
+                f"{bot} cannot enter {tournament}: it or an entry of the same name is already entered"
+            ) from None
         _log(tournament, "entry", f"entry {entry.name} added", actor)
     return entry
 
@@ -225,6 +282,9 @@ def tournament_start(tournament: Tournament, *, actor=None) -> Tournament:
                 "withdraw these entries or wait until a version passes validation"
             )
         names = [e.name for e in entries]
+        drawn = tournament.seed is None
+        if drawn:  # drawn only now, after the last version could change: nobody knew the deals before
+            tournament.seed = draw_seed()
         try:
             table_sizes(len(names), tournament.seats)
             if tournament.format == Tournament.Format.ROUND_ROBIN:
@@ -246,10 +306,11 @@ def tournament_start(tournament: Tournament, *, actor=None) -> Tournament:
         tournament.status = Tournament.Status.RUNNING
         tournament.started_at = timezone.now()
         tournament.current_round = 0
-        tournament.save(update_fields=["status", "started_at", "current_round", "plan", "total_rounds"])
+        tournament.save(update_fields=["status", "started_at", "current_round", "plan", "total_rounds", "seed"])
         frozen = ", ".join(f"{e.name} v{e.version.number}" for e in entries)
         _log(tournament, "started",
-             f"started with {len(entries)} entries over {tournament.total_rounds} round(s); versions frozen: {frozen}",
+             f"started with {len(entries)} entries over {tournament.total_rounds} round(s)"
+             f"{f', seed {tournament.seed} drawn' if drawn else ''}; versions frozen: {frozen}",
              actor)
         _advance(tournament)
         if tournament.status == Tournament.Status.PAUSED:
@@ -602,9 +663,9 @@ def _require(tournament: Tournament, statuses: tuple, what: str) -> None:
         raise TournamentError(f"cannot {what}: {tournament} is {tournament.status} (must be {allowed})")
 
 
-def _check_int(what: str, value, low: int, high: int) -> None:
+def _check_int(what: str, value, low: int, high: int, *, field: str = "") -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise TournamentError(f"{what} must be a whole number {low}..{high}, got {value!r}")
+        raise TournamentError(f"{what} must be a whole number {low}..{high}, got {value!r}", field=field)
 
 
 def _is_user(actor) -> bool:
