@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.admin import plain_if_not_viewable
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
@@ -97,10 +98,10 @@ class EntryInline(admin.TabularInline):
         return False
 
     def get_fields(self, request, obj=None):
-        return _plain_if_not_viewable(request, super().get_fields(request, obj), VERSION_LINK)
+        return plain_if_not_viewable(request, super().get_fields(request, obj), VERSION_LINK)
 
     def get_readonly_fields(self, request, obj=None):
-        return _plain_if_not_viewable(request, super().get_readonly_fields(request, obj), VERSION_LINK)
+        return plain_if_not_viewable(request, super().get_readonly_fields(request, obj), VERSION_LINK)
 
     @admin.display(description="version")
     def version_text(self, entry):
@@ -172,10 +173,6 @@ def _creator_link() -> dict:
     return {"created_by": f"{opts.app_label}.view_{opts.model_name}"}
 
 
-def _plain_if_not_viewable(request, fields, links: dict) -> list:
-    """``fields`` with each read-only foreign key of ``links`` (field -> view permission) swapped for its
-    plain-text ``<field>_text`` twin when the user lacks the permission: the admin's link would answer 403."""
-    return [f"{name}_text" if name in links and not request.user.has_perm(links[name]) else name for name in fields]
 
 
 def _progress_html(progress) -> str:
@@ -218,7 +215,7 @@ class TournamentAdmin(admin.ModelAdmin):
         fields = [*head, *OPTION_FIELDS, *(f for f in self.readonly_fields if f not in head)]
         if obj.format == Tournament.Format.ROUND_ROBIN and obj.seats > 2:
             fields.insert(fields.index("total_rounds") + 1, "pairs")
-        return _plain_if_not_viewable(request, fields, _creator_link())
+        return plain_if_not_viewable(request, fields, _creator_link())
 
     #: buttons on a tournament's page: action -> (service, label, statuses it applies to, what happened)
     BUTTONS = {
@@ -268,7 +265,7 @@ class TournamentAdmin(admin.ModelAdmin):
         fields = [*self.readonly_fields, "pairs"]
         if obj is not None and obj.status not in (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION):
             fields = [*OPTION_FIELDS, *fields]
-        return _plain_if_not_viewable(request, fields, _creator_link())
+        return plain_if_not_viewable(request, fields, _creator_link())
 
     @admin.display(description="created by")
     def created_by_text(self, tournament):

@@ -1,6 +1,10 @@
+from core.admin import plain_if_not_viewable
 from django.contrib import admin
 
 from .models import Bot, BotVersion
+
+#: read-only foreign keys shown as links only to users who may open them
+OWNER_LINK = {"owner": "auth.view_user"}
 
 
 class BotVersionInline(admin.TabularInline):
@@ -18,6 +22,23 @@ class BotAdmin(admin.ModelAdmin):
     search_fields = ["name", "owner__username"]
     list_select_related = ["owner"]
     inlines = [BotVersionInline]
+
+    fields = ["owner", "name", "description", "source_public", "pinned_version"]
+
+    def get_fields(self, request, obj=None):
+        if self.has_change_permission(request, obj):
+            return self.fields
+        return plain_if_not_viewable(request, self.fields, OWNER_LINK)
+
+    def get_readonly_fields(self, request, obj=None):
+        # a view-only user's form has every field read-only; the text twin must never be a form field
+        if self.has_change_permission(request, obj):
+            return self.readonly_fields
+        return [*self.readonly_fields, *plain_if_not_viewable(request, self.fields, OWNER_LINK)]
+
+    @admin.display(description="owner")
+    def owner_text(self, bot):
+        return bot.owner.username
 
 
 @admin.register(BotVersion)

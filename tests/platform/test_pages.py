@@ -306,3 +306,21 @@ def test_the_server_error_page_needs_no_request_and_says_nothing_was_lost():
 def test_the_admin_has_the_sites_name_and_icon(client, db):
     html = client.get("/admin/login/").content.decode()
     assert "Uno Arena administration" in html and "core/favicon" in html
+
+
+def test_a_view_only_organizer_sees_a_bots_owner_as_text_not_a_forbidden_link(client, bot):
+    import re
+
+    from tournaments.demo import demo_organizer
+
+    organizer = demo_organizer("pw", log=lambda _: None)
+    client.force_login(organizer)
+    page = client.get(reverse("admin:bots_bot_change", args=[bot.pk])).content.decode()
+    assert bot.owner.username in page
+    links = {link for link in re.findall(r'href="(/admin/[^"]*)"', page) if "logout" not in link}
+    assert not any("/auth/user/" in link for link in links)
+    for link in links:
+        assert client.get(link.replace("&amp;", "&")).status_code in (200, 302), link
+    # staff who may change bots keep the editable owner field
+    client.force_login(make_user("chief", staff=True))
+    assert 'name="owner"' in client.get(reverse("admin:bots_bot_change", args=[bot.pk])).content.decode()
