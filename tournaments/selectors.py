@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
-from itertools import combinations
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
+from tournaments import tables
+from tournaments.schedule import meeting_counts
 from tournaments.standings import crosstable
 from tournaments.tables import table_sizes
 
@@ -217,18 +218,20 @@ def round_robin_pair_coverage(tournament: Tournament) -> PairCoverage | None:
     """
     if tournament.format != Tournament.Format.ROUND_ROBIN or tournament.seats <= 2 or not tournament.plan:
         return None
-    names: set[str] = set()
-    counts: dict[frozenset, int] = {}
-    for planned in tournament.plan:
-        names.update(planned.get("byes", ()))
-        for table in planned.get("tables", ()):
-            names.update(table)
-            for pair in combinations(sorted(set(table)), 2):
-                key = frozenset(pair)
-                counts[key] = counts.get(key, 0) + 1
-    pairs = len(names) * (len(names) - 1) // 2
+    schedule = [  # the stored plan as the schedule it was made from
+        tables.Round(
+            number,
+            tuple(tables.Table(tuple(seats)) for seats in planned.get("tables", ())),
+            tuple(planned.get("byes", ())),
+        )
+        for number, planned in enumerate(tournament.plan, start=1)
+    ]
+    names = {entry for rnd in schedule for entry in rnd.entries()}
+    counts = meeting_counts(schedule)
     return PairCoverage(
-        pairs=pairs, met=len(counts), repeated=sum(1 for count in counts.values() if count > 1)
+        pairs=len(names) * (len(names) - 1) // 2,
+        met=len(counts),
+        repeated=sum(1 for count in counts.values() if count > 1),
     )
 
 
