@@ -20,6 +20,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from engine.rules import BOUNDS, Rules, RulesError
+from matches.models import MAX_COMPETITION_GAMES
 from tournaments.pairing import default_swiss_rounds, swiss_round
 from tournaments.schedule import round_robin
 from tournaments.standings import TIE_BREAKS, standings
@@ -30,7 +31,7 @@ from .models import Entry, Pairing, PairingSeat, Round, Tournament, TournamentEv
 logger = logging.getLogger(__name__)
 
 #: limits on what an organizer may ask for, so a typo cannot schedule a million matches
-MAX_GAMES = 100
+MAX_GAMES = MAX_COMPETITION_GAMES
 MAX_ROUNDS = 200
 MAX_CYCLES = 10
 MIN_PLAYERS, MAX_PLAYERS = BOUNDS["players"]

@@ -10,6 +10,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
 
+from matches.models import MAX_COMPETITION_GAMES
 from sandbox.limits import Limits
 
 from . import ratings
@@ -18,8 +19,8 @@ _LIMITS = Limits()
 
 #: bounds of a ladder's settings, so a typo cannot make a match of a million deals or a clock of 1e300 s;
 #: the admin, the services and the database (check constraints) all hold a ladder to them.
-#: Deals per match: as tournaments.services.MAX_GAMES (deals per pairing).
-MIN_GAMES, MAX_GAMES = 1, 100
+#: Deals per match: the same bound as a tournament's deals per pairing.
+MIN_GAMES, MAX_GAMES = 1, MAX_COMPETITION_GAMES
 #: Seconds per decision: the default is 1 s; a minute is already a slow ladder.
 MIN_TIME_PER_DECISION, MAX_TIME_PER_DECISION = 0.1, 60.0
 #: Seconds of bank per match: the default is 10 s; well inside the longest a match may run (1800 s).

@@ -5,6 +5,10 @@ from __future__ import annotations
 from django.db import models
 from django.urls import reverse
 
+#: the most deals one match of a competition may have (a ladder's games per match, a tournament's
+#: games per pairing), so a typo cannot make a match of a million deals
+MAX_COMPETITION_GAMES = 100
+
 
 class Match(models.Model):
     """One match: rules, seats, seed and format in; results, replay, logs and timings out."""
