@@ -97,6 +97,15 @@ def load_agent(bot_dir: str, module_name: str = "main"):
     return agent
 
 
+#: what encoding a reply raises when it is not JSON (a set, NaN, a list nested too deep to encode)
+NOT_JSON_ERRORS = (TypeError, ValueError, RecursionError, OverflowError)
+
+
+def not_json_reason(action, exc: BaseException) -> str:
+    """The fault reason of a reply that could not be encoded: the same in the sandbox and in-process."""
+    return f"agent returned a value that is not JSON ({type(action).__name__}): {str(exc)[:200]}"
+
+
 def describe_exception(exc: BaseException) -> dict:
     """The error a host reports for an exception raised by bot code."""
     try:
@@ -259,8 +268,8 @@ def serve(host: Host, bot_dir: str) -> int:
         message = {"op": "reply", "id": request_id, "action": action}
         try:
             frame = encode_frame(message)
-        except (TypeError, ValueError, RecursionError, OverflowError) as exc:
-            error = {"kind": "illegal", "reason": f"agent returned a value that is not JSON ({type(action).__name__}): {str(exc)[:200]}"}
+        except NOT_JSON_ERRORS as exc:
+            error = {"kind": "illegal", "reason": not_json_reason(action, exc)}
             host.reply({"op": "reply", "id": request_id, "error": error})
             continue
         if len(frame) - HEADER.size > host.frame_bytes:

@@ -162,7 +162,7 @@ def _start_seat(bot, index: int, backend: str, limits: Limits, match_id: str, do
         return InProcessSeat(reference_bots.get(bot), limits, bot)
     name = bot.short_name
     if backend == "inprocess":
-        return InProcessSeat.from_package(bot, limits, name, module_name=f"uno_arena_bot_{match_id}_{index}")
+        return InProcessSeat.from_package(bot, limits, name)
     if backend == "process":
         from sandbox.backends import process
 

@@ -54,7 +54,13 @@ from pathlib import Path
 from types import ModuleType
 
 from engine.faults import SeatFault
-from sandbox.host import ENTRY_MODULE, describe_exception, load_agent
+from sandbox.host import (
+    ENTRY_MODULE,
+    NOT_JSON_ERRORS,
+    describe_exception,
+    load_agent,
+    not_json_reason,
+)
 from sandbox.limits import Limits
 from sandbox.package import BotPackage
 from sandbox.seat import MarksLog, SeatLog, fault_from_error, make_seat_dir
@@ -297,12 +303,11 @@ class InProcessSeat(MarksLog):
         self.namespace: _Namespace | None = None  # a package seat's own modules, path and directory
 
     @classmethod
-    def from_package(cls, package: BotPackage, limits: Limits, name: str, module_name: str = "main") -> InProcessSeat:
+    def from_package(cls, package: BotPackage, limits: Limits, name: str) -> InProcessSeat:
         """Import ``package`` here, in a namespace of its own; an import error faults the seat.
 
-        The entry module is named ``main`` as in the sandbox, whatever
-        ``module_name`` says (kept for callers: every seat has its own
-        ``sys.modules`` view now, so names no longer need to be unique).
+        The entry module is named ``main`` as in the sandbox: every seat has
+        its own ``sys.modules`` view, so names need not be unique.
         """
         seat = cls(None, limits, name, copy_json=True)
         workdir = Path(make_seat_dir("inprocess"))
@@ -360,9 +365,8 @@ class InProcessSeat(MarksLog):
         if self.copy_json:
             try:
                 action = json.loads(json.dumps(action, allow_nan=False))
-            except (TypeError, ValueError, RecursionError, OverflowError) as exc:
-                # as the bot host: a reply nested too deep to encode is an illegal action too
-                raise self._record(SeatFault("illegal", f"agent returned a value that is not JSON ({type(action).__name__}): {str(exc)[:200]}")) from None
+            except NOT_JSON_ERRORS as exc:  # as the bot host: one nested too deep to encode too
+                raise self._record(SeatFault("illegal", not_json_reason(action, exc))) from None
         return action
 
     def stop(self) -> None:
