@@ -54,11 +54,12 @@ CA="${PIP_CERT:-/etc/ssl/certs/ca-certificates.crt}"
 echo "building wheels of the dependencies in $BASE_IMAGE"
 docker run --rm --network host \
     --volume "$CA:/run/host-ca.crt:ro" --volume "$PWD/pyproject.toml:/run/pyproject.toml:ro" \
+    --volume "$PWD/deploy/requirements.py:/run/requirements.py:ro" \
     --volume "$PWD/deploy/wheels:/wheels" \
     --env PIP_CERT=/run/host-ca.crt --env PIP_DISABLE_PIP_VERSION_CHECK=1 --env PIP_NO_CACHE_DIR=1 \
     --env HTTP_PROXY --env HTTPS_PROXY --env NO_PROXY --env http_proxy --env https_proxy --env no_proxy \
     "$BASE_IMAGE" sh -c '
-        python3 -c "import tomllib; print(*tomllib.load(open(\"/run/pyproject.toml\", \"rb\"))[\"project\"][\"dependencies\"], sep=\"\\n\")" >/tmp/requirements.txt &&
+        python3 /run/requirements.py /run/pyproject.toml >/tmp/requirements.txt &&
         python3 -m venv /tmp/venv && /tmp/venv/bin/pip wheel --quiet --wheel-dir /wheels -r /tmp/requirements.txt
     ' || die "could not build the dependencies' wheels in $BASE_IMAGE"
 docker build --file deploy/Dockerfile --tag "$IMAGE" \
