@@ -41,15 +41,20 @@ def eager(django_capture_on_commit_callbacks):
     current_app.conf.task_always_eager = before
 
 
+def _validated(eager, username: str, name: str, data: bytes) -> BotVersion:
+    """A new user's bot ``name`` whose upload ``data`` passed its validation match (run in-process)."""
+    bot = bot_services.bot_create(owner=_user(username), name=name)
+    with eager():
+        version = bot_services.bot_version_create(bot=bot, filename=f"{name}.py", data=data)
+    version.refresh_from_db()
+    assert version.status == BotVersion.Status.ACTIVE, version.rejection_reason
+    return version
+
+
 @pytest.fixture
 def played(db, eager):
     """A done challenge match between alice's printing bot and a reference bot."""
-    alice = _user("alice")
-    bot = bot_services.bot_create(owner=alice, name="planner")
-    with eager():
-        version = bot_services.bot_version_create(bot=bot, filename="planner.py", data=PRINTING_BOT)
-    version.refresh_from_db()
-    assert version.status == BotVersion.Status.ACTIVE, version.rejection_reason
+    version = _validated(eager, "alice", "planner", PRINTING_BOT)
     with eager():
         match = match_create(kind="challenge", rules={"players": 2, "rounds": 1}, seats=[version, "greedy"], seed=5)
     match.refresh_from_db()
@@ -101,12 +106,7 @@ def agent(observation, configuration):
 
 
 def test_replay_page_carries_each_decisions_time_and_its_log_lines_for_the_owner_only(client, db, eager):
-    alice = _user("alice")
-    bot = bot_services.bot_create(owner=alice, name="counter")
-    with eager():
-        version = bot_services.bot_version_create(bot=bot, filename="counter.py", data=COUNTING_BOT)
-    version.refresh_from_db()
-    assert version.status == BotVersion.Status.ACTIVE, version.rejection_reason
+    version = _validated(eager, "alice", "counter", COUNTING_BOT)
     with eager():
         match = match_create(kind="challenge", rules={"players": 2, "rounds": 2}, seats=["first", version], seed=3)
     match.refresh_from_db()
