@@ -20,9 +20,9 @@ class SeatFault(Exception):
 
     #: fault kinds that cost a strike (draw 2, lose the turn) instead of the match
     STRIKE_KINDS = frozenset({"timeout", "illegal"})
-    #: every kind the platform records
+    #: every kind the platform records; ``match_time``: out of the match clock (time_per_match)
     KINDS = frozenset(
-        {"timeout", "illegal", "exception", "crash", "protocol", "memory", "processes", "strikes"}
+        {"timeout", "illegal", "exception", "crash", "protocol", "memory", "processes", "strikes", "match_time"}
     )
 
     def __init__(self, kind: str, reason: str):

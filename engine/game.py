@@ -39,7 +39,7 @@ from engine.cards import (
     WILD_KIND,
     kind_of,
 )
-from engine.rules import Rules
+from engine.rules import BOUNDS, Rules
 
 #: the decision kinds of BOT_CONTRACT.md
 DECISIONS = ("play", "play_drawn", "choose_color", "challenge", "stack", "jump_in", "swap_target")
@@ -47,6 +47,8 @@ DECISIONS = ("play", "play_drawn", "choose_color", "challenge", "stack", "jump_i
 # internal action tuples: (PLAY, kind, colour), (DRAW,), (PASS,), (ACCEPT,),
 # (CHALLENGE,), (SWAP, seat), (COLOR, colour)
 PLAY, DRAW, PASS, ACCEPT, CHALLENGE, SWAP, COLOR = range(7)
+#: an internal action tuple: its type first, then kind and colour, a seat or a colour
+Act = tuple[int, ...]
 _TYPE_NAMES = ("play", "draw", "pass", "accept", "challenge", "swap", "color")
 _SIMPLE = {"draw": (DRAW,), "pass": (PASS,), "accept": (ACCEPT,), "challenge": (CHALLENGE,)}
 
@@ -61,7 +63,7 @@ STRIKE_DRAW = 2
 ID_CODE: tuple[str, ...] = tuple(CODES[k] for k in DECK)
 
 
-def _action_dict(act: tuple, uno: bool) -> dict:
+def _action_dict(act: Act, uno: bool) -> dict[str, Any]:
     t = act[0]
     if t == PLAY:
         k = act[1]
@@ -78,19 +80,26 @@ def _action_dict(act: tuple, uno: bool) -> dict:
     return {"type": _TYPE_NAMES[t]}
 
 
-def _all_actions() -> list[tuple]:
-    acts: list[tuple] = [(t,) for t in (DRAW, PASS, ACCEPT, CHALLENGE)]
+def _all_actions() -> list[Act]:
+    acts: list[Act] = [(t,) for t in (DRAW, PASS, ACCEPT, CHALLENGE)]
     for k in range(len(CODES)):
         colors = range(4) if KIND_COLOR[k] < 0 else (KIND_COLOR[k],)
         acts.extend((PLAY, k, c) for c in colors)
-    acts.extend((SWAP, t) for t in range(10))
+    acts.extend((SWAP, t) for t in range(BOUNDS["players"][1]))  # a swap target for every seat
     acts.extend((COLOR, c) for c in range(4))
     return acts
 
 
+#: the fixed int-action encoding: action id -> internal action, derived from the
+#: card kinds of ``engine.cards`` (docs/engine.md, "Int actions"); never reorder
+ACTIONS: tuple[Act, ...] = tuple(_all_actions())
+#: internal action -> its action id
+ACTION_ID: dict[Act, int] = {a: i for i, a in enumerate(ACTIONS)}
+NUM_ACTIONS = len(ACTIONS)
+
 # every action dict prebuilt: the hot loop only copies them
-_DICTS = {a: _action_dict(a, False) for a in _all_actions()}
-_DICTS_UNO = {a: _action_dict(a, a[0] == PLAY) for a in _all_actions()}
+_DICTS = {a: _action_dict(a, False) for a in ACTIONS}
+_DICTS_UNO = {a: _action_dict(a, a[0] == PLAY) for a in ACTIONS}
 
 
 # kinds playable on (active colour, top card rank), wilds included
@@ -117,16 +126,19 @@ _DRAWN_LEGAL = tuple(
     [((*acts, (PASS,)), (*dicts[k], _DICTS[(PASS,)])) for k, acts in enumerate(_PLAYS)]
     for dicts in (_PLAY_DICTS, _PLAY_DICTS_UNO)
 )
+_LegalCache = dict[frozenset[str], tuple[tuple[Act, ...], tuple[dict[str, Any], ...]]]
 # playable card codes (frozenset) -> (legal actions, their dicts) of a "play"
 # decision, without and with "uno"; filled as positions come up
-_PLAY_LEGAL: tuple[dict, dict] = ({}, {})
+_PLAY_LEGAL: tuple[_LegalCache, _LegalCache] = ({}, {})
 #: bound on each of those caches (well under 1 KiB an entry): cleared when reached
 PLAY_CACHE_SIZE = 20_000
 
 
-def _play_legal(playable: frozenset, uno: bool) -> tuple[tuple, tuple]:
-    legal: list[tuple] = []
-    dicts: list[dict] = []
+def _play_legal(
+    playable: frozenset[str], uno: bool
+) -> tuple[tuple[Act, ...], tuple[dict[str, Any], ...]]:
+    legal: list[Act] = []
+    dicts: list[dict[str, Any]] = []
     play_dicts = _PLAY_DICTS_UNO if uno else _PLAY_DICTS
     for k in sorted(map(KIND.__getitem__, playable)):
         legal.extend(_PLAYS[k])
@@ -163,7 +175,7 @@ class Game:
         "discard_codes", "in_pile", "pile_count", "_stacking", "_wd4", "_jump_in", "_seven_zero",
         "_max_turns", "_hand_codes", "_legal", "_templates", "_given", "_drawn_kind", "_resolving",
         "_jump_queue", "_wd4_player", "_wd4_honest", "_forced", "_deal_seed", "_order", "_pos", "_srng",
-        "_asked_at", "_stalled",
+        "_asked_at", "_stalled", "_uno_owed",
     )
 
     def __init__(self, rules: Rules, seed: int):
@@ -251,8 +263,8 @@ class Game:
         self._seven_zero = rules.seven_zero
         self._max_turns = rules.max_turns
         self.scores = [0] * n
-        self.events: list[dict] = []
-        self.actions: list[dict] = []
+        self.events: list[dict[str, Any]] = []
+        self.actions: list[dict[str, Any]] = []
         #: events before the latest action record: the next record's ``since`` counts from here
         self._asked_at = 0
         #: rounds in a row that ended by ``max_turns``
@@ -275,18 +287,20 @@ class Game:
         self.discard_codes: list[str] = []
         self.in_pile = bytearray(DECK_SIZE)
         self.pile_count = 0
-        self._legal: Sequence[tuple] | None = None
+        self._legal: Sequence[Act] | None = None
         # the prebuilt dicts of ``_legal`` (never handed out), and the copies the
         # last observation handed out: a reply that *is* one of them is matched
         # without parsing it
-        self._templates: Sequence[dict] = []
-        self._given: list[dict] | None = None
+        self._templates: Sequence[dict[str, Any]] = []
+        self._given: list[dict[str, Any]] | None = None
         self._drawn_kind = -1
         self._resolving: tuple[int, int] | None = None
         self._jump_queue: list[int] = []
         self._wd4_player = -1
         self._wd4_honest = False
         self._forced: dict[int, list[int]] = {}
+        #: seat that owes its UNO penalty once its 7's swap is chosen (seven_zero), else -1
+        self._uno_owed = -1
 
     # ------------------------------------------------------------------ deal
     def _start_round(self) -> None:
@@ -327,8 +341,7 @@ class Game:
             unfit = None
         elif rules.first_card == "apply":
             # a Wild Draw Four goes back and a new card is turned from the
-            # reshuffled deck; if only Wild Draw Fours are left (a huge deal)
-            # the top one starts as a Wild
+            # reshuffled deck (the deal bound, rules.MAX_DEAL, leaves a fit card)
             def unfit(c: int) -> bool:
                 return DECK[c] == WILD_DRAW_FOUR_KIND
 
@@ -340,7 +353,8 @@ class Game:
         while unfit is not None and unfit(top):
             pile = [c for c in range(DECK_SIZE) if in_pile[c]] + [top]
             if all(unfit(c) for c in pile):
-                break
+                # only a set-up position can get here: a dealt round obeys rules.MAX_DEAL
+                raise ValueError(f"setup: no card left that may start the pile under first_card={rules.first_card}")
             returned.append(ID_CODE[top])
             in_pile[top] = 1
             top = pile[int(rng.random() * len(pile))]
@@ -528,6 +542,8 @@ class Game:
         if jump:
             event["jump_in"] = True
         left = len(hand)
+        rank = KIND_RANK[k]
+        owed = False  # a 7 or 0 under seven_zero: its UNO penalty comes after the swap or pass
         if left == 1:
             if uno:
                 event["uno"] = True
@@ -536,26 +552,32 @@ class Game:
             if not uno:
                 events.append({"e": "uno_caught", "seat": s})
                 if self.rules.uno_penalty:
-                    self._draw(s, self.rules.uno_penalty, "uno")
+                    if self._seven_zero and (rank == 0 or rank == 7):
+                        owed = True
+                    else:
+                        self._draw(s, self.rules.uno_penalty, "uno")
         else:
             events.append(event)
             self.uno[s] = False
             if not left:
-                self._go_out(s, k)
+                self._go_out(s, k)  # a last 7 or 0 goes out at once: no swap, no pass
                 return
-        rank = KIND_RANK[k]
         if rank == REVERSE:
             self.direction = -self.direction
             self.events.append({"e": "direction", "direction": self.direction})
         elif self._seven_zero:
             if rank == 0:
                 n, d = self.n, self.direction
-                hands, codes = self.hands, self._hand_codes
+                hands, hand_codes = self.hands, self._hand_codes
                 self.hands = [hands[(i - d) % n] for i in range(n)]
-                self._hand_codes = [codes[(i - d) % n] for i in range(n)]
+                self._hand_codes = [hand_codes[(i - d) % n] for i in range(n)]
                 self.uno = [False] * n
                 self.events.append({"e": "pass_hands", "direction": d})
+                if owed:
+                    self._draw(s, self.rules.uno_penalty, "uno")  # into the hand it now holds
             elif rank == 7:
+                if owed:
+                    self._uno_owed = s
                 self._resolving = (s, k)
                 self._ask(s, "swap_target")
                 return
@@ -609,11 +631,11 @@ class Game:
             self.pending = self.pending + 4 if self._stacking == "stack" else 4
             self._penalty(nxt)
 
-    def _answers(self, s: int) -> list[tuple]:
+    def _answers(self, s: int) -> list[Act]:
         """Cards seat ``s`` may answer a pending Draw Two / Wild Draw Four with."""
         top_rank = KIND_RANK[DECK[self.discard[-1]]]
         kinds = sorted({DECK[c] for c in self.hands[s]})
-        out: list[tuple] = []
+        out: list[Act] = []
         for k in kinds:
             if KIND_RANK[k] == DRAW_TWO and (top_rank == DRAW_TWO or KIND_COLOR[k] == self.color):
                 out.append((PLAY, k, KIND_COLOR[k]))
@@ -707,7 +729,7 @@ class Game:
         return [1 + sum(1 for other in keys if other < mine) for mine in keys]
 
     # --------------------------------------------------------- legal actions
-    def _legal_internal(self) -> Sequence[tuple]:
+    def _legal_internal(self) -> Sequence[Act]:
         legal = self._legal
         if legal is not None:
             return legal
@@ -744,7 +766,7 @@ class Game:
         self._templates = [table[a] for a in legal]
         return legal
 
-    def legal_actions(self) -> list[dict]:
+    def legal_actions(self) -> list[dict[str, Any]]:
         """Every action allowed now, as BOT_CONTRACT.md dicts (fresh copies)."""
         if self.over:
             return []
@@ -753,7 +775,7 @@ class Game:
         return [d.copy() for d in self._templates]
 
     # ---------------------------------------------------------- observation
-    def view(self, seat: int) -> dict:
+    def view(self, seat: int) -> dict[str, Any]:
         """What ``seat`` sees now, without the decision: nothing hidden."""
         hands = self.hands
         return {
@@ -774,7 +796,7 @@ class Game:
             "dealer": self.dealer,
         }
 
-    def observation(self) -> dict:
+    def observation(self) -> dict[str, Any]:
         """The observation of BOT_CONTRACT.md for the seat asked now."""
         if self.over:
             raise RuntimeError("the game is over: no seat is asked")
@@ -805,7 +827,7 @@ class Game:
             "legal_actions": given,
         }
 
-    def state(self) -> dict:
+    def state(self) -> dict[str, Any]:
         """The full state (every hand), as ``engine.replay.state_at`` rebuilds it."""
         return {
             "round": self.round,
@@ -823,7 +845,7 @@ class Game:
         }
 
     # ------------------------------------------------------------- applying
-    def _match(self, action: Any) -> tuple | None:
+    def _match(self, action: Any) -> Act | None:
         """The legal internal action a reply stands for, or None."""
         if type(action) is not dict:
             return None
@@ -890,6 +912,38 @@ class Game:
                 )
             uno = act[0] == PLAY and action.get("uno") is True
             record = (_DICTS_UNO if uno else _DICTS)[act].copy()
+        self._commit(act, uno, record)
+
+    def legal_action_ids(self) -> list[int]:
+        """The legal actions now as action ids (``ACTIONS``), in the order of ``legal_actions``."""
+        if self.over:
+            return []
+        return [ACTION_ID[a] for a in self._legal_internal()]
+
+    def step(self, action_id: int) -> None:
+        """Apply the legal action ``action_id`` (``ACTIONS``): ``apply`` without dicts.
+
+        A play that leaves one card declares UNO, as its listed action does.
+        ``IllegalAction`` if the id is not legal now.
+        """
+        if self.over:
+            raise IllegalAction(f"the game is over; got action id {_short(action_id)}")
+        if type(action_id) is not int or not 0 <= action_id < NUM_ACTIONS:
+            raise IllegalAction(f"not an action id (0..{NUM_ACTIONS - 1}): {_short(action_id)}")
+        act = ACTIONS[action_id]
+        legal = self._legal_internal()
+        try:
+            i = legal.index(act)
+        except ValueError:
+            raise IllegalAction(
+                f"illegal action id {action_id} ({_short(_DICTS[act])}) for decision {self.decision!r}"
+                f" of seat {self.seat} (legal ids: {self.legal_action_ids()})"
+            ) from None
+        template = self._templates[i]
+        self._commit(act, "uno" in template, template.copy())
+
+    def _commit(self, act: Act, uno: bool, record: dict[str, Any]) -> None:
+        """Record and carry out the legal internal action ``act`` of the seat asked now."""
         s, decision, at = self.seat, self.decision, len(self.events)
         self.actions.append({"since": at - self._asked_at, "seat": s, "decision": decision, "action": record})
         self._asked_at = at
@@ -898,7 +952,7 @@ class Game:
         else:
             self._do(act, uno)
 
-    def apply_fallback(self) -> dict:
+    def apply_fallback(self) -> dict[str, Any]:
         """Play the fixed fallback policy (the first legal action) for the seat asked now."""
         action = self.legal_actions()[0]
         self.apply(action)
@@ -947,9 +1001,17 @@ class Game:
         elif decision == "swap_target":
             player, k = self._resolving  # type: ignore[misc]
             self._resolving = None
+            self._draw_owed_uno()
             self._after_effect(player, k)
 
-    def _do(self, act: tuple, uno: bool, lose_turn: bool = False) -> None:
+    def _draw_owed_uno(self) -> None:
+        """After a 7's swap (or none): its player draws a missed UNO's penalty into the hand it holds."""
+        s = self._uno_owed
+        if s >= 0:
+            self._uno_owed = -1
+            self._draw(s, self.rules.uno_penalty, "uno")
+
+    def _do(self, act: Act, uno: bool, lose_turn: bool = False) -> None:
         s = self.seat
         decision = self.decision
         t = act[0]
@@ -984,6 +1046,9 @@ class Game:
             if t == PLAY:
                 self._resolving = None
                 self._jump_queue = []
+                if self._stacking == "stack" and KIND_RANK[k] == DRAW_TWO:
+                    # the Draw Two jumped on counts as a stack would: the jumper's adds to it
+                    self.pending += 2
                 if self._begin_turn(s):  # type: ignore[arg-type]
                     self._play(s, k, act[2], uno, jump=True)  # type: ignore[arg-type]
             else:
@@ -1003,6 +1068,7 @@ class Game:
             self.events.append({"e": "swap", "seat": s, "target": target})
             player, k = self._resolving  # type: ignore[misc]
             self._resolving = None
+            self._draw_owed_uno()
             self._after_effect(player, k)
         elif decision == "choose_color":
             self.color = act[1]

@@ -6,7 +6,9 @@
 True
 
 Faults follow RULES.md section 9 (see docs/engine.md for ranking and what is
-recorded). Pure: no I/O; a seat may do I/O behind ``decide``.
+recorded). Pure: no I/O; a seat may do I/O behind ``decide`` and the optional
+``begin_game(game_index)``, called on each bot's seat before each game (e.g. to
+start a fresh bot process: BOT_CONTRACT.md, module state lives for one game).
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ import dataclasses
 import gc
 import hashlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from engine.faults import InfrastructureError, SeatFault
 from engine.game import Game, IllegalAction
 from engine.rules import Rules
+from engine.seating import BALANCED_CYCLIC, seat_bots
+from engine.seating import describe as describe_seating
 
 REPLAY_VERSION = 2
 #: longest fault reason kept (a hostile bot controls the text)
@@ -35,11 +39,11 @@ class AgentSeat:
     #: an in-process agent is not timed (a subclass or caller may set it)
     last_decision_seconds: float | None = None
 
-    def __init__(self, agent: Callable[[dict, dict], Any], name: str = "agent"):
+    def __init__(self, agent: Callable[[dict[str, Any], dict[str, Any]], Any], name: str = "agent"):
         self.agent = agent
         self.name = name
 
-    def decide(self, observation: dict, configuration: dict) -> Any:
+    def decide(self, observation: dict[str, Any], configuration: dict[str, Any]) -> Any:
         try:
             return self.agent(observation, configuration)
         except (Exception, SystemExit) as exc:  # any bug in the bot, even sys.exit(), is the bot's fault
@@ -60,7 +64,7 @@ class SeatResult:
     wins: int
     forfeit: str | None
     strikes: int
-    faults: list[dict]
+    faults: list[dict[str, Any]]
 
 
 @dataclasses.dataclass
@@ -68,10 +72,10 @@ class MatchResult:
     """``players`` in the order seats were given; ``replay`` is JSON-serialisable."""
 
     players: list[SeatResult]
-    replay: dict
+    replay: dict[str, Any]
     games: int
     rounds: int
-    timings: list[dict]
+    timings: list[dict[str, Any]]
     #: per game, one entry per record of ``replay["games"][g]["actions"]``: the
     #: seat's reported milliseconds (0.1 ms), None for fallback moves and untimed seats
     decision_ms: list[list[float | None]] = dataclasses.field(default_factory=list)
@@ -91,7 +95,7 @@ _gc_was_enabled = False
 
 
 @contextlib.contextmanager
-def _cyclic_gc_paused():
+def _cyclic_gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector for the duration of a match.
 
     Why: the replay being recorded is many small containers that all live to
@@ -138,13 +142,23 @@ def play_match(
     seed: int = 0,
     games: int = 1,
     duplicate: bool = False,
-    configuration: dict | None = None,
+    configuration: dict[str, Any] | None = None,
     names: Sequence[str] | None = None,
     on_game: Callable[[int, int], None] | None = None,
+    on_step: Callable[[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]], None] | None = None,
 ) -> MatchResult:
     """Play ``games`` deals (each once per seat rotation when ``duplicate``).
 
+    Before each game, every bot that has not forfeited gets ``seat.begin_game(index)``
+    once (when its seat has that method), before the game's first decision.
+
     ``on_game(done, total)`` is called after each game, e.g. to draw a progress bar.
+
+    ``on_step(game, events, actions)`` is called before every decision a bot is asked for
+    and once when each game ends, for live viewers: ``game`` is the game's record without
+    its events and actions (``index``, ``deal``, ``rotation``, ``seed``, ``seats``,
+    ``names``, ``forfeited``, and ``over``), ``events`` and ``actions`` the game's lists
+    so far (the referee's own: read them, never change them; they only grow).
     """
     n = len(seats)
     if not isinstance(rules, Rules):
@@ -168,14 +182,40 @@ def play_match(
 
     strikes = [0] * n
     forfeit: list[str | None] = [None] * n
-    faults: list[list[dict]] = [[] for _ in range(n)]
+    faults: list[list[dict[str, Any]]] = [[] for _ in range(n)]
     totals = [0] * n
     wins = [0] * n
     timings = [{"decisions": 0, "total_seconds": 0.0, "max_seconds": 0.0} for _ in range(n)]
-    records: list[dict] = []
+    records: list[dict[str, Any]] = []
     decision_ms: list[list[float | None]] = []
     rounds = 0
     max_strikes = rules.max_strikes
+
+    def _begin_game(b: int, game_index: int) -> None:
+        """Tell bot ``b``'s seat a game starts (a fresh bot process, BOT_CONTRACT.md).
+
+        A fault is the bot's like one raised by ``decide``: a forfeiting kind
+        forfeits it; a strike kind counts a strike (no cards: no game is under way).
+        """
+        seat = seats[b]
+        begin = getattr(seat, "begin_game", None)
+        if forfeit[b] is not None or begin is None:
+            return
+        try:
+            begin(game_index)
+            return
+        except SeatFault as exc:
+            fault = exc
+        except InfrastructureError:
+            raise
+        reason = _clip(str(fault.reason))
+        faults[b].append({"game": game_index, "round": 0, "kind": fault.kind, "reason": reason})
+        if fault.kind in SeatFault.STRIKE_KINDS:
+            strikes[b] += 1
+            if strikes[b] >= max_strikes:
+                forfeit[b] = f"strikes: {strikes[b]} strikes (max_strikes={max_strikes}), last {fault.kind}: {reason}"
+        else:
+            forfeit[b] = f"{fault.kind}: {reason}"
 
     decisions = 0
     with _cyclic_gc_paused():
@@ -183,14 +223,28 @@ def play_match(
             seed_d = game_seed(seed, deal)
             for rotation in range(n if duplicate else 1):
                 game_index = len(records)
-                # bot sitting at each seat: rotation r moves every bot r seats on
-                seat_bot = [(s - rotation) % n for s in range(n)]
+                # bot sitting at each seat: the deal's base cyclic order, moved r seats on
+                # (engine.seating: neighbours balanced over a cycle of deals)
+                seat_bot = seat_bots(n, deal, rotation, duplicate)
+                for b in seat_bot:
+                    _begin_game(b, game_index)
                 forfeited_at_start = [s for s in range(n) if forfeit[seat_bot[s]] is not None]
                 game = Game(rules, seed_d)
                 observe, apply = game.observation, game.apply  # bound once: the loop runs per decision
                 # one entry per action record: every decide call and every fallback move adds exactly one
                 times: list[float | None] = []
                 decision_ms.append(times)
+                # the game's record without its play: what on_step is shown, and the record's head
+                head = {
+                    "index": game_index,
+                    "deal": deal,
+                    "rotation": rotation,
+                    "seed": seed_d,
+                    "seats": seat_bot,
+                    "names": [names[b] for b in seat_bot],
+                    "forfeited": forfeited_at_start,
+                }
+                step_game = {**head, "over": False}
                 while not game.over:
                     b = seat_bot[game.seat]  # type: ignore[index]
                     if forfeit[b] is not None:
@@ -201,6 +255,8 @@ def play_match(
                     if decisions % GC_EVERY == 0:
                         gc.collect(0)  # cyclic garbage a seat made is freed this late at most
                     observation = observe()
+                    if on_step is not None:
+                        on_step(step_game, game.events, game.actions)
                     seat = seats[b]
                     try:
                         action = seat.decide(observation, configs[b])
@@ -234,21 +290,17 @@ def play_match(
                     else:
                         forfeit[b] = f"{fault.kind}: {reason}"
                         game.fault(fault.kind, reason, forfeit=forfeit[b])
+                if on_step is not None:
+                    on_step({**step_game, "over": True}, game.events, game.actions)
                 ranks = game.ranks()
                 for s in range(n):
                     totals[seat_bot[s]] += game.scores[s]
-                    if ranks[s] == 1:
-                        wins[seat_bot[s]] += 1
+                if ranks.count(1) == 1:  # a game is won only by a sole first place (RULES.md section 7)
+                    wins[seat_bot[ranks.index(1)]] += 1
                 rounds += game.round
                 records.append(
                     {
-                        "index": game_index,
-                        "deal": deal,
-                        "rotation": rotation,
-                        "seed": seed_d,
-                        "seats": seat_bot,
-                        "names": [names[b] for b in seat_bot],
-                        "forfeited": forfeited_at_start,
+                        **head,
                         "events": game.events,
                         "actions": game.actions,
                         "scores": list(game.scores),
@@ -289,4 +341,9 @@ def play_match(
             "strikes": strikes,
         },
     }
+    seating = describe_seating(n, games, bool(duplicate))
+    if seating["scheme"] == BALANCED_CYCLIC:
+        # only here: replays of 2 seats or without duplicate stay as they were
+        # (engine.replay.seating gives every replay's entry, older ones included)
+        replay["seating"] = seating
     return MatchResult(players=players, replay=replay, games=len(records), rounds=rounds, timings=timings, decision_ms=decision_ms)

@@ -10,8 +10,11 @@ actions with ``engine.game`` and checks the events match. Pure: no I/O.
 
 from __future__ import annotations
 
+from typing import Any
+
 from engine.game import Game, IllegalAction
 from engine.rules import Rules, RulesError
+from engine.seating import describe as describe_seating
 
 #: version 1 gave each action record its event index as ``at``; version 2 (written
 #: now) gives ``since``, the events after the previous record's point: small
@@ -23,7 +26,7 @@ class ReplayError(ValueError):
     """A replay document is malformed or does not reproduce."""
 
 
-def _game(replay: dict, game_index: int) -> dict:
+def _game(replay: dict[str, Any], game_index: int) -> dict[str, Any]:
     if not isinstance(replay, dict) or replay.get("version") not in SUPPORTED_VERSIONS:
         version = replay.get("version") if isinstance(replay, dict) else None
         raise ReplayError(f"unsupported replay version {version!r} (supported: {SUPPORTED_VERSIONS})")
@@ -31,10 +34,42 @@ def _game(replay: dict, game_index: int) -> dict:
     if not isinstance(games, list) or not 0 <= game_index < len(games):
         count = len(games) if isinstance(games, list) else 0
         raise ReplayError(f"game index {game_index!r} out of range (the replay has {count} games)")
-    return games[game_index]
+    game: dict[str, Any] = games[game_index]
+    return game
 
 
-def action_points(actions: list[dict]) -> list[int]:
+#: ``seating["scheme"]`` of a duplicate replay at 3+ seats written before balanced seating
+OLD_CYCLIC = "cyclic"
+
+
+def seating(replay: dict[str, Any]) -> dict[str, Any]:
+    """How the match seated its bots: ``{scheme, orders, balanced, description}``.
+
+    Replays of duplicate matches at 3+ seats store it (``replay["seating"]``);
+    for the others, and for replays written before 2026-12-01, it is derived
+    from the match's arguments (docs/replay-format.md, "Seating").
+    """
+    _game(replay, 0)
+    stored = replay.get("seating")
+    if isinstance(stored, dict):
+        return stored
+    try:
+        n, deals, duplicate = len(replay["names"]), replay["deals"], bool(replay["duplicate"])
+    except (KeyError, TypeError) as exc:
+        raise ReplayError(f"replay lacks names, deals or duplicate: {exc!r}") from exc
+    if duplicate and n > 2:
+        return {
+            "scheme": OLD_CYCLIC,
+            "orders": 1,
+            "balanced": False,
+            "description": f"Duplicate with one cyclic order for every deal (before balanced seating): each deal is"
+            f" played {n} times so every bot plays every seat of it, but each bot always sits directly after"
+            " the same other bot.",
+        }
+    return describe_seating(n, deals, duplicate)
+
+
+def action_points(actions: list[dict[str, Any]]) -> list[int]:
     """The event index at which each action record's seat was asked (``at``).
 
     Reads both versions: version 1 records carry ``at``, version 2 records ``since``.
@@ -46,7 +81,7 @@ def action_points(actions: list[dict]) -> list[int]:
     return points
 
 
-def _initial(players: int) -> dict:
+def _initial(players: int) -> dict[str, Any]:
     return {
         "round": 0,
         "dealer": 0,
@@ -63,7 +98,7 @@ def _initial(players: int) -> dict:
     }
 
 
-def apply_event(state: dict, event: dict) -> None:
+def apply_event(state: dict[str, Any], event: dict[str, Any]) -> None:
     """Apply one recorded event to a state dict (as ``state_at`` returns) in place."""
     e = event["e"]
     if e == "turn":
@@ -122,7 +157,30 @@ def apply_event(state: dict, event: dict) -> None:
     # skip, pass, uno_caught, fault, forfeit change no state
 
 
-def state_at(replay: dict, game_index: int, event_index: int) -> dict:
+#: the code a public event gives a card only its holder sees (``public_event``)
+HIDDEN_CARD = "?"
+
+
+def public_event(event: dict[str, Any]) -> dict[str, Any]:
+    """``event`` as someone who sits at no seat sees it: dealt and drawn cards hidden.
+
+    For watching a game that is still being played: every card code a hand
+    receives becomes ``HIDDEN_CARD``; counts, plays and everything else stay.
+
+    >>> public_event({"e": "draw", "seat": 1, "cards": ["R5", "W"], "reason": "draw"})["cards"]
+    ['?', '?']
+    >>> public_event({"e": "play", "seat": 1, "card": "R5", "color": "R"})["card"]
+    'R5'
+    """
+    kind = event.get("e")
+    if kind == "draw":
+        return {**event, "cards": [HIDDEN_CARD] * len(event["cards"])}
+    if kind == "round_start":
+        return {**event, "hands": [[HIDDEN_CARD] * len(hand) for hand in event["hands"]]}
+    return event
+
+
+def state_at(replay: dict[str, Any], game_index: int, event_index: int) -> dict[str, Any]:
     """The full state (every hand) of a game after its first ``event_index`` events."""
     record = _game(replay, game_index)
     events = record["events"]
@@ -137,7 +195,7 @@ def state_at(replay: dict, game_index: int, event_index: int) -> dict:
     return state
 
 
-def seat_view(replay: dict, game_index: int, event_index: int, seat: int) -> dict:
+def seat_view(replay: dict[str, Any], game_index: int, event_index: int, seat: int) -> dict[str, Any]:
     """What ``seat`` could see after ``event_index`` events, nothing hidden from it.
 
     At the point where that seat was asked for a decision this equals the
@@ -176,7 +234,7 @@ def seat_view(replay: dict, game_index: int, event_index: int, seat: int) -> dic
     return view
 
 
-def _game_at(replay: dict, game_index: int, event_index: int) -> Game | None:
+def _game_at(replay: dict[str, Any], game_index: int, event_index: int) -> Game | None:
     """The re-simulated game waiting for a decision right after ``event_index`` events, or None."""
     record = _game(replay, game_index)
     try:
@@ -194,7 +252,7 @@ def _game_at(replay: dict, game_index: int, event_index: int) -> Game | None:
     return game
 
 
-def _replay_action(game: Game, record: dict, i: int, at: int) -> None:
+def _replay_action(game: Game, record: dict[str, Any], i: int, at: int) -> None:
     if (at, record["seat"], record["decision"]) != (len(game.events), game.seat, game.decision):
         raise ReplayError(
             f"action {i}: recorded at event {at} for seat {record['seat']} ({record['decision']}),"
@@ -210,7 +268,7 @@ def _replay_action(game: Game, record: dict, i: int, at: int) -> None:
         raise ReplayError(f"action {i}: {exc}") from exc
 
 
-def replay_game(rules: Rules, seed: int, actions: list[dict]) -> Game:
+def replay_game(rules: Rules, seed: int, actions: list[dict[str, Any]]) -> Game:
     """Re-simulate one game from its seed and recorded actions; ``ReplayError`` if they don't fit."""
     game = Game(rules, seed)
     for i, (record, at) in enumerate(zip(actions, action_points(actions), strict=True)):
@@ -220,7 +278,7 @@ def replay_game(rules: Rules, seed: int, actions: list[dict]) -> Game:
     return game
 
 
-def verify(replay: dict) -> int:
+def verify(replay: dict[str, Any]) -> int:
     """Re-simulate every game of a replay and check it reproduces the recorded events.
 
     Returns the number of events checked; raises ``ReplayError`` on the first difference.

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from engine.cards import DECK_SIZE
+from engine.cards import DECK, DECK_SIZE, KIND_RANK, WILD_DRAW_FOUR_KIND
 
 
 class RulesError(ValueError):
@@ -42,6 +42,14 @@ BOUNDS: dict[str, tuple[int, int]] = {
     "rounds": (1, 10_000),
     "max_turns": (1, 1_000_000),
     "max_strikes": (1, 1_000),
+}
+#: first_card -> most cards ``players * hand_size`` may deal (RULES.md section 2): the
+#: rest of the deck must hold a card that may start the pile even if every card
+#: that may not (Wild Draw Fours; every non-number card for number_only) is left
+#: in it. 103 and 75 for the 108-card deck.
+MAX_DEAL: dict[str, int] = {
+    "apply": DECK_SIZE - DECK.count(WILD_DRAW_FOUR_KIND) - 1,
+    "number_only": sum(1 for k in DECK if KIND_RANK[k] <= 9) - 1,
 }
 BOOLEANS = ("two_player_reverse_skips", "seven_zero", "jump_in")
 #: default target per scoring (RULES.md section 7)
@@ -95,11 +103,13 @@ class Rules:
                     raise RulesError(f.name, f"{value!r} is not allowed (allowed: an integer {low}..{high})")
         if self.target is None:
             object.__setattr__(self, "target", DEFAULT_TARGET[self.scoring])
-        if self.players * self.hand_size > DECK_SIZE - 1:
+        deal, most = self.players * self.hand_size, MAX_DEAL[self.first_card]
+        if deal > most:
             raise RulesError(
                 "hand_size",
-                f"{self.players} players x {self.hand_size} cards = {self.players * self.hand_size} "
-                f"does not fit the deck (at most {DECK_SIZE - 1} cards can be dealt)",
+                f"{self.players} players x {self.hand_size} cards = {deal} is too large a deal: at most "
+                f"{most} cards with first_card={self.first_card} (so that a starting card is sure to be left; "
+                f"at most {most // self.players} cards each for {self.players} players)",
             )
         if self.stacking != "off" and self.wd4 == "challenge":
             raise RulesError(

@@ -11,10 +11,11 @@ weakest first: ``random``, ``first``, ``greedy``, ``expert`` (docs/bots.md).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from engine.bots import expert, first, greedy, random_bot
 
-Agent = Callable[[dict, dict], dict]
+Agent = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
 
 #: name -> agent, weakest first
 REFERENCE_BOTS: dict[str, Agent] = {

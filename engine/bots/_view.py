@@ -8,6 +8,7 @@ counts. Pure: depends on ``engine.cards`` only.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from engine.cards import (
     CODES,
@@ -44,7 +45,7 @@ REVERSES = frozenset(code for code, r in RANK.items() if r == REVERSE)
 WILD_DRAW_FOURS = frozenset(code for code, r in RANK.items() if r == WILD_DRAW_FOUR)
 
 
-def of_type(legal: list[dict], kind: str) -> list[dict]:
+def of_type(legal: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     """The legal actions of one ``type`` (``play``, ``draw``, ``pass``, ...)."""
     return [a for a in legal if a.get("type") == kind]
 
@@ -54,9 +55,9 @@ def is_wild(code: str) -> bool:
     return COLOR[code] is None
 
 
-def color_counts(hand: list[str]) -> Counter:
+def color_counts(hand: list[str]) -> Counter[str]:
     """Colour letter -> number of coloured cards of it in ``hand``."""
-    return Counter(COLOR[c] for c in hand if COLOR[c] is not None)
+    return Counter(color for c in hand if (color := COLOR[c]) is not None)
 
 
 def without(hand: list[str], card: str) -> list[str]:
@@ -66,7 +67,7 @@ def without(hand: list[str], card: str) -> list[str]:
     return rest
 
 
-def unseen_cards(observation: dict) -> dict[str, int]:
+def unseen_cards(observation: dict[str, Any]) -> dict[str, int]:
     """Code -> copies of it this seat has not seen (other hands and draw pile)."""
     unseen = dict(DECK_COUNT)
     for c in observation["hand"]:
@@ -76,20 +77,20 @@ def unseen_cards(observation: dict) -> dict[str, int]:
     return unseen
 
 
-def unseen_by_color(observation: dict) -> dict[str, int]:
+def unseen_by_color(observation: dict[str, Any]) -> dict[str, int]:
     """Colour -> cards of it this seat has not seen (other hands and draw pile)."""
     seen = color_counts(observation["hand"]) + color_counts(observation["discard"])
     return {c: DECK_COLOR_COUNT[c] - seen[c] for c in COLORS}
 
 
-def best_color(hand: list[str], observation: dict | None = None) -> str:
+def best_color(hand: list[str], observation: dict[str, Any] | None = None) -> str:
     """The colour to name: the one held most (by cards, then points).
 
     With an observation, ties go to the colour the others are least likely to
     hold (fewest unseen cards), so the named colour stays ours.
     """
-    count: Counter = Counter()
-    pts: Counter = Counter()
+    count: Counter[str] = Counter()
+    pts: Counter[str] = Counter()
     for c in hand:
         col = COLOR[c]
         if col is not None:
@@ -99,17 +100,23 @@ def best_color(hand: list[str], observation: dict | None = None) -> str:
     return max(COLORS, key=lambda col: (count[col], pts[col], -unseen.get(col, 0)))
 
 
-def next_seat(observation: dict) -> int:
+def next_seat(observation: dict[str, Any]) -> int:
     """The seat that plays after this one in the current direction."""
-    return (observation["seat"] + observation["direction"]) % observation["players"]
+    seat: int = observation["seat"]
+    direction: int = observation["direction"]
+    players: int = observation["players"]
+    return (seat + direction) % players
 
 
-def previous_seat(observation: dict) -> int:
+def previous_seat(observation: dict[str, Any]) -> int:
     """The seat that played before this one in the current direction."""
-    return (observation["seat"] - observation["direction"]) % observation["players"]
+    seat: int = observation["seat"]
+    direction: int = observation["direction"]
+    players: int = observation["players"]
+    return (seat - direction) % players
 
 
-def with_color(actions: list[dict], color: str) -> dict:
+def with_color(actions: list[dict[str, Any]], color: str) -> dict[str, Any]:
     """The action naming ``color`` among wild variants of one card, else the first."""
     for a in actions:
         if a.get("color") == color:

@@ -21,6 +21,9 @@ Stateless (a pure function of the observation, so matches stay reproducible).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, cast
+
 from engine.bots._view import (
     BLOCKERS,
     COLOR,
@@ -55,7 +58,7 @@ STUCK = 100.0
 NAME_STUCK = 20.0
 
 
-def agent(observation: dict, configuration: dict) -> dict:
+def agent(observation: dict[str, Any], configuration: dict[str, Any]) -> dict[str, Any]:
     """Choose as the module docstring says; always one of ``legal_actions``."""
     legal = observation["legal_actions"]
     decision = observation["decision"]
@@ -81,17 +84,19 @@ def agent(observation: dict, configuration: dict) -> dict:
     return (of_type(legal, "draw") or legal)[0]
 
 
-def _honest(observation: dict) -> bool:
+def _honest(observation: dict[str, Any]) -> bool:
     """True when a Wild Draw Four now could not be challenged successfully."""
     color = observation["color"]
     return not any(COLOR[c] == color for c in observation["hand"])
 
 
-def _wd4_safe(observation: dict, rules: dict) -> bool:
+def _wd4_safe(observation: dict[str, Any], rules: dict[str, Any]) -> bool:
     return rules.get("wd4", "challenge") != "challenge" or _honest(observation)
 
 
-def _play(observation: dict, plays: list[dict], rules: dict, can_draw: bool) -> dict | None:
+def _play(
+    observation: dict[str, Any], plays: list[dict[str, Any]], rules: dict[str, Any], can_draw: bool
+) -> dict[str, Any] | None:
     """The play to make, or None to draw instead."""
     hand = observation["hand"]
     sizes = observation["hand_sizes"]
@@ -114,7 +119,7 @@ def _play(observation: dict, plays: list[dict], rules: dict, can_draw: bool) -> 
             return max(
                 colored,
                 key=lambda a: _score(a["card"], hand, nearest, two_seats, after)
-                + STUCK * stuck(COLOR[a["card"]], RANK[a["card"]]),
+                + STUCK * stuck(cast(str, COLOR[a["card"]]), RANK[a["card"]]),
             )
         return max(colored, key=lambda a: _score(a["card"], hand, nearest, two_seats, after))
     if not wilds:
@@ -130,7 +135,13 @@ def _play(observation: dict, plays: list[dict], rules: dict, can_draw: bool) -> 
     return with_color(chosen, _name(without(hand, card), observation))
 
 
-def _hit(observation, colored, wilds, wd4_ok, two_seats) -> dict | None:
+def _hit(
+    observation: dict[str, Any],
+    colored: list[dict[str, Any]],
+    wilds: list[dict[str, Any]],
+    wd4_ok: bool,
+    two_seats: bool,
+) -> dict[str, Any] | None:
     """The strongest legal way to stop the next seat from going out, if any."""
     hand = observation["hand"]
     order = [a for a in colored if a["card"] in DRAW_TWOS]
@@ -144,7 +155,7 @@ def _hit(observation, colored, wilds, wd4_ok, two_seats) -> dict | None:
     return order[0] if order else None
 
 
-def _after_turn(observation: dict) -> dict[str, int]:
+def _after_turn(observation: dict[str, Any]) -> dict[str, int]:
     """Hand size of the seat that plays after a number, a Skip, a Reverse (3+ seats)."""
     sizes = observation["hand_sizes"]
     seat, step, n = observation["seat"], observation["direction"], observation["players"]
@@ -174,7 +185,7 @@ def _score(card: str, hand: list[str], nearest: int, two_seats: bool, after: dic
     return score
 
 
-def _answer(plays: list[dict], observation: dict) -> dict:
+def _answer(plays: list[dict[str, Any]], observation: dict[str, Any]) -> dict[str, Any]:
     """A stack answer or jump-in: a coloured card before a wild; a wild names the main colour."""
     colored = [a for a in plays if not is_wild(a["card"])]
     if colored:
@@ -184,7 +195,7 @@ def _answer(plays: list[dict], observation: dict) -> dict:
     return with_color(same, _name(without(observation["hand"], card), observation))
 
 
-def _play_drawn(observation: dict, legal: list[dict], rules: dict) -> dict:
+def _play_drawn(observation: dict[str, Any], legal: list[dict[str, Any]], rules: dict[str, Any]) -> dict[str, Any]:
     plays = of_type(legal, "play")
     keep = of_type(legal, "pass")
     if not plays:
@@ -201,7 +212,7 @@ def _play_drawn(observation: dict, legal: list[dict], rules: dict) -> dict:
     return keep[0]
 
 
-def _challenge(observation: dict, legal: list[dict]) -> dict:
+def _challenge(observation: dict[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any]:
     challenge = of_type(legal, "challenge")
     accept = of_type(legal, "accept") or legal
     if not challenge:
@@ -222,7 +233,7 @@ def _challenge(observation: dict, legal: list[dict]) -> dict:
     return challenge[0] if 1.0 - none > CHALLENGE_THRESHOLD else accept[0]
 
 
-def _swap(observation: dict, legal: list[dict]) -> dict:
+def _swap(observation: dict[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any]:
     swaps = of_type(legal, "swap")
     if not swaps:
         return legal[0]
@@ -231,7 +242,7 @@ def _swap(observation: dict, legal: list[dict]) -> dict:
     return min(swaps, key=lambda a: (sizes[a["target"]], -scores[a["target"]]))
 
 
-def _name(hand: list[str], observation: dict) -> str:
+def _name(hand: list[str], observation: dict[str, Any]) -> str:
     """The colour to name: ``best_color``; at two seats a colour held, counting one the
     opponent likely cannot follow as more cards of it."""
     base = best_color(hand, observation)
@@ -248,7 +259,7 @@ def _name(hand: list[str], observation: dict) -> str:
     return max(COLORS, key=key)
 
 
-def _stuck(observation: dict):
+def _stuck(observation: dict[str, Any]) -> Callable[[str, int | None], float]:
     """Two seats: ``chance(color, rank)`` that the opponent holds no card it could play
     on that colour and rank (rank None: on a wild naming the colour).
 

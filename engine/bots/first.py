@@ -6,7 +6,10 @@
 
 from __future__ import annotations
 
+from typing import Any
 
-def agent(observation: dict, configuration: dict) -> dict:
+
+def agent(observation: dict[str, Any], configuration: dict[str, Any]) -> dict[str, Any]:
     """Return ``observation["legal_actions"][0]``."""
-    return observation["legal_actions"][0]
+    legal: list[dict[str, Any]] = observation["legal_actions"]
+    return legal[0]

@@ -7,6 +7,8 @@ else fits, never challenges, always answers a stack and always jumps in.
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from engine.bots._view import (
     COLOR,
     POINTS,
@@ -20,9 +22,9 @@ from engine.bots._view import (
 )
 
 
-def agent(observation: dict, configuration: dict) -> dict:
+def agent(observation: dict[str, Any], configuration: dict[str, Any]) -> dict[str, Any]:
     """Choose by the rules above; always one of ``observation["legal_actions"]``."""
-    legal = observation["legal_actions"]
+    legal: list[dict[str, Any]] = observation["legal_actions"]
     decision = observation["decision"]
     hand = observation["hand"]
     if decision == "choose_color":
@@ -51,11 +53,11 @@ def agent(observation: dict, configuration: dict) -> dict:
     return legal[0]
 
 
-def _best_play(plays: list[dict], hand: list[str]) -> dict:
+def _best_play(plays: list[dict[str, Any]], hand: list[str]) -> dict[str, Any]:
     counts = color_counts(hand)
     colored = [a for a in plays if not is_wild(a["card"])]
     if colored:
-        return max(colored, key=lambda a: (POINTS[a["card"]], counts[COLOR[a["card"]]]))
+        return max(colored, key=lambda a: (POINTS[a["card"]], counts[cast(str, COLOR[a["card"]])]))
     # Only wilds fit: spend the Wild Draw Four before the plain Wild, name the main colour.
     card = max((a["card"] for a in plays), key=lambda c: (POINTS[c], c in WILD_DRAW_FOURS))
     return with_color([a for a in plays if a["card"] == card], best_color(without(hand, card)))

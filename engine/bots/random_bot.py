@@ -12,10 +12,12 @@ that of strings and bytes is).
 
 from __future__ import annotations
 
+from typing import Any
 
-def agent(observation: dict, configuration: dict) -> dict:
+
+def agent(observation: dict[str, Any], configuration: dict[str, Any]) -> dict[str, Any]:
     """Pick one of ``observation["legal_actions"]`` uniformly, deterministically."""
-    legal = observation["legal_actions"]
+    legal: list[dict[str, Any]] = observation["legal_actions"]
     n = len(legal)
     if n == 1:
         return legal[0]

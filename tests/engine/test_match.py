@@ -284,3 +284,78 @@ def test_ranking_uses_points_then_wins_and_ties_share_a_rank():
     assert rank_bots([100, 100, 50], [1, 1, 0], [False] * 3, "winner") == [1, 1, 3]
     assert rank_bots([100, 20, 50], [0, 1, 0], [False] * 3, "penalty") == [3, 1, 2]
     assert rank_bots([100, 20, 50], [0, 1, 0], [False, True, True], "winner") == [1, 2, 2]
+
+
+class BeginCounting:
+    """Plays first legal; records each ``begin_game`` call and each decision's game."""
+
+    def __init__(self, log, name, fail_at=None, kind="crash"):
+        self.log, self.name, self.fail_at, self.kind = log, name, fail_at, kind
+        self.game = None
+
+    def begin_game(self, game_index):
+        self.log.append((self.name, game_index))
+        self.game = game_index
+        if game_index == self.fail_at:
+            raise SeatFault(self.kind, f"{self.kind} at begin_game for the test")
+
+    def decide(self, observation, configuration):
+        assert self.game is not None, "decide before begin_game"
+        return observation["legal_actions"][0]
+
+
+def test_begin_game_is_called_once_per_bot_per_game_before_its_decisions():
+    log = []
+    seats = [BeginCounting(log, "a"), BeginCounting(log, "b"), BeginCounting(log, "c")]
+    result = play_match(Rules(players=3, rounds=1), seats, seed=5, games=2, duplicate=True)
+    assert result.games == 6
+    assert sorted(log) == sorted((name, g) for name in "abc" for g in range(6))
+    # in game order: every game's three calls come before the next game's
+    assert [g for _, g in log] == sorted(g for _, g in log)
+
+
+def test_begin_game_is_called_on_one_shared_seat_object_once_per_bot():
+    log = []
+    shared = BeginCounting(log, "x")
+    play_match(Rules(players=2, rounds=1), [shared, shared], seed=5, games=2)
+    assert log == [("x", 0), ("x", 0), ("x", 1), ("x", 1)]
+
+
+def test_a_forfeiting_fault_in_begin_game_forfeits_and_stops_the_calls():
+    log = []
+    seats = [BeginCounting(log, "a", fail_at=1), BeginCounting(log, "b")]
+    result = play_match(Rules(players=2, rounds=1), seats, seed=5, games=2, duplicate=True)
+    loser = result.players[0]
+    assert loser.forfeit == "crash: crash at begin_game for the test"
+    assert loser.faults == [{"game": 1, "round": 0, "kind": "crash",
+                             "reason": "crash at begin_game for the test"}]
+    assert loser.rank == 2 and result.players[1].rank == 1
+    # a's last call was the one that failed; b is told of every game
+    assert [g for name, g in log if name == "a"] == [0, 1]
+    assert [g for name, g in log if name == "b"] == [0, 1, 2, 3]
+    games = result.replay["games"]
+    assert games[0]["forfeited"] == []
+    for record in games[1:]:
+        seat = record["seats"].index(0)
+        assert record["forfeited"] == [seat]  # played by the fallback from its first decision
+        assert all(a["seat"] != seat or "fault" not in a for a in record["actions"])
+        assert of(record["events"], "game_end")
+
+
+def test_a_strike_fault_in_begin_game_counts_a_strike_without_cards():
+    log = []
+    seats = [BeginCounting(log, "a", fail_at=0, kind="timeout"), BeginCounting(log, "b")]
+    result = play_match(Rules(players=2, rounds=1), seats, seed=5, games=2)
+    assert result.players[0].strikes == 1 and result.players[0].forfeit is None
+    assert result.replay["games"][0]["forfeited"] == []
+    assert not of(result.replay["games"][0]["events"], "fault")
+    assert [g for name, g in log if name == "a"] == [0, 1]
+
+
+def test_infrastructure_error_in_begin_game_passes_through():
+    class Broken(BeginCounting):
+        def begin_game(self, game_index):
+            raise InfrastructureError("docker gone")
+
+    with pytest.raises(InfrastructureError):
+        play_match(Rules(players=2, rounds=1), [Broken([], "a"), first_legal()], seed=5)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from engine.rules import OPTIONS, Rules, RulesError
+from engine.rules import MAX_DEAL, OPTIONS, Rules, RulesError
 
 DEFAULTS = {
     "players": 4,
@@ -52,7 +52,8 @@ def test_target_defaults_to_200_for_penalty_scoring():
         ["wd4=free", "stacking=stack", "jump_in=on", "seven_zero=1"],
         ["wd4=enforced", "stacking=deflect", "draw=until_playable", "draw_limit=3"],
         ["scoring=penalty", "rounds=5", "max_turns=100", "max_strikes=1", "uno_penalty=0"],
-        ["players=10", "hand_size=10", "first_card=number_only"],
+        ["players=10", "hand_size=7", "first_card=number_only"],
+        ["players=10", "hand_size=10"],
     ],
 )
 def test_from_dict_of_to_dict_gives_the_same_rules(items):
@@ -161,12 +162,56 @@ def test_stacking_with_wd4_challenge_is_a_configuration_error(stacking):
     assert Rules.parse([f"stacking={stacking}", "wd4=enforced"]).stacking == stacking
 
 
-def test_deal_that_does_not_fit_the_deck_is_an_error():
-    with pytest.raises(RulesError, match="does not fit the deck") as info:
+def test_deal_bound_is_103_cards_with_first_card_apply():
+    # RULES.md section 2: a starting card must be left even if all 4 Wild Draw Fours stay in the deck
+    assert MAX_DEAL["apply"] == 103
+    assert Rules(players=10, hand_size=10).hand_size == 10
+    assert Rules(players=5, hand_size=20).hand_size == 20
+    with pytest.raises(RulesError, match="too large a deal: at most 103 cards with first_card=apply") as info:
         Rules(players=10, hand_size=11)
     assert info.value.option == "hand_size"
-    assert "110" in str(info.value)
-    assert Rules(players=10, hand_size=10).hand_size == 10
+    assert "10 players x 11 cards = 110" in str(info.value)
+    assert "at most 10 cards each" in str(info.value)
+
+
+def test_deal_bound_is_75_cards_with_first_card_number_only():
+    # 108 cards hold 76 numbers: 75 dealt leave one even if every non-number card stays in the deck
+    assert MAX_DEAL["number_only"] == 75
+    assert Rules(players=5, hand_size=15, first_card="number_only").hand_size == 15
+    for players, hand_size in ((4, 19), (10, 8), (8, 10)):
+        with pytest.raises(RulesError, match="at most 75 cards with first_card=number_only") as info:
+            Rules(players=players, hand_size=hand_size, first_card="number_only")
+        assert info.value.option == "hand_size"
+    # the same deal is fine under apply: the bound follows first_card, never a silent switch
+    assert Rules(players=10, hand_size=8).first_card == "apply"
+    with pytest.raises(RulesError, match="at most 75"):
+        Rules.parse(["players=10", "hand_size=8", "first_card=number_only"])
+    with pytest.raises(RulesError, match="at most 75"):
+        Rules.from_dict({**Rules(players=10, hand_size=8).to_dict(), "first_card": "number_only"})
+
+
+def test_deals_at_the_bound_start_on_a_fit_card():
+    from engine.game import Game
+
+    for rules in (Rules(players=5, hand_size=15, first_card="number_only"), Rules(players=5, hand_size=20)):
+        for seed in range(40):
+            start = Game(rules, seed).events[0]
+            assert start["e"] == "round_start" and start["draw_pile"] == 108 - rules.players * rules.hand_size - 1
+            if rules.first_card == "number_only":
+                assert start["top"][1:].isdigit()
+            else:
+                assert start["top"] != "W+4"
+
+
+def test_a_set_up_position_with_no_fit_starting_card_is_refused():
+    from uno_scenarios import position
+
+    # all 76 number cards in the hands: the draw pile holds only cards that may not start
+    hands = [["R0", "Y0", "G0", "B0"] + [f"{c}{r}" for c in "RYGB" for r in "123456789" for _ in (0, 1)][:70],
+             [f"{c}{r}" for c in "RYGB" for r in "123456789" for _ in (0, 1)][70:]]
+    with pytest.raises(ValueError, match="no card left that may start the pile"):
+        position(hands, "RS", dealer=1, first_card_effect=True, first_card="number_only", hand_size=1)
+
 
 
 def test_booleans_are_not_accepted_as_integers_and_vice_versa():

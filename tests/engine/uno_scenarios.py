@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from engine.game import Game
 from engine.match import AgentSeat
-from engine.rules import Rules
+from engine.rules import MAX_DEAL, Rules
 
 
 def position(hands, top, *, color=None, dealer=0, current=None, draws=None, scores=None,
@@ -73,10 +73,11 @@ def rule_sets(draw, *, max_hand_size=20, rounds=SHORT_ROUNDS, max_turns=SHORT_TU
     players = draw(st.integers(2, 10))
     wd4 = draw(st.sampled_from(["challenge", "enforced", "free"]))
     stacking = "off" if wd4 == "challenge" else draw(st.sampled_from(["off", "deflect", "stack"]))
+    first_card = draw(st.sampled_from(["apply", "number_only"]))
     return Rules(
         players=players,
-        hand_size=draw(st.integers(1, min(max_hand_size, 107 // players))),
-        first_card=draw(st.sampled_from(["apply", "number_only"])),
+        hand_size=draw(st.integers(1, min(max_hand_size, MAX_DEAL[first_card] // players))),
+        first_card=first_card,
         draw=draw(st.sampled_from(["one", "until_playable"])),
         draw_limit=draw(st.integers(1, 12)),
         two_player_reverse_skips=draw(st.booleans()),
