@@ -1,4 +1,4 @@
-"""Sandbox benchmark: decision round trip and seat start+teardown per backend.
+"""Sandbox benchmark: decision round trip, seat start+teardown and a new game's start per backend.
 
 Beside them, in the same run, a plain Unix-socket echo (same frames, a second
 process) is the yardstick: targets are Docker decision overhead <= 2x the echo
@@ -21,12 +21,15 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any, TextIO
 
 from engine.faults import InfrastructureError
 from sandbox.host import encode_frame
 from sandbox.limits import Limits
 from sandbox.package import BotPackage
-from sandbox.seat import Channel, SandboxSeat
+from sandbox.seat import Channel, SandboxSeat, SeatHandle
 
 TRIVIAL_BOT = b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"
 DOCKER_DECISION_TARGET = 2.0  # x the echo round trip
@@ -53,7 +56,7 @@ while True:
 """
 
 
-def sample_observation() -> dict:
+def sample_observation() -> dict[str, Any]:
     """A real observation of a 2-seat game, so frames have a realistic size."""
     from engine.game import Game
     from engine.rules import Rules
@@ -73,7 +76,7 @@ def _p95_us(samples: list[float]) -> float:
 class EchoPeer:
     """A second process answering every frame with itself, over a Unix socketpair."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         ours, theirs = socket.socketpair()
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-S", "-c", _ECHO, str(theirs.fileno())], pass_fds=(theirs.fileno(),)
@@ -81,7 +84,7 @@ class EchoPeer:
         theirs.close()
         self.channel = Channel(ours, 1 << 20)
 
-    def decide(self, message: dict) -> None:
+    def decide(self, message: dict[str, Any]) -> None:
         self.channel.send(message)
         if self.channel.recv(time.monotonic() + 5) is None:
             raise RuntimeError("echo peer did not answer within 5 s")
@@ -96,7 +99,7 @@ def _start(backend: str, package: BotPackage, limits: Limits, index: int) -> San
     if backend == "process":
         from sandbox.backends import process
 
-        handle = process.start_seat(package, limits, label=f"bench-{os.getpid()}-{index}")
+        handle: SeatHandle = process.start_seat(package, limits, label=f"bench-{os.getpid()}-{index}")
     elif backend in ("docker", "docker-warm"):
         from sandbox import docker_backend
 
@@ -113,7 +116,7 @@ def _start(backend: str, package: BotPackage, limits: Limits, index: int) -> San
     return seat
 
 
-def _wait_for_warm_seat(docker_backend, limits: Limits, timeout: float = 30.0) -> None:
+def _wait_for_warm_seat(docker_backend: ModuleType, limits: Limits, timeout: float = 30.0) -> None:
     """Untimed: let the pool refill, so a start measures what a match sees when it keeps up."""
     pool = docker_backend.warm_pool()
     pool.refill(docker_backend.get_client(), docker_backend.IMAGE, limits)
@@ -124,14 +127,18 @@ def _wait_for_warm_seat(docker_backend, limits: Limits, timeout: float = 30.0) -
         time.sleep(0.01)
 
 
-def _timed(call, count: int, into: list[float]) -> None:
+def _decision(seat: SandboxSeat, observation: dict[str, Any], configuration: dict[str, Any]) -> Callable[[], object]:
+    return lambda: seat.decide(observation, configuration)
+
+
+def _timed(call: Callable[[], object], count: int, into: list[float]) -> None:
     for _ in range(count):
         started = time.perf_counter()
         call()
         into.append(time.perf_counter() - started)
 
 
-def run(decisions: int = 2000, starts: int = 10, backends: tuple[str, ...] = ("process", "docker")) -> dict:
+def run(decisions: int = 2000, starts: int = 10, backends: tuple[str, ...] = ("process", "docker")) -> dict[str, Any]:
     """Measure everything; returns the figures and whether the targets are met.
 
     The paths are measured interleaved (ROUNDS rounds of decisions, then the
@@ -143,7 +150,7 @@ def run(decisions: int = 2000, starts: int = 10, backends: tuple[str, ...] = ("p
     message = {"op": "decide", "id": 1, "observation": observation, "configuration": configuration}
     package = BotPackage.from_bytes("bench.py", TRIVIAL_BOT)
     limits = Limits()
-    figures = {
+    figures: dict[str, Any] = {
         "machine": {
             "cpus": os.cpu_count(),
             "platform": platform.platform(),
@@ -170,14 +177,24 @@ def run(decisions: int = 2000, starts: int = 10, backends: tuple[str, ...] = ("p
             except (InfrastructureError, RuntimeError) as exc:
                 # No Docker here, say: report it beside the other figures.
                 figures["backends"][backend] = {"error": str(exc)}
-        paths = {"echo": lambda: echo.decide(message)}
+        paths: dict[str, Callable[[], object]] = {"echo": lambda: echo.decide(message)}
         for backend, seat in seats.items():
-            paths[backend] = lambda seat=seat: seat.decide(observation, configuration)
+            paths[backend] = _decision(seat, observation, configuration)
         samples: dict[str, list[float]] = {name: [] for name in paths}
         per_round = max(1, decisions // ROUNDS)
         for _ in range(ROUNDS):
             for name, call in paths.items():
                 _timed(call, per_round, samples[name])
+        # A new game on a running seat: the previous game's processes killed, a fresh one forked.
+        game_starts: dict[str, list[float]] = {backend: [] for backend in seats}
+        for seat in seats.values():
+            seat.begin_game(0)
+        for game in range(1, starts + 1):
+            for backend, seat in seats.items():
+                started = time.perf_counter()
+                seat.begin_game(game)
+                seat._await_pending()
+                game_starts[backend].append(time.perf_counter() - started)
     finally:
         echo.stop()
         for seat in seats.values():
@@ -200,13 +217,14 @@ def run(decisions: int = 2000, starts: int = 10, backends: tuple[str, ...] = ("p
     figures["machine"]["load_after"] = os.getloadavg()[0]
     figures["echo"] = {"decision_us": _median_us(samples["echo"]), "decision_p95_us": _p95_us(samples["echo"])}
     echo_us = figures["echo"]["decision_us"]
-    targets = {}
+    targets: dict[str, bool] = {}
     for backend, (start_only, start_stop) in lifetimes.items():
         numbers = {
             "decision_us": _median_us(samples[backend]),
             "decision_p95_us": _p95_us(samples[backend]),
             "start_s": statistics.median(start_only),
             "start_stop_s": statistics.median(start_stop),
+            "game_start_ms": statistics.median(game_starts[backend]) * 1000,
         }
         numbers["x_echo"] = numbers["decision_us"] / echo_us
         figures["backends"][backend] = numbers
@@ -217,7 +235,7 @@ def run(decisions: int = 2000, starts: int = 10, backends: tuple[str, ...] = ("p
     return figures
 
 
-def print_table(figures: dict, out=None) -> None:
+def print_table(figures: dict[str, Any], out: TextIO | None = None) -> None:
     """The figures as a small text table."""
     out = out or sys.stdout
     echo = figures["echo"]
@@ -225,14 +243,14 @@ def print_table(figures: dict, out=None) -> None:
     print(f"sandbox bench: {figures['decisions']} decisions, {figures['starts']} starts, "
           f"frame {figures['frame_bytes']} bytes, {machine['cpus']} CPUs, {machine['platform']}, "
           f"load {machine['load_before']:.1f} -> {machine['load_after']:.1f}", file=out)
-    print(f"{'path':<14}{'decision us':>13}{'p95 us':>10}{'x echo':>9}{'start s':>10}{'start+stop s':>14}", file=out)
-    print(f"{'unix echo':<14}{echo['decision_us']:>13.1f}{echo['decision_p95_us']:>10.1f}{1.0:>9.2f}{'-':>10}{'-':>14}", file=out)
+    print(f"{'path':<14}{'decision us':>13}{'p95 us':>10}{'x echo':>9}{'start s':>10}{'start+stop s':>14}{'game ms':>9}", file=out)
+    print(f"{'unix echo':<14}{echo['decision_us']:>13.1f}{echo['decision_p95_us']:>10.1f}{1.0:>9.2f}{'-':>10}{'-':>14}{'-':>9}", file=out)
     for backend, n in figures["backends"].items():
         if "error" in n:
             print(f"{backend:<14}not measured: {n['error']}", file=out)
             continue
         print(f"{backend:<14}{n['decision_us']:>13.1f}{n['decision_p95_us']:>10.1f}{n['x_echo']:>9.2f}"
-              f"{n['start_s']:>10.3f}{n['start_stop_s']:>14.3f}", file=out)
+              f"{n['start_s']:>10.3f}{n['start_stop_s']:>14.3f}{n['game_start_ms']:>9.1f}", file=out)
     for name, met in figures["targets"].items():
         print(f"target {name}: {'met' if met else 'NOT met'}", file=out)
 

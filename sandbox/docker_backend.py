@@ -25,9 +25,17 @@ import time
 from pathlib import Path
 
 from engine.faults import InfrastructureError, SeatFault
+from sandbox import seccomp
 from sandbox.limits import DEFAULT_LIMITS, Limits, describe_bytes
 from sandbox.package import BotPackage
-from sandbox.seat import SEAT_DIR_PREFIX, Channel, ChannelClosed, make_seat_dir, reap_seat_dirs
+from sandbox.seat import (
+    SEAT_DIR_PREFIX,
+    Channel,
+    ChannelClosed,
+    make_seat_dir,
+    reap_seat_dirs,
+    seat_folder_error,
+)
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +43,13 @@ IMAGE = os.environ.get("SANDBOX_IMAGE", "uno-arena-sandbox:latest")
 LABEL_MATCH = "uno-arena.match"
 LABEL_SEAT = "uno-arena.seat"
 LABEL_STARTED = "uno-arena.started"
+#: which installation (one database of the platform) started the container; nothing touches another's
+LABEL_INSTALLATION = "uno-arena.installation"
+#: the host name and the process (``<pid>.<start time>``) that started it: its leftovers are known dead
+LABEL_HOST = "uno-arena.host"
+LABEL_OWNER = "uno-arena.owner"
+#: "1" on a warm pool's containers (they may wait up to ``WARM_MAX_AGE`` before a match takes one)
+LABEL_WARM = "uno-arena.warm"
 BOT_USER = "10001:10001"
 HOST_PROGRAM = Path(__file__).resolve().parent / "host.py"
 #: where per-seat directories are made; must be a path the Docker engine sees too
@@ -63,6 +78,61 @@ def work_dir_problem(work_dir: str | None = None) -> str | None:
 
 _client = None
 _client_lock = threading.Lock()
+
+#: the installation this process works for (``configure_installation``; the platform derives it
+#: from its database), else SANDBOX_INSTALLATION, else "default"
+_installation: str | None = None
+
+
+def installation() -> str:
+    """The installation label of the containers this process starts."""
+    return _installation or os.environ.get("SANDBOX_INSTALLATION", "").strip() or "default"
+
+
+def configure_installation(name: str) -> None:
+    """Set the installation label (letters, digits, ``.-_``, at most 63): the reaper and the
+    leftover removal touch only containers carrying it."""
+    global _installation
+    if not name or len(name) > 63 or not all(c.isalnum() or c in ".-_" for c in name):
+        raise ValueError(f"an installation label is 1-63 letters, digits, '.', '-' or '_', got {name!r}")
+    _installation = name
+
+
+def host_name() -> str:
+    """This machine's name as the containers' ``uno-arena.host`` label."""
+    return socket.gethostname()
+
+
+def _process_start(pid: int) -> str | None:
+    """The start time of process ``pid`` (clock ticks since boot, /proc/<pid>/stat), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        return fields[19].decode()
+    except (OSError, IndexError):
+        return None
+
+
+_owner: tuple[int, str] = (0, "")
+
+
+def owner_token(pid: int | None = None) -> str:
+    """``<pid>.<start time>`` of a process (default: this one): unique on this host even after
+    the pid is reused."""
+    global _owner
+    if pid is None:
+        if _owner[0] != os.getpid():
+            _owner = (os.getpid(), owner_token(os.getpid()))
+        return _owner[1]
+    return f"{pid}.{_process_start(pid) or 0}"
+
+
+def owner_alive(token: str) -> bool:
+    """Is the process named by ``owner_token`` still running on this host?"""
+    pid, _, start = token.partition(".")
+    if not pid.isdigit():
+        return False
+    return _process_start(int(pid)) == start
 
 
 def get_client(client=None):
@@ -103,7 +173,18 @@ class DockerSeatHandle:
         self.stopped = False
 
     def death_fault(self) -> SeatFault:
-        """Why the container's host went away; asks Docker, so may raise InfrastructureError."""
+        """Why the container's host went away: the bot's fault, or ``InfrastructureError``.
+
+        Only what the bot did is its fault: its memory limit (OOMKilled), its CPU
+        seconds (SIGXCPU), its own exit or a crash it caused. The bot host is PID 1
+        of the container, which nothing inside its own PID namespace can SIGKILL
+        (the kernel drops it; a test checks ``os.kill(1, 9)`` from a bot). A
+        container killed through Docker (``docker kill``/``stop``/``rm -f`` by
+        someone else: Docker records a ``kill`` event) or removed from under the
+        match is infrastructure: the match is tried again, nobody is blamed.
+        """
+        from docker.errors import NotFound
+
         state = {}
         deadline = time.monotonic() + 2.0
         try:
@@ -113,31 +194,178 @@ class DockerSeatHandle:
                 if not state.get("Running"):
                     break
                 time.sleep(0.02)
+        except NotFound as exc:
+            raise InfrastructureError(
+                f"the sandbox container {self.container.short_id} was removed from outside while its bot played"
+            ) from exc
         except _docker_errors() as exc:
             raise InfrastructureError(f"Docker engine failed while checking container {self.container.short_id}: {exc}") from exc
         if state.get("OOMKilled"):
             return SeatFault("memory", f"memory limit exceeded ({describe_bytes(self.limits.memory_bytes)}): killed by the OOM killer")
         if state.get("Running"):
             return SeatFault("crash", "bot host closed its channel but kept running")
+        if state.get("Status") in ("removing", "dead"):
+            raise InfrastructureError(
+                f"the sandbox container {self.container.short_id} was removed from outside while its bot played"
+            )
         code = state.get("ExitCode")
         if code == 128 + signal.SIGXCPU:
             return SeatFault("crash", f"killed: CPU time limit exceeded ({self.limits.cpu_seconds} s)")
-        if code == 137:
+        if code == 128 + signal.SIGKILL:
+            sent = self._docker_kills()
+            if sent:
+                raise InfrastructureError(
+                    f"the sandbox container {self.container.short_id} was killed from outside (Docker sent it "
+                    f"signal {', '.join(sent)}: docker kill, stop or rm -f by someone else, or the engine), "
+                    "not by its bot"
+                )
+            # Nothing inside can SIGKILL PID 1, but a bot host that runs the bot in a child
+            # process ends with the child's status (128 + 9 when the bot killed itself).
             return SeatFault("crash", "killed by signal SIGKILL")
         if isinstance(code, int) and code > 128:
             return SeatFault("crash", f"killed by signal {code - 128}")
         return SeatFault("crash", f"bot host exited with code {code}")
 
+    def _docker_kills(self) -> list[str]:
+        """The signals Docker was asked to send this container since it started (``kill`` events:
+        docker kill, stop, rm -f); the referee sends none before it stops the seat itself."""
+        try:
+            started = float(self.container.labels.get(LABEL_STARTED, "0")) - 1.0
+        except (ValueError, KeyError, TypeError, *_docker_errors()):
+            started = time.time() - DEFAULT_LIMITS.max_match_seconds
+        try:
+            events = self.client.events(
+                since=int(started), until=time.time(), decode=True,
+                filters={"container": self.container.id, "event": "kill"},
+            )
+            return [str(e.get("Actor", {}).get("Attributes", {}).get("signal", "?")) for e in events]
+        except _docker_errors() as exc:
+            raise InfrastructureError(f"Docker engine failed while checking container {self.container.short_id}: {exc}") from exc
+
     def stop(self) -> None:
-        """Remove the container (SIGKILL first) and the seat directory; idempotent."""
+        """Remove the container (SIGKILL first) and the seat directory; idempotent.
+
+        With deferred stops on (``configure_warm_pool(..., defer_stops=True)``, what a worker
+        does) the channel is closed now and the removal is left to this process's remover
+        thread (``removals``), off the match's critical path."""
         if self.stopped:
             return
         self.stopped = True
         self.channel.close()
+        if DEFER_STOPS:
+            removals().put(self.container, self.seat_dir)
+            return
         try:
             _remove(self.container)
         finally:
             shutil.rmtree(self.seat_dir, ignore_errors=True)
+
+
+#: stop seats in the background (``Removals``) instead of in the caller; set by configure_warm_pool
+DEFER_STOPS = False
+#: a held removal waits at most this long (a hold never released must not keep containers)
+HOLD_MAX_SECONDS = 30.0
+
+
+class Removals:
+    """This process's background removal of stopped seats' containers and folders.
+
+    ``hold()``/``release()`` (nested) keep queued removals waiting, e.g. until a match's result
+    is recorded; ``settle()`` waits until none is left; ``drain()`` removes them all now (exit).
+    """
+
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.queue: list[tuple] = []
+        self.busy = 0
+        self.holds = 0
+        self.thread: threading.Thread | None = None
+        self.pid = os.getpid()
+
+    def put(self, container, seat_dir: str) -> None:
+        with self.cond:
+            self.queue.append((container, seat_dir, time.monotonic()))
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._run, name="seat-removals", daemon=True)
+                self.thread.start()
+            self.cond.notify_all()
+
+    def hold(self) -> None:
+        with self.cond:
+            self.holds += 1
+
+    def release(self) -> None:
+        with self.cond:
+            self.holds = max(0, self.holds - 1)
+            self.cond.notify_all()
+
+    def pending(self) -> int:
+        with self.cond:
+            return len(self.queue) + self.busy
+
+    def settle(self, timeout: float = 30.0) -> bool:
+        """Wait (holds ignored) until every queued removal is done; False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            held, self.holds = self.holds, 0
+            self.cond.notify_all()
+            try:
+                while self.queue or self.busy:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    self.cond.wait(left)
+                return True
+            finally:
+                self.holds += held
+
+    def drain(self) -> None:
+        """Remove everything queued now, in the calling thread (at exit)."""
+        with self.cond:
+            items, self.queue = self.queue, []
+        for item in items:
+            self._remove(*item[:2])
+        self.settle(10.0)
+
+    def _run(self) -> None:
+        while True:
+            with self.cond:
+                while not self.queue or (self.holds and time.monotonic() - self.queue[0][2] < HOLD_MAX_SECONDS):
+                    if self.queue:
+                        self.cond.wait(max(0.05, HOLD_MAX_SECONDS - (time.monotonic() - self.queue[0][2])))
+                    elif not self.cond.wait(30.0) and not self.queue:
+                        self.thread = None
+                        return
+                item = self.queue.pop(0)[:2]
+                self.busy += 1
+            try:
+                self._remove(*item)
+            finally:
+                with self.cond:
+                    self.busy -= 1
+                    self.cond.notify_all()
+
+    @staticmethod
+    def _remove(container, seat_dir: str) -> None:
+        try:
+            _remove(container)
+        except InfrastructureError as exc:
+            log.error("removing a stopped seat's container failed (the reaper removes what is left): %s", exc)
+        finally:
+            shutil.rmtree(seat_dir, ignore_errors=True)
+
+
+_removals: Removals | None = None
+
+
+def removals() -> Removals:
+    """This process's ``Removals`` (a forked child gets its own)."""
+    global _removals
+    with _client_lock:
+        if _removals is None or _removals.pid != os.getpid():
+            _removals = Removals()
+            atexit.register(_removals.drain)
+        return _removals
 
 
 #: pauses before the next try to remove a container the engine failed to remove
@@ -165,6 +393,11 @@ def _remove(container) -> None:
             time.sleep(pause)
 
 
+def seat_cpus(limits: Limits, cores: int | None = None) -> float:
+    """The CPU share of one seat's container: ``limits.cpus``, capped at the machine's cores."""
+    return min(float(limits.cpus), float(cores or os.cpu_count() or 1))
+
+
 def container_options(client, limits: Limits, match_id: str, seat: int, seat_dir: str) -> dict:
     """The ``create_container`` arguments of a seat's container (every lockdown option in one place)."""
     from docker.types import LogConfig, Mount, Ulimit
@@ -173,12 +406,18 @@ def container_options(client, limits: Limits, match_id: str, seat: int, seat_dir
         network_mode="none",
         ipc_mode="none",
         read_only=True,
-        tmpfs={"/tmp": f"rw,noexec,nosuid,nodev,size={limits.tmp_bytes},mode=1777"},
+        # capped in inodes too: millions of empty files would be kernel memory (and slow to wipe)
+        tmpfs={"/tmp": f"rw,noexec,nosuid,nodev,size={limits.tmp_bytes},nr_inodes={limits.tmp_inodes},mode=1777"},
         cap_drop=["ALL"],
-        security_opt=["no-new-privileges"],
+        # no-new-privileges and the project's seccomp profile (sandbox.seccomp: Docker's default
+        # minus io_uring, namespaces, keyrings, ptrace, foreign socket families and the like)
+        security_opt=seccomp.docker_security_options(),
+        runtime=seccomp.docker_runtime(),  # SANDBOX_DOCKER_RUNTIME, e.g. runsc (gVisor); None: Docker's default
         mem_limit=limits.memory_bytes,
         memswap_limit=limits.memory_bytes,  # equal: no swap
-        nano_cpus=int(limits.cpus * 1e9),
+        # At most one core each (Limits.cpus), never more than the worker's: with one match
+        # per core (CELERY_WORKER_CONCURRENCY) the deciding seat of every match has a core.
+        nano_cpus=int(seat_cpus(limits) * 1e9),
         pids_limit=limits.processes,
         ulimits=[
             Ulimit(name="nofile", soft=256, hard=256),
@@ -202,7 +441,10 @@ def container_options(client, limits: Limits, match_id: str, seat: int, seat_dir
         "user": BOT_USER,
         "working_dir": "/sandbox/bot",
         "environment": {},  # nothing from the worker; the image's PATH/LANG only
-        "labels": {LABEL_MATCH: str(match_id), LABEL_SEAT: str(seat), LABEL_STARTED: str(int(time.time()))},
+        "labels": {
+            LABEL_MATCH: str(match_id), LABEL_SEAT: str(seat), LABEL_STARTED: str(int(time.time())),
+            LABEL_INSTALLATION: installation(), LABEL_HOST: host_name(), LABEL_OWNER: owner_token(),
+        },
         "stdin_open": False,
         "tty": False,
         "host_config": host_config,
@@ -221,7 +463,10 @@ def start_seat(package: BotPackage, limits: Limits, *, match_id: str, seat: int,
             return handle
     seat_dir = make_seat_dir(f"{match_id}-{seat}", WORK_DIR)
     try:
-        package.write_to(Path(seat_dir) / "bot")
+        try:
+            package.write_to(Path(seat_dir) / "bot")
+        except OSError as exc:
+            raise seat_folder_error(exc, seat_dir, f"writing the bot's files of seat {seat}") from exc
         container, conn = _launch(client, image, limits, match_id, seat, seat_dir, wait_load=False)
     except BaseException:
         shutil.rmtree(seat_dir, ignore_errors=True)
@@ -237,29 +482,40 @@ def _launch(client, image: str, limits: Limits, match_id: str, seat, seat_dir: s
     """
     listener = container = None
     try:
-        shutil.copyfile(HOST_PROGRAM, os.path.join(seat_dir, "host.py"))
-        chan = os.path.join(seat_dir, "chan")
-        os.mkdir(chan)
-        os.makedirs(os.path.join(seat_dir, "bot"), exist_ok=True)
-        for path in (seat_dir, chan, os.path.join(seat_dir, "bot")):
-            os.chmod(path, 0o755)
-        os.chmod(os.path.join(seat_dir, "host.py"), 0o644)
         sock_path = os.path.join(seat_dir, CHANNEL_SOCKET)
         if len(sock_path.encode()) > SOCKET_PATH_MAX:
             raise InfrastructureError(work_dir_problem(os.path.dirname(seat_dir)) or f"socket path too long: {sock_path}")
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(sock_path)
-        os.chmod(sock_path, 0o777)  # the bot user (uid 10001) must be able to connect
-        listener.listen(1)
+        try:
+            shutil.copyfile(HOST_PROGRAM, os.path.join(seat_dir, "host.py"))
+            chan = os.path.join(seat_dir, "chan")
+            os.mkdir(chan)
+            os.makedirs(os.path.join(seat_dir, "bot"), exist_ok=True)
+            for path in (seat_dir, chan, os.path.join(seat_dir, "bot")):
+                os.chmod(path, 0o755)
+            os.chmod(os.path.join(seat_dir, "host.py"), 0o644)
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(sock_path)
+            os.chmod(sock_path, 0o777)  # the bot user (uid 10001) must be able to connect
+            listener.listen(1)
+        except OSError as exc:
+            raise seat_folder_error(exc, seat_dir, f"preparing the bot host and socket of seat {seat}") from exc
         options = container_options(client, limits, match_id, seat, seat_dir)
         if wait_load:
             options["command"].append("--wait-load")
+            options["labels"][LABEL_WARM] = "1"
         # Low-level calls: create then start, no extra inspect on the hot path,
         # and a container whose start fails is still known (and removed).
+        from docker.errors import ImageNotFound
+
         try:
             created = client.api.create_container(image, **options)
             container = client.containers.prepare_model({"Id": created["Id"]})
             client.api.start(container.id)
+        except ImageNotFound as exc:
+            raise InfrastructureError(
+                f"the sandbox image {image} is not on this Docker engine, so seat {seat} cannot start "
+                "(build it with deploy/sandbox/build-offline.sh, or set SANDBOX_IMAGE)"
+            ) from exc
         except _docker_errors() as exc:
             raise InfrastructureError(f"Docker could not start the sandbox of seat {seat} (image {image}): {exc}") from exc
         conn = _accept(listener, container, limits.start_seconds)
@@ -312,19 +568,28 @@ class _WarmSeat:
             log.warning("could not remove warm sandbox container %s (the reaper will)", self.container.short_id)
 
 
-class WarmPool:
-    """A few pre-started seat containers per worker process, so a seat starts without Docker's start.
+#: a warm seat idle longer than this is replaced (the reaper allows warm containers this much more)
+WARM_MAX_AGE = 600.0
+#: at most this many warm containers of one pool start at once
+WARM_PARALLEL = 4
 
-    Each is locked down exactly like a cold one; its bot directory is empty
-    until ``take`` writes a bot into it. Kept at most ``max_age`` seconds idle.
+
+class WarmPool:
+    """Pre-started seat containers of one worker process, so a seat starts without Docker's start.
+
+    Each is locked down exactly like a cold one; its bot directory is empty until ``take``
+    writes a bot into it. ``size`` wait per image and container limits; a taken one is
+    replaced at once, up to ``WARM_PARALLEL`` starting in parallel threads. Kept at most
+    ``max_age`` seconds idle.
     """
 
-    def __init__(self, size: int, max_age: float = 60.0):
+    def __init__(self, size: int, max_age: float = WARM_MAX_AGE, parallel: int = WARM_PARALLEL):
         self.size = size
         self.max_age = max_age
+        self.parallel = max(1, parallel)
         self.lock = threading.Lock()
         self.idle: dict[tuple, list[_WarmSeat]] = {}
-        self.filling: set[tuple] = set()
+        self.starting: dict[tuple, int] = {}
         self.closed = False
         self.count = 0
         self.fillers: list[threading.Thread] = []
@@ -334,12 +599,13 @@ class WarmPool:
     def key(image: str, limits: Limits) -> tuple:
         """Containers are interchangeable only with the same image and container limits."""
         return (image, limits.memory_bytes, limits.cpus, limits.cpu_seconds, limits.processes,
-                limits.tmp_bytes, limits.frame_bytes, limits.log_bytes, limits.start_seconds)
+                limits.tmp_bytes, limits.tmp_inodes, limits.frame_bytes, limits.log_bytes, limits.start_seconds)
 
     def take(self, client, image: str, limits: Limits, package: BotPackage) -> DockerSeatHandle | None:
         """A warm seat running ``package``, or None (the caller starts one cold); refills behind."""
         key = self.key(image, limits)
         handle = None
+        stale = []
         while handle is None:
             with self.lock:
                 seats = self.idle.get(key, [])
@@ -347,54 +613,94 @@ class WarmPool:
             if warm is None:
                 break
             if time.monotonic() - warm.born > self.max_age:
-                warm.discard()
+                stale.append(warm)
                 continue
             handle = warm.activate(package, limits)
         self.refill(client, image, limits)
+        for warm in stale:
+            warm.discard()
         return handle
 
     def refill(self, client, image: str, limits: Limits) -> None:
-        """Start containers in the background until ``size`` wait for this key."""
+        """Start containers in background threads (several at once) until ``size`` wait for
+        this key (idle and starting)."""
         key = self.key(image, limits)
         with self.lock:
-            if self.closed or key in self.filling:
+            if self.closed:
                 return
-            self.filling.add(key)
-        filler = threading.Thread(target=self._fill, args=(client, image, limits, key), name="warm-seats", daemon=True)
-        with self.lock:
-            self.fillers = [t for t in self.fillers if t.is_alive()] + [filler]
-        filler.start()
+            now = time.monotonic()
+            fresh = [warm for warm in self.idle.get(key, []) if now - warm.born <= self.max_age]
+            stale = [warm for warm in self.idle.get(key, []) if now - warm.born > self.max_age]
+            if stale:
+                self.idle[key] = fresh
+            busy = self.starting.get(key, 0)
+            missing = min(self.size - len(fresh) - busy, self.parallel - busy)
+            numbers = []
+            for _ in range(max(0, missing)):
+                self.count += 1
+                numbers.append(self.count)
+            self.starting[key] = busy + len(numbers)
+            fillers = [
+                threading.Thread(target=self._start_one, args=(client, image, limits, key, number),
+                                 name="warm-seats", daemon=True)
+                for number in numbers
+            ]
+            # started under the lock: close() joins every filler it sees, and sees them all
+            for filler in fillers:
+                filler.start()
+            self.fillers = [t for t in self.fillers if t.is_alive()] + fillers
+        for warm in stale:
+            warm.discard()
 
-    def _fill(self, client, image: str, limits: Limits, key: tuple) -> None:
+    def _start_one(self, client, image: str, limits: Limits, key: tuple, number: int) -> None:
+        warm = None
+        again = False
         try:
-            while True:
-                with self.lock:
-                    if self.closed or len(self.idle.get(key, [])) >= self.size:
-                        return
-                    self.count += 1
-                    number = self.count
-                seat_dir = make_seat_dir(f"warm-{os.getpid()}-{number}", WORK_DIR)
-                try:
-                    container, conn = _launch(client, image, limits, "warm", f"{os.getpid()}-{number}", seat_dir, wait_load=True)
-                except Exception:  # noqa: BLE001 - a failed refill only costs speed; cold starts still work
-                    shutil.rmtree(seat_dir, ignore_errors=True)
-                    log.warning("could not pre-start a sandbox container", exc_info=True)
-                    return
-                warm = _WarmSeat(client, container, conn, seat_dir)
-                with self.lock:
-                    if not self.closed:
-                        self.idle.setdefault(key, []).append(warm)
-                        continue
-                warm.discard()
+            label = f"{os.getpid()}-{number}"
+            seat_dir = make_seat_dir(f"warm-{label}", WORK_DIR)
+            try:
+                container, conn = _launch(client, image, limits, "warm", label, seat_dir, wait_load=True)
+            except Exception:  # noqa: BLE001 - a failed refill only costs speed; cold starts still work
+                shutil.rmtree(seat_dir, ignore_errors=True)
+                log.warning("could not pre-start a sandbox container", exc_info=True)
                 return
+            warm = _WarmSeat(client, container, conn, seat_dir)
+            with self.lock:
+                if not self.closed:
+                    self.idle.setdefault(key, []).append(warm)
+                    warm = None
+                    again = True  # one more may be missing (more were taken while this started)
+        except Exception:  # noqa: BLE001 - e.g. the seats' folder is full: cold starts report it
+            log.warning("could not pre-start a sandbox container", exc_info=True)
         finally:
             with self.lock:
-                self.filling.discard(key)
+                self.starting[key] = max(0, self.starting.get(key, 0) - 1)
+            if warm is not None:
+                warm.discard()  # the pool closed while it started
+        if again:
+            self.refill(client, image, limits)
 
     def ready(self, image: str, limits: Limits) -> int:
         """How many warm seats wait for this image and these limits."""
         with self.lock:
             return len(self.idle.get(self.key(image, limits), []))
+
+    def fill(self, client, image: str, limits: Limits, timeout: float = 60.0) -> int:
+        """Refill and wait until ``size`` warm seats wait (or ``timeout``); how many wait."""
+        self.refill(client, image, limits)
+        deadline = time.monotonic() + timeout
+        while self.ready(image, limits) < self.size and time.monotonic() < deadline:
+            with self.lock:
+                if self.closed:
+                    break
+            self.refill(client, image, limits)  # a failed start is tried again
+            time.sleep(0.05)
+        return self.ready(image, limits)
+
+    def containers(self) -> list[str]:
+        """The ids of the idle warm containers."""
+        with self.lock:
+            return [warm.container.id for group in self.idle.values() for warm in group]
 
     def close(self, timeout: float = 30.0) -> None:
         """Remove every idle warm container (at exit, or when reconfigured).
@@ -409,8 +715,15 @@ class WarmPool:
             seats = [warm for group in self.idle.values() for warm in group]
             self.idle.clear()
             fillers, self.fillers = self.fillers, []
-        for warm in seats:
-            warm.discard()
+        handles = [
+            DockerSeatHandle(warm.client, warm.container, Channel(warm.conn, 1), warm.seat_dir, DEFAULT_LIMITS)
+            for warm in seats
+        ]
+        for handle in handles:
+            handle.channel.close()  # each host exits on its own while the others are removed
+        for handle in handles:
+            handle.stopped = True
+            Removals._remove(handle.container, handle.seat_dir)
         deadline = time.monotonic() + timeout
         for filler in fillers:
             filler.join(max(0.0, deadline - time.monotonic()))
@@ -423,10 +736,13 @@ _pool_pid = 0
 
 
 def warm_seats() -> int:
-    """How many warm seats this process keeps (SANDBOX_DOCKER_WARM unless configured)."""
+    """How many warm seats this process keeps: as configured (``configure_warm_pool``, what a
+    platform worker does), else SANDBOX_DOCKER_WARM as a number (unset or ``auto``: 0, no pool)."""
     global WARM_SEATS
     if WARM_SEATS is None:
         raw = os.environ.get("SANDBOX_DOCKER_WARM", "").strip() or "0"
+        if raw == "auto":
+            raw = "0"  # the platform's worker sizes its pool itself (configure_warm_pool)
         if not raw.isdigit():
             raise ValueError(f"SANDBOX_DOCKER_WARM must be an int >= 0, got {raw!r}")
         WARM_SEATS = int(raw)
@@ -447,16 +763,38 @@ def warm_pool() -> WarmPool | None:
         return _pool
 
 
-def configure_warm_pool(size: int) -> WarmPool | None:
-    """Set how many warm seats this process keeps (0: none); closes the previous pool."""
-    global WARM_SEATS, _pool
+def configure_warm_pool(size: int, *, defer_stops: bool = False) -> WarmPool | None:
+    """Set how many warm seats this process keeps (0: none); closes the previous pool.
+
+    ``defer_stops``: seats are removed by a background thread after their match
+    (``Removals``); off, by the caller (what tests and ``arena play`` see)."""
+    global WARM_SEATS, _pool, DEFER_STOPS
     if isinstance(size, bool) or not isinstance(size, int) or size < 0:
         raise ValueError(f"warm seats must be an int >= 0, got {size!r}")
     with _client_lock:
-        old, _pool, WARM_SEATS = _pool, None, size
+        old = _pool if _pool_pid == os.getpid() else None
+        _pool, WARM_SEATS = None, size
     if old is not None:
         old.close()
+    if not defer_stops and DEFER_STOPS:
+        removals().settle()
+    DEFER_STOPS = defer_stops
     return warm_pool()
+
+
+def close_warm_pool() -> None:
+    """Remove this process's warm containers and whatever seats wait for removal (a worker's
+    stop: its children exit with ``os._exit``, past ``atexit``)."""
+    global _pool
+    global WARM_SEATS, DEFER_STOPS
+    with _client_lock:
+        pool = _pool if _pool_pid == os.getpid() else None
+        _pool, WARM_SEATS = None, 0
+    DEFER_STOPS = False  # what stops later (an embedded worker's host process goes on) is removed at once
+    if pool is not None:
+        pool.close()
+    if _removals is not None and _removals.pid == os.getpid():
+        _removals.drain()
 
 
 def _accept(listener: socket.socket, container, timeout: float) -> socket.socket | None:
@@ -480,31 +818,110 @@ def _accept(listener: socket.socket, container, timeout: float) -> socket.socket
     return None
 
 
-def reap(max_age_seconds: float | None = None, client=None) -> int:
-    """Remove labelled sandbox containers older than ``max_age_seconds`` (default: the longest match).
+class _Listed:
+    """A container as the engine listed it (labels, mounts), without one inspect call each: a
+    container removed meanwhile is no error."""
 
-    Also deletes seat directories that old. Scheduled periodically by the
-    platform; returns how many containers were removed.
+    def __init__(self, client, row: dict):
+        self.row = row
+        self.labels = row.get("Labels") or {}
+        self.container = client.containers.prepare_model({"Id": row["Id"]})
+        self.short_id = self.container.short_id
+
+    def folders(self) -> list[str]:
+        """The seat folders it mounted (named like a seat's)."""
+        return [
+            mount.get("Source", "") for mount in self.row.get("Mounts") or []
+            if mount.get("Destination") == "/sandbox" and os.path.basename(mount.get("Source", "")).startswith(SEAT_DIR_PREFIX)
+        ]
+
+    def remove(self) -> None:
+        """Remove it and its seat folder."""
+        _remove(self.container)
+        for folder in self.folders():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _installation_containers(client, *labels: str) -> list[_Listed]:
+    """This installation's sandbox containers (running or not), with more label filters."""
+    try:
+        rows = client.api.containers(all=True, filters={"label": [f"{LABEL_INSTALLATION}={installation()}", *labels]})
+    except _docker_errors() as exc:
+        raise InfrastructureError(f"Docker engine failed to list sandbox containers: {exc}") from exc
+    return [_Listed(client, row) for row in rows]
+
+
+def dead_owners_containers(client=None) -> list[_Listed]:
+    """Containers of this installation started on this host by a process that is gone."""
+    client = get_client(client)
+    return [
+        listed for listed in _installation_containers(client, f"{LABEL_HOST}={host_name()}")
+        if not owner_alive(listed.labels.get(LABEL_OWNER, ""))
+    ]
+
+
+def remove_leftovers(client=None) -> int:
+    """Remove what dead processes of this installation left on this host (containers and their
+    seat folders): a worker's start and the reaper call it. How many containers went."""
+    removed = 0
+    for listed in dead_owners_containers(client):
+        try:
+            listed.remove()
+            removed += 1
+        except InfrastructureError as exc:
+            log.warning("could not remove a dead worker's sandbox container %s: %s", listed.short_id, exc)
+    if removed:
+        log.warning("removed %s sandbox containers that dead processes of installation %s left on %s",
+                    removed, installation(), host_name())
+    return removed
+
+
+def remove_match(match_id: str, client=None) -> int:
+    """Remove the containers (and seat folders) of one attempt of a match (label ``match_id``)
+    of this installation on this engine, and whatever dead processes left on this host (a
+    killed worker's warm seats carry the pool's label, not the match's). How many went."""
+    client = get_client(client)
+    removed = remove_leftovers(client)
+    for listed in _installation_containers(client, f"{LABEL_MATCH}={match_id}"):
+        listed.remove()
+        removed += 1
+    return removed
+
+
+def reap(max_age_seconds: float | None = None, client=None) -> int:
+    """Remove this installation's sandbox containers older than ``max_age_seconds`` (default:
+    the longest match; warm ones get ``WARM_MAX_AGE`` more, the longest they wait idle) and
+    those whose process is gone on this host. Containers of other installations are never
+    touched. Also deletes seat directories that old. Scheduled periodically by the platform;
+    returns how many containers were removed.
     """
     client = get_client(client)
     if max_age_seconds is None:
         max_age_seconds = DEFAULT_LIMITS.max_match_seconds
-    cutoff = time.time() - max_age_seconds
-    try:
-        containers = client.containers.list(all=True, filters={"label": LABEL_MATCH})
-    except _docker_errors() as exc:
-        raise InfrastructureError(f"Docker engine failed to list sandbox containers: {exc}") from exc
-    removed = 0
-    for container in containers:
+    now = time.time()
+    removed = remove_leftovers(client)
+    for listed in _installation_containers(client, LABEL_MATCH):
         try:
-            started = float(container.labels.get(LABEL_STARTED, "0"))
+            started = float(listed.labels.get(LABEL_STARTED, "0"))
         except ValueError:
             started = 0.0  # a mangled label: treat as ancient
-        if started <= cutoff:
-            _remove(container)
+        allowed = max_age_seconds + (WARM_MAX_AGE if listed.labels.get(LABEL_WARM) else 0.0)
+        if started <= now - allowed:
+            listed.remove()
             removed += 1
     reap_seat_dirs(max_age_seconds, [WORK_DIR])
     return removed
+
+
+def image_id(image: str | None = None, client=None) -> str | None:
+    """The id of ``image`` (default: the sandbox image) on the engine; None when the engine does
+    not answer or lacks it."""
+    try:
+        return get_client(client).images.get(image or IMAGE).id
+    except InfrastructureError:
+        return None
+    except _docker_errors():
+        return None
 
 
 def available(image: str | None = None, client=None) -> bool:
@@ -519,10 +936,12 @@ def available(image: str | None = None, client=None) -> bool:
     return True
 
 
-def match_containers(match_id: str, client=None) -> list:
-    """Containers (running or not) still carrying ``match_id``'s label."""
+def match_containers(match_id: str, client=None, *, mine: bool = False) -> list:
+    """Containers (running or not) still carrying ``match_id``'s label (``mine``: and started by
+    this process: other processes' warm seats share the ``warm`` label)."""
     client = get_client(client)
+    labels = [f"{LABEL_MATCH}={match_id}", *([f"{LABEL_OWNER}={owner_token()}"] if mine else [])]
     try:
-        return client.containers.list(all=True, filters={"label": f"{LABEL_MATCH}={match_id}"})
+        return client.containers.list(all=True, filters={"label": labels})
     except _docker_errors() as exc:
         raise InfrastructureError(f"Docker engine failed to list containers of match {match_id}: {exc}") from exc

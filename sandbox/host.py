@@ -1,19 +1,40 @@
-"""The bot host: runs inside a sandbox, imports one bot and answers the referee.
+"""The bot host: runs inside a sandbox, supervises one bot and answers the referee.
 
 Standard library only, Python 3.11+: it runs on the sandbox image's bare
 interpreter, so it must never import ``engine``, ``sandbox`` or Django. The
 referee side imports the frame helpers below, so the wire format lives here.
 
-Usage (the backends start it): ``python3 host.py --bot DIR (--fd N | --connect PATH) [--wait-load]``
+Usage (the backends start it): ``python3 -I -S -B host.py --bot DIR (--fd N | --connect PATH)
+[--wait-load] [--jail pidns|uid|none] [--scrub DIR ...] [--tmpfs DIR ... --tmpfs-bytes N
+--tmpfs-inodes N] [--drop-caps] [--seccomp-fd N] [--thread-stack-bytes N]`` (the last four: the
+process sandbox's confinement, which the supervisor finishes on itself, see ``confine``)
+
+Two roles in one program. The *supervisor* (what the backends start) never
+imports bot code: it makes itself non-dumpable (no ptrace, no /proc/<pid>/mem
+for same-uid bot code), and for each game it starts a fresh interpreter, the
+*game process* (``--child``), which imports the bot and answers decisions. At
+the next ``game`` request (and at ``stop``) the supervisor kills every process
+of the previous game, wipes the writable storage (``--scrub`` folders), SysV
+IPC objects and keyrings, and starts the next game process; between decisions
+it freezes (SIGSTOP) every process of the game, so a bot uses CPU only while
+it is asked. ``--jail`` says how it finds them: ``pidns`` (bubblewrap or a
+container: every process it can signal belongs to this sandbox, so
+``kill(-1)``), ``uid`` (a seat uid of its own: the same), ``none`` (a shared
+uid: the supervisor's descendants, it being their subreaper). Default: ``pidns``
+when the host is PID 1 (a container), else ``none``; ``--scrub`` defaults to
+``/tmp`` in a container, else nothing.
 
 Wire format: each frame is a 4-byte big-endian length, then that many bytes of
-UTF-8 JSON (an object). The host sends ``hello`` once the bot is imported, one
-reply per ``decide`` (same ``id``), ``stopped`` on ``stop``, and ``log`` frames
-with what the bot printed. With ``--wait-load`` (a warm Docker seat) it first
-waits for ``load``: the bot's files arrive after the sandbox started.
-Everything the bot writes to fd 1 and 2 (also from C code and child processes)
-goes into a pipe the host drains into capped ``log`` frames, so prints never
-reach the channel.
+UTF-8 JSON (an object). The host sends ``hello`` once the bot is imported (id 0
+for the first game, the ``game`` request's id after it), one reply per
+``decide`` (same ``id``), ``stopped`` on ``stop``, and ``log`` frames with what
+the bot printed. The referee sends ``decide``, ``game`` (start the next game's
+process), ``freeze`` (after a timeout: stop the abandoned computation) and
+``stop``. With ``--wait-load`` (a warm Docker seat) it first waits for
+``load``: the bot's files arrive after the sandbox started. Everything the bot
+writes to fd 1 and 2 (also from C code and child processes) goes into a pipe
+the supervisor drains into capped ``log`` frames, ahead of the reply that
+follows it, so prints never reach the channel.
 """
 
 from __future__ import annotations
@@ -22,6 +43,7 @@ import argparse
 import codecs
 import errno
 import fcntl
+import importlib.machinery
 import importlib.util
 import json
 import os
@@ -30,8 +52,6 @@ import signal
 import socket
 import struct
 import sys
-import termios
-import threading
 import time
 
 HEADER = struct.Struct(">I")
@@ -47,7 +67,7 @@ def encode_frame(message: dict) -> bytes:
     """One frame: length prefix plus compact JSON.
 
     >>> encode_frame({"id": 1})[:4]
-    b'\\x00\\x00\\x00\\t'
+    b'\\x00\\x00\\x00\\x08'
     """
     body = json.dumps(message, separators=(",", ":"), allow_nan=False).encode("utf-8")
     return HEADER.pack(len(body)) + body
@@ -76,16 +96,55 @@ def recv_exact(sock: socket.socket, size: int) -> bytes:
     return b"".join(chunks)
 
 
+class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
+    """Compiles a bot's module from its source every time: cached bytecode is never read or written.
+
+    A ``__pycache__/main.cpython-311.pyc`` smuggled beside ``main.py`` (with a
+    matching header, or an unchecked hash) would otherwise run instead of the
+    source everyone reads.
+    """
+
+    def path_stats(self, path):
+        raise OSError("bot modules are compiled from source")  # get_code then skips the cache
+
+
+#: folders whose modules load with SourceOnlyLoader only (no .pyc, no extension modules)
+_BOT_DIRS: set[str] = set()
+
+
+def _bot_path_hook(path: str):
+    real = os.path.realpath(path or ".")
+    if any(real == root or real.startswith(root + os.sep) for root in _BOT_DIRS):
+        return importlib.machinery.FileFinder(path, (SourceOnlyLoader, importlib.machinery.SOURCE_SUFFIXES))
+    raise ImportError("not a bot folder")
+
+
+def register_bot_dir(bot_dir: str) -> None:
+    """Import modules under ``bot_dir`` from source only (see SourceOnlyLoader)."""
+    _BOT_DIRS.add(os.path.realpath(bot_dir))
+    if _bot_path_hook not in sys.path_hooks:
+        sys.path_hooks.insert(0, _bot_path_hook)
+    root = os.path.realpath(bot_dir)
+    for key in [k for k in sys.path_importer_cache if isinstance(k, str) and (os.path.realpath(k or ".") + os.sep).startswith(root + os.sep)]:
+        del sys.path_importer_cache[key]
+
+
+def forget_bot_dir(bot_dir: str) -> None:
+    _BOT_DIRS.discard(os.path.realpath(bot_dir))
+
+
 def load_agent(bot_dir: str, module_name: str = "main"):
     """Import ``main.py`` from ``bot_dir`` as ``module_name`` and return its ``agent``.
 
     Helper modules beside ``main.py`` are importable because ``bot_dir`` is put
-    first on ``sys.path``. Raises whatever the bot's import raises.
+    first on ``sys.path``; every module there is compiled from its source
+    (``SourceOnlyLoader``). Raises whatever the bot's import raises.
     """
     path = os.path.join(bot_dir, ENTRY_MODULE)
+    register_bot_dir(bot_dir)
     if bot_dir not in sys.path:
         sys.path.insert(0, bot_dir)
-    spec = importlib.util.spec_from_file_location(module_name, path)
+    spec = importlib.util.spec_from_file_location(module_name, path, loader=SourceOnlyLoader(module_name, path))
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
@@ -117,40 +176,51 @@ def describe_exception(exc: BaseException) -> dict:
         return {"kind": "memory", "reason": reason}
     # fork/clone and thread creation fail with EAGAIN at the process limit; a
     # sandbox has no network, so EAGAIN from sockets cannot be the cause.
-    if (isinstance(exc, OSError) and exc.errno == errno.EAGAIN) or (
-        isinstance(exc, RuntimeError) and "can't start new thread" in text
-    ):
+    if isinstance(exc, RuntimeError) and "can't start new thread" in text:
+        return _thread_failure(reason)
+    if isinstance(exc, OSError) and exc.errno == errno.EAGAIN:
         return {"kind": "processes", "reason": reason}
     return {"kind": "exception", "reason": reason}
 
 
-def _pending_bytes(fd: int) -> int:
-    """Bytes waiting in a pipe (0 when it cannot be asked)."""
+def _thread_failure(reason: str) -> dict:
+    """Why a thread could not start: its stack did not fit the memory limits, or the process limit.
+
+    pthread_create says EAGAIN for both, and Python turns both into the same
+    RuntimeError; the process's own numbers tell them apart.
+    """
+    import _thread
+    import resource
+
+    sizes = {}
     try:
-        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
-    except OSError:
-        return 0
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                if key in ("VmData", "VmSize"):
+                    sizes[key] = int(value.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    stack = _thread.stack_size() or resource.getrlimit(resource.RLIMIT_STACK)[0]
+    if stack == resource.RLIM_INFINITY:
+        stack = 8 << 20
+    for key, limit in (("VmData", resource.RLIMIT_DATA), ("VmSize", resource.RLIMIT_AS)):
+        soft = resource.getrlimit(limit)[0]
+        if key in sizes and soft != resource.RLIM_INFINITY and sizes[key] + stack > soft:
+            return {"kind": "memory", "reason": f"no memory for a new thread's {stack >> 10} KiB stack: {reason}"[:500]}
+    return {"kind": "processes", "reason": f"thread limit reached (each thread counts as a process): {reason}"[:500]}
 
 
 class Host:
-    """The host's side of one channel: framed send (thread-safe) and receive."""
+    """A game process's side of its channel to the supervisor: framed send and receive."""
 
-    def __init__(self, sock: socket.socket, frame_bytes: int, log_bytes: int):
+    def __init__(self, sock: socket.socket, frame_bytes: int):
         self.sock = sock
         self.frame_bytes = frame_bytes
-        self.log_bytes = log_bytes
-        self.send_lock = threading.Lock()
-        # Held by the drain thread from reading the pipe until the log frame is
-        # sent: a reply taken under it comes after every print made before it.
-        self.drain_lock = threading.Lock()
-        self.read_end: int | None = None
 
     def send(self, message: dict, frame: bytes | None = None) -> None:
         """Send ``message`` (``frame``: its encoding, when the caller made it already)."""
-        if frame is None:
-            frame = encode_frame(message)
-        with self.send_lock:
-            self.sock.sendall(frame)
+        self.sock.sendall(encode_frame(message) if frame is None else frame)
 
     def recv(self) -> dict:
         (size,) = HEADER.unpack(recv_exact(self.sock, HEADER.size))
@@ -158,95 +228,66 @@ class Host:
             raise FrameError(f"frame of {size} bytes exceeds the cap of {self.frame_bytes}")
         return decode_body(recv_exact(self.sock, size))
 
-    def capture_output(self) -> threading.Thread:
-        """Point fd 1 and 2 at a pipe and forward what comes out as capped log frames."""
-        read_end, write_end = os.pipe()
-        os.dup2(write_end, 1)
-        os.dup2(write_end, 2)
-        os.close(write_end)
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.close(devnull)
-        # New line-buffered streams on the pipe (the old ones may believe fd 1 is
-        # a seekable /dev/null): a bot's last prints before a kill are its best clue.
-        sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
-        sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
-        # Non-blocking: a child that inherited the read end may steal data.
-        os.set_blocking(read_end, False)
-        self.read_end = read_end
-        thread = threading.Thread(target=self._drain, args=(read_end,), name="log-drain", daemon=True)
-        thread.start()
-        return thread
-
-    def _drain(self, read_end: int) -> None:
-        budget = self.log_bytes
-        truncated = False
-        # Incremental: a character split across two reads is not mangled.
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        while True:
-            try:
-                select.select([read_end], [], [])
-            except OSError:
-                return
-            with self.drain_lock:
-                try:
-                    chunk = os.read(read_end, 65536)
-                except BlockingIOError:
-                    continue
-                except OSError:
-                    return
-                if not chunk:
-                    return
-                if budget > 0:
-                    piece = chunk[:budget]
-                    budget -= len(piece)
-                    self._send_quietly({"op": "log", "data": decoder.decode(piece, final=budget == 0)})
-                    chunk = chunk[len(piece):]
-                if chunk and not truncated:
-                    truncated = True
-                    self._send_quietly({"op": "log", "truncated": True})
-                # Past the cap the pipe is still drained so a chatty bot never blocks.
-
-    def reply(self, message: dict, patience: float = 0.05, frame: bytes | None = None) -> None:
-        """Send ``message`` after the log frames of everything printed so far."""
+    def reply(self, message: dict, frame: bytes | None = None) -> None:
+        """Send ``message`` after what the bot printed so far (the supervisor forwards the pipe first)."""
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
             except BaseException:  # noqa: BLE001 - the bot may have closed or replaced them
                 pass
-        if self.read_end is not None:
-            deadline = time.monotonic() + patience
-            while _pending_bytes(self.read_end) and time.monotonic() < deadline:
-                time.sleep(0.0005)
-        with self.drain_lock:
-            self.send(message, frame)
-
-    def _send_quietly(self, message: dict) -> None:
-        try:
-            self.send(message)
-        except OSError:
-            pass
+        self.send(message, frame)
 
 
-def _out_of_cpu(signum, frame) -> None:
-    # Exit as if killed by SIGXCPU: as a container's PID 1 the host would
-    # otherwise ignore it and die later by the unexplained hard-limit SIGKILL.
-    os._exit(128 + signal.SIGXCPU)
+def _libc():
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
 
 
-def serve(host: Host, bot_dir: str) -> int:
-    """Import the bot, say hello, then answer ``decide`` until ``stop`` or EOF."""
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)
+SYS_IOPRIO_SET, SYS_IOPRIO_GET = {"x86_64": (251, 252), "aarch64": (30, 31)}.get(os.uname().machine, (None, None))
+IOPRIO_WHO_PROCESS = 1
+KEYCTL_JOIN_SESSION_KEYRING = 1
+KEYCTL_CLEAR = 7
+KEY_SPEC_USER_KEYRING = -4
+KEY_SPEC_USER_SESSION_KEYRING = -5
+IPC_RMID = 0
+
+
+def _keyctl(*args) -> None:
+    if SYS_KEYCTL is None:
+        return
+    try:
+        _libc().syscall(SYS_KEYCTL, *args)
+    except (OSError, AttributeError):
+        pass  # blocked (Docker's seccomp profile) or unavailable: nothing could have been stored
+
+
+def serve(host: Host, bot_dir: str, hello_id: int = 0, thread_stack: int = 0) -> int:
+    """A game process: import the bot, say hello, then answer ``decide`` until ``stop`` or EOF."""
     signal.signal(signal.SIGXCPU, _out_of_cpu)
-    host.capture_output()
+    sys.dont_write_bytecode = True
+    if thread_stack:
+        import _thread
+
+        _thread.stack_size(thread_stack)  # threads' stacks count against the memory limits
+    # fd 1 and 2 are the supervisor's log pipe: line-buffered streams on them (a
+    # bot's last prints before a kill are its best clue).
+    sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
+    sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
+    # A session keyring of this game's own (the supervisor's would outlive it).
+    _keyctl(KEYCTL_JOIN_SESSION_KEYRING, 0)
     try:
         os.chdir(bot_dir)
         agent = load_agent(bot_dir)
     except BaseException as exc:  # noqa: BLE001 - any failure of bot code is reported, not raised
         error = describe_exception(exc)
         error["reason"] = f"exception at import: {error['reason']}"
-        host.reply({"op": "hello", "id": 0, "error": error})
+        host.reply({"op": "hello", "id": hello_id, "error": error})
         return 1
-    host.reply({"op": "hello", "id": 0, "ok": True})
+    host.reply({"op": "hello", "id": hello_id, "ok": True})
     while True:
         try:
             request = host.recv()
@@ -280,6 +321,818 @@ def serve(host: Host, bot_dir: str) -> int:
         host.reply(message, frame=frame)
 
 
+def _out_of_cpu(signum, frame) -> None:
+    # Exit as if killed by SIGXCPU (the default action would also try a core dump).
+    os._exit(128 + signal.SIGXCPU)
+
+
+#: the zygote's answer to a fork request: the game process's pid (or -errno), then b"." once its
+#: intermediate process is reaped (the game process is then the supervisor's child)
+ZYGOTE_ANSWER = struct.Struct(">i1s")
+#: how long the supervisor waits for the zygote's answer before it starts a new zygote
+ZYGOTE_SECONDS = 5.0
+#: standard modules the zygote imports for the game processes (bots commonly use them);
+#: never bot code. A bot's own module of one of these names is not imported (the standard one is).
+ZYGOTE_MODULES = ("collections", "copy", "dataclasses", "enum", "functools", "heapq", "itertools",
+                  "math", "operator", "random", "re", "typing", "_thread", "resource", "ctypes")
+
+
+def _inherited_state():
+    """What a game process inherits from the zygote that another process of its uid could change.
+
+    ``prlimit``, ``setpriority``, ``sched_setaffinity``, ``sched_setscheduler`` and
+    ``ioprio_set`` work on any process of the same uid: a bot could set them on the zygote to
+    pass bits to the next game. The game process compares them with the
+    zygote's own at its start (kept in the zygote's memory, which no bot can write).
+    """
+    import resource
+
+    limits = {name: resource.getrlimit(getattr(resource, name)) for name in sorted(dir(resource)) if name.startswith("RLIMIT_")}
+    return limits, os.getpriority(os.PRIO_PROCESS, 0), os.sched_getaffinity(0), os.sched_getscheduler(0), _ioprio()
+
+
+def _ioprio() -> int | None:
+    if SYS_IOPRIO_GET is None:
+        return None
+    try:
+        return _libc().syscall(SYS_IOPRIO_GET, IOPRIO_WHO_PROCESS, 0)
+    except (OSError, AttributeError):
+        return None
+
+
+def _restore_state(state) -> str | None:
+    """Put back what ``_inherited_state`` recorded; what could not be put back, or None."""
+    import resource
+
+    limits, nice, cpus, policy, ioprio = state
+    for name, value in limits.items():
+        if resource.getrlimit(getattr(resource, name)) != value:
+            try:
+                resource.setrlimit(getattr(resource, name), value)
+            except (OSError, ValueError):
+                return f"{name} of the zygote was changed"
+    if os.getpriority(os.PRIO_PROCESS, 0) != nice:
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, nice)
+        except OSError:
+            return "the zygote's nice value was changed"
+    if os.sched_getaffinity(0) != cpus:
+        try:
+            os.sched_setaffinity(0, cpus)
+        except OSError:
+            return "the zygote's CPU affinity was changed"
+    if os.sched_getscheduler(0) != policy:
+        try:
+            os.sched_setscheduler(0, policy, os.sched_param(0))
+        except OSError:
+            return "the zygote's scheduling policy was changed"
+    if ioprio is not None and _ioprio() != ioprio:
+        if _libc().syscall(SYS_IOPRIO_SET, IOPRIO_WHO_PROCESS, 0, ioprio) != 0 or _ioprio() != ioprio:
+            return "the zygote's I/O priority was changed"
+    return None
+
+
+def zygote(control: socket.socket, args) -> None:
+    """The zygote: forks one game process per request of the supervisor, never runs bot code.
+
+    Started by the supervisor before the first game (a new interpreter). It
+    imports what a game process needs, makes itself non-dumpable, then reads
+    requests from its socket to the supervisor only: the game's ``hello`` id
+    and two descriptors (the game's channel and the log pipe). It reads
+    nothing else, so no game leaves anything in it: every game process is a
+    copy of the zygote as it was before the first game. It double-forks, so
+    the game process is the supervisor's child (its subreaper), and answers
+    ``ZYGOTE_ANSWER``.
+    """
+    import importlib
+
+    for name in ZYGOTE_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    import gc
+
+    libc = _libc()
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    state = _inherited_state()
+    # What is imported now never gets collected: a game process's collections skip it, so
+    # they do not write to (and copy) the pages it shares with the zygote.
+    gc.freeze()
+    control.setblocking(True)
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 64, 2)
+        except OSError:
+            os._exit(2)
+        if not message:
+            os._exit(0)  # the supervisor is gone
+        if len(fds) != 2:
+            os._exit(2)
+        try:
+            hello_id = int(message)
+        except ValueError:
+            os._exit(2)
+        try:
+            middle = os.fork()
+        except OSError as exc:
+            middle, answer = None, -(exc.errno or errno.EAGAIN)
+        if middle == 0:
+            try:
+                game = os.fork()
+            except OSError as exc:
+                game = -(exc.errno or errno.EAGAIN)
+            if game == 0:
+                _game_process(fds, hello_id, args, state, libc)
+            try:
+                control.sendall(struct.pack(">i", game))
+            finally:
+                os._exit(0)
+        for fd in fds:
+            os.close(fd)
+        if middle is not None:
+            try:
+                os.waitpid(middle, 0)
+            except ChildProcessError:
+                pass
+            control.sendall(b".")
+        else:
+            control.sendall(ZYGOTE_ANSWER.pack(answer, b"."))
+
+
+def _game_process(fds: list[int], hello_id: int, args, state, libc) -> None:
+    """A game process forked by the zygote: its own descriptors only, then serve the game."""
+    channel, log = fds
+    try:
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.dup2(channel, 3)
+        os.closerange(4, 65536)  # the zygote's socket too
+        libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # as a new interpreter is: its own /proc files
+        changed = _restore_state(state)
+        sock = socket.socket(fileno=3)
+        sock.setblocking(True)
+        host = Host(sock, args.frame_bytes)
+        if changed is not None:
+            error = {"kind": "exception", "reason": f"exception at import: {changed} by an earlier game"}
+            host.reply({"op": "hello", "id": hello_id, "error": error})
+            os._exit(1)
+        code = serve(host, args.bot, hello_id, args.thread_stack_bytes)
+    except (OSError, EOFError, FrameError):
+        code = 2
+    except BaseException:  # noqa: BLE001 - never return into the zygote's loop
+        code = 2
+    os._exit(code)
+
+
+class FrameBuffer:
+    """Frames cut out of a byte stream, raw (header included) and parsed."""
+
+    def __init__(self, cap: int):
+        self.cap = cap
+        self.data = bytearray()
+
+    def frames(self):
+        """Yield ``(raw, message_or_None)``; ``message`` is None for a body that is not a JSON object.
+
+        Raises FrameError for a header over the cap (its first bytes in ``args[1]``).
+        """
+        while len(self.data) >= HEADER.size:
+            (size,) = HEADER.unpack_from(self.data)
+            if size > self.cap:
+                raise FrameError(f"frame of {size} bytes exceeds the cap of {self.cap}", bytes(self.data[:HEADER.size + 12]))
+            end = HEADER.size + size
+            if len(self.data) < end:
+                return
+            raw = bytes(self.data[:end])
+            del self.data[:end]
+            try:
+                message = decode_body(raw[HEADER.size:])
+            except FrameError:
+                message = None
+            yield raw, message
+
+
+def _descendants(skip: int | None = None) -> list[int]:
+    """Every live descendant of this process (orphans come back to it: it is their subreaper).
+
+    ``skip`` (the zygote) is left out of the list; its children are not.
+    """
+    found: list[int] = []
+    todo = [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children") as handle:
+                    children = [int(c) for c in handle.read().split()]
+            except (OSError, ValueError):
+                continue
+            found += [c for c in children if c != skip]
+            todo += children
+    return found
+
+
+def _live(pids: list[int]) -> list[int]:
+    """``pids`` without the zombies (dead, only waiting to be reaped) and the gone."""
+    found = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        if stat[stat.rfind(b")") + 2:][:1] != b"Z":
+            found.append(pid)
+    return found
+
+
+def _wipe(root: str) -> None:
+    """Delete everything under ``root`` (also what the bot made unreadable), and its extended attributes."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        names = []
+    for name in names:
+        path = os.path.join(root, name)
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                try:
+                    os.chmod(path, 0o700)
+                except OSError:
+                    pass
+                _wipe(path)
+                os.rmdir(path)
+            else:
+                os.unlink(path)
+        except OSError:
+            pass
+    try:
+        for attribute in os.listxattr(root):
+            os.removexattr(root, attribute)
+    except OSError:
+        pass
+
+
+class Supervisor:
+    """Runs one game process per game and relays frames between it and the referee."""
+
+    def __init__(self, sock: socket.socket, args):
+        self.ref = sock
+        self.ref_in = FrameBuffer(args.frame_bytes)
+        self.frame_bytes = args.frame_bytes
+        self.log_budget = args.log_bytes
+        self.log_truncated = False
+        self.bot_dir = args.bot
+        self.label = args.label
+        self.thread_stack = args.thread_stack_bytes
+        self.jail = args.jail
+        self.scrub = list(args.scrub)
+        self.environment = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        # The scrub folders as the game processes find them at the start of each game.
+        self.scrub_state = {}
+        for path in self.scrub:
+            try:
+                st = os.stat(path)
+                self.scrub_state[path] = (st.st_mode & 0o7777, st.st_atime_ns, st.st_mtime_ns)
+            except OSError:
+                pass
+        self.child: int | None = None
+        self.child_status: int | None = None
+        self.child_sock: socket.socket | None = None
+        self.child_in = FrameBuffer(args.frame_bytes)
+        self.child_out = bytearray()
+        self.child_broken = False
+        self.log_fd: int | None = None
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.frozen = False
+        self.use_zygote = not args.no_zygote
+        self.zygote: int | None = None
+        self.zygote_sock: socket.socket | None = None
+
+    # -- the game's processes -------------------------------------------
+
+    def start_game(self, hello_id: int) -> None:
+        """Start a fresh game process for the next game; it imports the bot and says hello.
+
+        The zygote forks it (see ``zygote``); when the zygote cannot (a bot of an
+        earlier game killed it and a new one fails too), a new interpreter is spawned.
+        """
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        read_end, write_end = os.pipe()
+        try:
+            pid = self.fork_game(hello_id, child.fileno(), write_end) if self.use_zygote else None
+            self.child = self.spawn_game(hello_id, child.fileno(), write_end) if pid is None else pid
+        except OSError as exc:
+            # EAGAIN: the process limit (the previous game's processes are all gone by now)
+            os.close(read_end)
+            parent.close()
+            error = describe_exception(exc)
+            error["reason"] = f"exception at import: cannot start the game's process: {error['reason']}"
+            self.send_referee(encode_frame({"op": "hello", "id": hello_id, "error": error}))
+            self.child = None
+        finally:
+            os.close(write_end)
+            child.close()
+        if self.child is None:
+            return
+        self.child_status = None
+        self.child_sock = parent
+        parent.setblocking(False)
+        self.child_in = FrameBuffer(self.frame_bytes)
+        self.child_out = bytearray()
+        self.child_broken = False
+        os.set_blocking(read_end, False)
+        self.log_fd = read_end
+        self.frozen = False
+
+    def child_argv(self, role: str, hello_id: int = 0) -> list[str]:
+        return [sys.executable, "-I", "-S", "-B", os.path.abspath(__file__), role,
+                "--bot", self.bot_dir, "--fd", "3", "--hello-id", str(hello_id),
+                "--frame-bytes", str(self.frame_bytes), "--label", self.label,
+                "--thread-stack-bytes", str(self.thread_stack)]
+
+    def spawn(self, argv: list[str], fds: tuple[int, int, int, int]) -> int:
+        """posix_spawn ``argv`` with exactly ``fds`` as its descriptors 0-3."""
+        # Above the descriptors they are copied to (a dup2 onto itself would keep close-on-exec).
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in fds]
+        try:
+            return os.posix_spawn(sys.executable, argv, self.environment,
+                                  file_actions=[(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(high)])
+        finally:
+            for fd in high:
+                os.close(fd)
+
+    def spawn_game(self, hello_id: int, channel: int, log: int) -> int:
+        """A game process as a new interpreter (``--child``): the way without a zygote."""
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        try:
+            return self.spawn(self.child_argv("--child", hello_id), (devnull, log, log, channel))
+        finally:
+            os.close(devnull)
+
+    def start_zygote(self) -> None:
+        """Spawn the zygote: a new interpreter that forks the game processes (see ``zygote``)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        try:
+            self.zygote = self.spawn(self.child_argv("--zygote"), (devnull, devnull, devnull, theirs.fileno()))
+            self.zygote_sock = ours
+        except OSError:
+            ours.close()
+            raise
+        finally:
+            os.close(devnull)
+            theirs.close()
+
+    def stop_zygote(self) -> None:
+        if self.zygote is not None:
+            try:
+                os.kill(self.zygote, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                os.waitpid(self.zygote, 0)
+            except OSError:
+                pass
+            self.zygote = None
+        if self.zygote_sock is not None:
+            self.zygote_sock.close()
+            self.zygote_sock = None
+
+    def fork_game(self, hello_id: int, channel: int, log: int) -> int | None:
+        """Have the zygote fork the game process; its pid, or None when no zygote can.
+
+        Raises OSError when the zygote's fork failed (the process limit).
+        """
+        for _ in range(2):  # a bot of an earlier game may have killed it: one new zygote
+            try:
+                if self.zygote is None:
+                    self.start_zygote()
+                os.kill(self.zygote, signal.SIGCONT)  # the freeze (or a bot) may have stopped it
+                socket.send_fds(self.zygote_sock, [b"%d\n" % hello_id], [channel, log])
+                self.zygote_sock.settimeout(ZYGOTE_SECONDS)
+                answer = b""
+                while len(answer) < ZYGOTE_ANSWER.size:
+                    chunk = self.zygote_sock.recv(ZYGOTE_ANSWER.size - len(answer))
+                    if not chunk:
+                        raise EOFError("the zygote is gone")
+                    answer += chunk
+            except (OSError, EOFError):
+                self.stop_zygote()
+                continue
+            pid, done = ZYGOTE_ANSWER.unpack(answer)
+            if done != b".":
+                self.stop_zygote()
+                continue
+            if pid < 0:
+                raise OSError(-pid, os.strerror(-pid))
+            return pid
+        return None
+
+    def end_game(self) -> None:
+        """Kill every process of the game, forward its last prints, wipe what it could write."""
+        self.kill_all()
+        self.drain_log(final=True)
+        if self.log_fd is not None:
+            os.close(self.log_fd)
+            self.log_fd = None
+        if self.child_sock is not None:
+            self.child_sock.close()  # frames (and passed descriptors) still queued go with it
+            self.child_sock = None
+        self.child = None
+        self.frozen = False
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        for path in self.scrub:
+            _wipe(path)
+            state = self.scrub_state.get(path)
+            if state is not None:
+                try:
+                    os.chmod(path, state[0])
+                    os.utime(path, ns=state[1:])
+                except OSError:
+                    pass
+        if self.jail != "none":  # its own IPC namespace or uid: every object found is the bot's
+            self.remove_sysv_ipc()
+            _keyctl(KEYCTL_CLEAR, KEY_SPEC_USER_KEYRING)
+            _keyctl(KEYCTL_CLEAR, KEY_SPEC_USER_SESSION_KEYRING)
+
+    def signal_all(self, signum: int) -> bool:
+        """Send ``signum`` to every process of the game; False when there is none.
+
+        With ``kill(-1)`` (``pidns``/``uid``) the zygote gets it too: only a freeze
+        uses this there, and the zygote is continued before it forks again.
+        """
+        if self.jail != "none":
+            try:
+                os.kill(-1, signum)  # every process we may signal but ourselves (and PID 1)
+                return True
+            except ProcessLookupError:
+                return False
+            except PermissionError:
+                return False
+        pids = _descendants(skip=self.zygote)
+        for pid in pids:
+            try:
+                os.kill(pid, signum)
+            except OSError:
+                pass
+        return bool(pids)
+
+    def kill_all(self) -> None:
+        """Kill every process of the game, but not the zygote (nor the supervisor)."""
+        deadline = time.monotonic() + 5.0
+        if self.jail == "none":
+            # Stop them all first, so none forks while the tree is walked.
+            for _ in range(3):
+                self.signal_all(signal.SIGSTOP)
+        elif self.zygote is not None:
+            # kill(-1) would kill the zygote: stop everything (no process can fork any
+            # more), then kill every descendant but the zygote, until none is left. Every
+            # process of the game is a descendant: orphans come back to the supervisor.
+            while time.monotonic() < deadline:
+                self.signal_all(signal.SIGSTOP)
+                pids = _live(_descendants(skip=self.zygote))
+                if not pids:
+                    break
+                for pid in pids:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                self.reap()
+            self.reap()
+            if self.zygote is not None:
+                try:
+                    os.kill(self.zygote, signal.SIGCONT)
+                except OSError:
+                    pass
+            return
+        while self.signal_all(signal.SIGKILL) and time.monotonic() < deadline:
+            self.reap()
+            time.sleep(0.001)
+        self.reap()
+
+    def finish(self) -> None:
+        """The seat's end: the last game's processes and the zygote go."""
+        self.end_game()
+        self.stop_zygote()
+
+    def freeze(self) -> None:
+        if not self.frozen and self.child is not None:
+            self.signal_all(signal.SIGSTOP)
+            self.frozen = True
+
+    def thaw(self) -> None:
+        if self.frozen:
+            self.signal_all(signal.SIGCONT)
+            self.frozen = False
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid == self.child:
+                self.child_status = status
+            elif pid == self.zygote:  # killed by a bot: a new one starts for the next game
+                self.zygote = None
+                if self.zygote_sock is not None:
+                    self.zygote_sock.close()
+                    self.zygote_sock = None
+
+    def remove_sysv_ipc(self) -> None:
+        """Remove the SysV shared memory, message queues and semaphores of this IPC namespace (or uid)."""
+        try:
+            libc = _libc()
+        except OSError:
+            return
+        uid = os.getuid()
+        for kind, remove in (("shm", libc.shmctl), ("msg", libc.msgctl), ("sem", None)):
+            try:
+                with open(f"/proc/sysvipc/{kind}") as handle:
+                    lines = handle.read().splitlines()[1:]
+            except OSError:
+                continue
+            for line in lines:
+                fields = line.split()
+                try:
+                    ident = int(fields[1])
+                    cuid = int(fields[9 if kind == "shm" else 8 if kind == "msg" else 6])
+                except (IndexError, ValueError):
+                    continue
+                if self.jail == "uid" and cuid != uid:
+                    continue  # the host's IPC namespace: only the seat's own objects
+                if remove is None:
+                    libc.semctl(ident, 0, IPC_RMID)
+                else:
+                    remove(ident, IPC_RMID, None)
+
+    # -- relaying -------------------------------------------------------
+
+    def send_referee(self, data: bytes) -> None:
+        self.ref.sendall(data)
+
+    def drain_log(self, final: bool = False) -> None:
+        """Forward what the game printed (everything in the pipe now) as capped log frames."""
+        if self.log_fd is None:
+            return
+        while True:
+            try:
+                chunk = os.read(self.log_fd, 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                return
+            if not chunk:
+                if final:
+                    self.send_log(self.decoder.decode(b"", final=True))
+                return
+            self.send_log_bytes(chunk)
+
+    def send_log_bytes(self, chunk: bytes) -> None:
+        if self.log_budget > 0:
+            piece = chunk[:self.log_budget]
+            self.log_budget -= len(piece)
+            self.send_log(self.decoder.decode(piece, final=self.log_budget == 0))
+            chunk = chunk[len(piece):]
+        if chunk and not self.log_truncated:
+            self.log_truncated = True
+            self.send_referee(encode_frame({"op": "log", "truncated": True}))
+        # Past the cap the pipe is still drained so a chatty bot never blocks.
+
+    def send_log(self, text: str) -> None:
+        if text:
+            self.send_referee(encode_frame({"op": "log", "data": text}))
+
+    def from_child(self) -> None:
+        try:
+            chunk = self.child_sock.recv(1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.child_gone()
+            return
+        self.child_in.data += chunk
+        try:
+            for raw, message in self.child_in.frames():
+                self.drain_log()  # the prints made before this frame go first
+                self.send_referee(raw)
+                if message is not None and message.get("op") in ("reply", "hello"):
+                    self.freeze()
+        except FrameError as exc:
+            # Pass the oversized header on: the referee refuses it as the protocol error it is.
+            self.drain_log()
+            self.send_referee(exc.args[1])
+            self.child_broken = True
+            self.freeze()
+
+    def to_child(self) -> None:
+        try:
+            sent = self.child_sock.send(self.child_out)
+        except BlockingIOError:
+            return
+        except OSError:
+            self.child_out.clear()
+            return
+        del self.child_out[:sent]
+
+    def child_gone(self) -> None:
+        """The game process closed its channel: end as it ended (its exit code or signal)."""
+        deadline = time.monotonic() + 1.0
+        while self.child_status is None and time.monotonic() < deadline:
+            self.reap()
+            if self.child_status is None:
+                time.sleep(0.005)
+        status = self.child_status
+        self.finish()
+        if status is None:
+            os._exit(2)  # closed its channel but kept running
+        if os.WIFSIGNALED(status):
+            signum = os.WTERMSIG(status)
+            if os.getpid() != 1:  # PID 1 cannot kill itself from inside its namespace
+                signal.signal(signum, signal.SIG_DFL)
+                os.kill(os.getpid(), signum)
+            os._exit(128 + signum)
+        os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 2)
+
+    def from_referee(self) -> None:
+        chunk = self.ref.recv(1 << 20)
+        if not chunk:
+            self.finish()
+            os._exit(0)
+        self.ref_in.data += chunk
+        for raw, message in self.ref_in.frames():
+            if len(raw) - HEADER.size > self.frame_bytes or message is None:
+                raise FrameError("bad frame from the referee")
+            op = message.get("op")
+            if op == "game":
+                self.end_game()
+                self.start_game(message.get("id"))
+            elif op == "stop":
+                self.finish()
+                self.send_referee(encode_frame({"op": "stopped", "id": message.get("id")}))
+                os._exit(0)
+            elif op == "freeze":
+                self.freeze()
+            elif self.child_sock is not None and not self.child_broken:
+                if op == "decide":
+                    self.thaw()
+                self.child_out += raw
+
+    def run(self) -> None:
+        self.start_game(0)
+        while True:
+            readers = [self.ref]
+            writers = []
+            if self.child_sock is not None and not self.child_broken:
+                readers.append(self.child_sock)
+                if self.child_out:
+                    writers.append(self.child_sock)
+            if self.log_fd is not None:
+                readers.append(self.log_fd)
+            readable, writable, _ = select.select(readers, writers, [], 1.0)
+            self.reap()
+            if self.log_fd in readable:
+                self.drain_log()
+            if self.child_sock is not None and self.child_sock in readable:
+                self.from_child()
+            if self.child_sock is not None and self.child_sock in writable:
+                self.to_child()
+            if self.ref in readable:
+                self.from_referee()
+
+
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+
+def _prctl(libc, *args) -> int:
+    import ctypes
+
+    return libc.prctl(*[ctypes.c_ulong(a) if isinstance(a, int) else a for a in args])
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        import ctypes
+
+        code = ctypes.get_errno()
+        raise OSError(code, f"{what}: {os.strerror(code)}")
+
+
+#: gVisor's /proc/version (its Sentry reports this fixed text)
+GVISOR_VERSION = "Linux version 4.4.0 #1 SMP Sun Jan 10 15:06:54 PST 2016"
+
+
+def _in_gvisor() -> bool:
+    """True in gVisor (runsc): there every process costs host stub processes and threads that
+    count against the container's ``pids_limit``, and the zygote's two extra processes make
+    the sandbox hit it (runsc then kills the whole container). One interpreter per game there."""
+    try:
+        with open("/proc/version") as handle:
+            return handle.read().startswith(GVISOR_VERSION)
+    except OSError:
+        return False
+
+
+def confine(args) -> None:
+    """The process sandbox's last steps, done by the supervisor on itself before any bot code runs.
+
+    1. ``--tmpfs``: a mount namespace of its own (bubblewrap keeps CAP_SYS_ADMIN
+       for this, in the sandbox's user namespace only) with a tmpfs over each
+       writable place, capped in bytes *and inodes* (``nr_inodes``: bubblewrap's
+       own ``--size`` caps bytes only, and millions of empty files are kernel memory);
+    2. ``--drop-caps``: every capability gone (bounding and ambient sets too);
+    3. ``--seccomp-fd``: no new privileges, and the seccomp filter (built by the
+       worker with libseccomp, ``sandbox/seccomp.py``) installed on itself, so
+       every game process inherits it.
+    Raises OSError on any failure: the sandbox is not started half-confined.
+    """
+    if not (args.tmpfs or args.drop_caps or args.seccomp_fd is not None):
+        return
+    import ctypes
+
+    libc = _libc()
+    if args.tmpfs:
+        _check(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+        _check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "making / private")
+        for path in args.tmpfs:
+            mode = os.stat(path).st_mode & 0o7777
+            options = f"size={args.tmpfs_bytes},nr_inodes={args.tmpfs_inodes},mode={mode:o}".encode()
+            _check(libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options), f"mounting a tmpfs on {path}")
+    if args.drop_caps:
+        for cap in range(64):
+            if _prctl(libc, PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+                if ctypes.get_errno() == errno.EINVAL:
+                    break  # past the last capability this kernel knows
+                _check(-1, f"dropping capability {cap} from the bounding set")
+        _check(_prctl(libc, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clearing ambient capabilities")
+        header = (ctypes.c_uint32 * 2)(LINUX_CAPABILITY_VERSION_3, 0)
+        data = (ctypes.c_uint32 * 6)()
+        _check(libc.capset(header, data), "capset")
+        with open("/proc/self/status") as handle:
+            held = [line.split()[0] for line in handle if line.startswith(("CapEff", "CapPrm", "CapBnd", "CapAmb", "CapInh"))
+                    and int(line.split()[1], 16) != 0]
+        if held:
+            raise OSError(errno.EPERM, f"capabilities still held after dropping them: {', '.join(held)}")
+    if args.seccomp_fd is not None:
+        program = b""
+        while chunk := os.read(args.seccomp_fd, 1 << 16):
+            program += chunk
+        os.close(args.seccomp_fd)
+        if not program or len(program) % 8:
+            raise OSError(errno.EINVAL, f"seccomp filter of {len(program)} bytes is not a BPF program")
+
+        class SockFprog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+        buffer = ctypes.create_string_buffer(program, len(program))
+        fprog = SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+        _check(_prctl(libc, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "PR_SET_NO_NEW_PRIVS")
+        _check(_prctl(libc, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0), "installing the seccomp filter")
+
+
+def become_supervisor(args) -> None:
+    """Lock the supervisor down before any bot code runs beside it."""
+    try:
+        libc = _libc()
+        # Not dumpable: same-uid bot code cannot ptrace it or open /proc/<pid>/mem, fd/, environ.
+        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        # Orphaned bot processes come back to it: it reaps them and finds them all.
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    import resource
+
+    # No POSIX message queue can be created: its name would outlive the game's processes.
+    try:
+        resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
+    except (OSError, ValueError):
+        pass
+    signal.signal(signal.SIGXCPU, _out_of_cpu)
+    for fd in (0, 1):
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bot", required=True, help="directory holding main.py")
@@ -292,21 +1145,88 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--label", default="")
     # A pre-started (warm) sandbox: the bot's files arrive after start; wait for them.
     parser.add_argument("--wait-load", action="store_true")
+    parser.add_argument("--jail", choices=("pidns", "uid", "none"), default=None)
+    parser.add_argument("--scrub", action="append", default=None, help="a folder the bot may write: emptied after each game")
+    # The process sandbox's confinement, done by the supervisor before any bot code runs (see confine).
+    parser.add_argument("--tmpfs", action="append", default=[], help="mount a size- and inode-capped tmpfs here")
+    parser.add_argument("--tmpfs-bytes", type=int, default=16 << 20)
+    parser.add_argument("--tmpfs-inodes", type=int, default=4096)
+    parser.add_argument("--drop-caps", action="store_true", help="drop every capability (after mounting)")
+    parser.add_argument("--seccomp-fd", type=int, default=None, help="a seccomp BPF program to install on itself")
+    parser.add_argument("--thread-stack-bytes", type=int, default=0, help="stack size of the bot's Python threads")
+    # Internal: a game process started by the supervisor.
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--hello-id", type=int, default=0, help=argparse.SUPPRESS)
+    # Internal: the supervisor's zygote, which forks the game processes.
+    parser.add_argument("--zygote", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--no-zygote", action="store_true",
+                        help="a new interpreter per game instead of the zygote's fork (the default in gVisor)")
     args = parser.parse_args(argv)
+    if args.zygote:
+        os.closerange(4, 65536)
+        zygote(socket.socket(fileno=args.fd), args)
+        os._exit(0)
+    if args.child:
+        os.closerange(4, 65536)
+        sock = socket.socket(fileno=args.fd)
+        sock.setblocking(True)
+        try:
+            code = serve(Host(sock, args.frame_bytes), args.bot, args.hello_id, args.thread_stack_bytes)
+        except (OSError, EOFError, FrameError):
+            code = 2
+        # os._exit: skip atexit handlers and non-daemon threads the bot may have left.
+        os._exit(code)
+    in_container = os.getpid() == 1
+    if args.jail is None:
+        args.jail = "pidns" if in_container else "none"
+    if _in_gvisor():
+        args.no_zygote = True
+    if args.scrub is None:
+        args.scrub = ["/tmp"] if in_container else []
     if args.fd is not None:
         sock = socket.socket(fileno=args.fd)
     else:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(args.connect)
+    sock.set_inheritable(False)
     sock.setblocking(True)
-    host = Host(sock, args.frame_bytes, args.log_bytes)
     try:
-        if args.wait_load and host.recv().get("op") != "load":
-            raise FrameError("expected a load frame")
-        code = serve(host, args.bot)
+        confine(args)
+    except OSError as exc:
+        # fd 2 is still the backend's stderr pipe (bot code never gets it): setup failed, not the bot
+        os.write(2, f"sandbox setup: {exc}\n".encode())
+        os._exit(3)
+    become_supervisor(args)
+    supervisor = Supervisor(sock, args)
+    code = 2
+    try:
+        if args.wait_load:
+            if supervisor.use_zygote:
+                # A warm seat starts its zygote while it waits: off the match's critical path.
+                # The zygote reads no bot file (there is none yet) and forks each game as before.
+                try:
+                    supervisor.start_zygote()
+                except OSError:
+                    pass  # the first game starts one
+            buffer = FrameBuffer(args.frame_bytes)
+            while True:
+                chunk = sock.recv(1 << 16)
+                if not chunk:
+                    raise EOFError
+                buffer.data += chunk
+                message = next((m for _, m in buffer.frames()), None)
+                if message is not None:
+                    break
+            if message.get("op") != "load":
+                raise FrameError("expected a load frame")
+            supervisor.ref_in.data = buffer.data
+        supervisor.run()
     except (OSError, EOFError, FrameError):
         code = 2
-    # os._exit: skip atexit handlers and non-daemon threads the bot may have left.
+    try:
+        supervisor.finish()
+    except Exception:  # noqa: BLE001 - exiting anyway
+        pass
     os._exit(code)
 
 

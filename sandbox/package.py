@@ -4,6 +4,25 @@ The platform's upload form, the CLI and the runner all build bots through
 ``BotPackage``; a package that exists has passed every check. Source is only
 parsed (``ast``), never executed. Standard library only.
 
+What a zip may hold (``file_kind`` sorts its files; the one place for the rule):
+
+- **Python source**, ``*.py``: UTF-8 that compiles. The only code a bot has.
+- **Never**: compiled or native code, whatever it is called inside:
+  anything under a ``__pycache__/`` folder, ``*.pyc`` / ``*.pyo`` (bytecode,
+  which Python would run instead of the ``.py`` beside it), ``*.so`` /
+  ``*.pyd`` / ``*.dll`` / ``*.dylib`` (native libraries), and archives Python
+  can import from (``*.zip``, ``*.whl``, ``*.egg``, ``*.pyz``). A package folder
+  (``x/__init__.py``) beside a module of the same name (``x.py``) is refused too:
+  the folder would be imported and ``x.py`` never run.
+- **Binary data**, ``*.bin`` / ``*.dat`` / ``*.npy``: any bytes, at most
+  ``UploadLimits.binary_data_bytes`` each (1 MiB), and not an executable or a
+  zip archive in disguise (ELF, PE, Mach-O, zip are recognised by content).
+  Python never imports these names.
+- **Text**, every other file (``*.json``, ``*.txt``, ``*.csv``, ``README``, ...):
+  UTF-8 text without NUL bytes.
+
+So what reviewers read (the ``.py`` files) is all the code that runs.
+
 >>> bot = BotPackage.from_bytes("bot.py", b"def agent(obs, conf):\\n    return obs['legal_actions'][0]\\n")
 >>> bot.kind, len(bot.sha256)
 ('py', 64)
@@ -19,6 +38,7 @@ import stat
 import sys
 import zipfile
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -27,6 +47,34 @@ from sandbox.limits import DEFAULT_UPLOAD_LIMITS, UploadLimits, describe_bytes
 #: the module the bot host imports; a single-file upload is stored under this name
 ENTRY_MODULE = "main.py"
 _READ_CHUNK = 64 * 1024
+
+#: the kinds of file a zip may hold (see the module's docstring); ``file_kind`` decides
+SOURCE, TEXT, BINARY_DATA = "source", "text", "binary data"
+#: names Python never imports that may hold any bytes (up to UploadLimits.binary_data_bytes)
+BINARY_DATA_SUFFIXES = (".bin", ".dat", ".npy")
+#: compiled or native code: refused wherever it is, with what it is
+_CODE_SUFFIXES = {
+    ".pyc": "compiled Python bytecode",
+    ".pyo": "compiled Python bytecode",
+    ".so": "a native library",
+    ".pyd": "a native library",
+    ".dll": "a native library",
+    ".dylib": "a native library",
+    ".zip": "an archive Python can import code from",
+    ".whl": "an archive Python can import code from",
+    ".egg": "an archive Python can import code from",
+    ".pyz": "an archive Python can import code from",
+}
+#: content that is code whatever the file is called (checked in binary data files)
+_CODE_MAGIC = (
+    (b"\x7fELF", "an ELF executable or library"),
+    (b"\xfe\xed\xfa\xce", "a Mach-O executable or library"),
+    (b"\xfe\xed\xfa\xcf", "a Mach-O executable or library"),
+    (b"\xce\xfa\xed\xfe", "a Mach-O executable or library"),
+    (b"\xcf\xfa\xed\xfe", "a Mach-O executable or library"),
+    (b"\xca\xfe\xba\xbe", "a Mach-O executable or library"),
+)
+_NO_CODE_HINT = "only .py source runs; delete compiled and binary code before zipping (e.g. zip -r bot.zip . -x '*__pycache__*')"
 
 
 class PackageError(ValueError):
@@ -61,8 +109,10 @@ class BotPackage:
             files = _unpack_zip(name, data, limits)
         else:
             raise PackageError(f"{name!r}: a bot is a .py file or a .zip archive, not {suffix or 'a file without extension'!r}")
+        if suffix == ".zip":
+            _check_zip_files(name, files, limits)
         for path, content in files.items():
-            if path.endswith(".py"):
+            if file_kind(path) == SOURCE:
                 tree = _parse_source(name if suffix == ".py" else f"{name}:{path}", content)
                 problem = _agent_problem(tree) if path == ENTRY_MODULE else None
                 if problem:
@@ -77,7 +127,7 @@ class BotPackage:
         )
 
     @classmethod
-    def from_path(cls, path: str | os.PathLike, limits: UploadLimits = DEFAULT_UPLOAD_LIMITS) -> BotPackage:
+    def from_path(cls, path: str | os.PathLike[str], limits: UploadLimits = DEFAULT_UPLOAD_LIMITS) -> BotPackage:
         """Read and check a bot file; a file over its size limit is refused unread."""
         path = Path(path)
         suffix = path.suffix.lower()
@@ -94,7 +144,7 @@ class BotPackage:
             raise PackageError(f"cannot read bot file {str(path)!r}: {exc.strerror or exc}") from exc
         return cls.from_bytes(path.name, data, limits)
 
-    def write_to(self, directory: str | os.PathLike) -> Path:
+    def write_to(self, directory: str | os.PathLike[str]) -> Path:
         """Write the bot's files under ``directory`` (``main.py`` at its root) and return it.
 
         Everything is world-readable and owner-writable only: the sandbox's
@@ -134,6 +184,80 @@ class BotPackage:
     def short_name(self) -> str:
         """Display name: the upload's name and the start of its hash."""
         return f"{self.filename}@{self.sha256[:8]}"
+
+
+def file_kind(path: str) -> str:
+    """What a file of a zip is by its name: ``SOURCE``, ``TEXT`` or ``BINARY_DATA``.
+
+    Raises ``PackageError`` for compiled or native code (``__pycache__/``,
+    ``.pyc``, ``.so``, ...), which no upload may hold. ``path`` is the entry's
+    normalised path (``/``-separated, no ``..``).
+    """
+    parts = PurePosixPath(path).parts
+    if "__pycache__" in parts:
+        raise PackageError(f"entry {path!r} is in a __pycache__ folder (compiled Python bytecode); {_NO_CODE_HINT}")
+    base = parts[-1].lower()
+    suffix = PurePosixPath(base).suffix  # code by any spelling (.PYC, .So); source only as .py
+    # versioned native libraries: libfoo.so.1, libfoo.so.1.2
+    what = _CODE_SUFFIXES.get(suffix) or ("a native library" if ".so." in base else None)
+    if what:
+        raise PackageError(f"entry {path!r} is {what} ({suffix if suffix in _CODE_SUFFIXES else '.so'}), not source; {_NO_CODE_HINT}")
+    if path.endswith(".py"):
+        return SOURCE
+    if suffix in BINARY_DATA_SUFFIXES:
+        return BINARY_DATA
+    return TEXT
+
+
+def _check_zip_files(name: str, files: dict[str, bytes], limits: UploadLimits) -> None:
+    """Every file of a zip is source, text or a small binary data file (``file_kind``)."""
+    data_files = f"binary data files ({', '.join(BINARY_DATA_SUFFIXES)}) of at most {describe_bytes(limits.binary_data_bytes)} each"
+    for path, content in files.items():
+        try:
+            kind = file_kind(path)
+        except PackageError as exc:
+            raise PackageError(f"{name!r}: {exc}") from None
+        if kind == BINARY_DATA:
+            if len(content) > limits.binary_data_bytes:
+                raise PackageError(f"{name!r}: data file {path!r} is too large ({len(content)} bytes); a zip may hold {data_files}")
+            what = next((what for magic, what in _CODE_MAGIC if content.startswith(magic)), None)
+            if what is None and _is_pe(content):
+                what = "a Windows executable or library"
+            if what is None and zipfile.is_zipfile(io.BytesIO(content)):
+                what = "a zip archive (Python can import code from it)"
+            if what:
+                raise PackageError(f"{name!r}: data file {path!r} is {what}, not data; {_NO_CODE_HINT}")
+        elif kind == TEXT:
+            problem = _not_text(content)
+            if problem:
+                raise PackageError(f"{name!r}: entry {path!r} is not UTF-8 text ({problem}); every file of a bot but its .py source must be UTF-8 text, except {data_files}")
+    for path in files:
+        # x/__init__.py beside x.py: `import x` takes the folder, and x.py never runs.
+        pure = PurePosixPath(path)
+        if pure.name == "__init__.py" and len(pure.parts) > 1:
+            module = str(pure.parent) + ".py"
+            if module in files:
+                raise PackageError(f"{name!r}: package {str(pure.parent) + '/'!r} and module {module!r} have the same name; Python imports the package, so {module!r} would never run")
+
+
+def _is_pe(content: bytes) -> bool:
+    """A Windows executable or DLL: ``MZ``, and ``PE\\0\\0`` where its header says."""
+    if not content.startswith(b"MZ") or len(content) < 0x40:
+        return False
+    offset = int.from_bytes(content[0x3C:0x40], "little")
+    return content[offset : offset + 4] == b"PE\x00\x00"
+
+
+def _not_text(content: bytes) -> str | None:
+    """Why ``content`` is not UTF-8 text, or None when it is."""
+    nul = content.find(b"\x00")
+    if nul >= 0:
+        return f"NUL byte at offset {nul}"
+    try:
+        content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return f"invalid byte 0x{content[exc.start]:02x} at offset {exc.start}"
+    return None
 
 
 def _check_size(name: str, size: int, cap: int, what: str) -> None:
@@ -199,7 +323,7 @@ def _agent_problem(tree: ast.Module) -> str | None:
                 bindings.append(None)
             stack.extend(ast.iter_child_nodes(current))
 
-    def walk(statements) -> None:
+    def walk(statements: Iterable[ast.stmt]) -> None:
         for node in statements:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 if node.name == "agent":
@@ -270,6 +394,8 @@ def _unpack_zip(name: str, data: bytes, limits: UploadLimits) -> dict[str, bytes
     with archive:
         for info in entries:
             path = _check_entry_name(name, info)
+            if info.is_dir() and "__pycache__" in path.split("/"):
+                raise PackageError(f"{name!r}: entry {info.filename!r} is a __pycache__ folder (compiled Python bytecode); {_NO_CODE_HINT}")
             # macOS Finder adds __MACOSX/ (resource forks): metadata, never the bot's files.
             if info.is_dir() or path.split("/")[0] == "__MACOSX":
                 continue

@@ -14,15 +14,19 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sandbox.backends import BACKENDS
 from sandbox.backends.inprocess import InProcessSeat
-from sandbox.limits import DEFAULT_LIMITS, Limits
+from sandbox.limits import CLOCKS, DEFAULT_LIMITS, Limits
 from sandbox.package import BotPackage
-from sandbox.seat import SandboxSeat, reap_seat_dirs
+from sandbox.seat import SandboxSeat, SeatHandle, reap_seat_dirs
+
+if TYPE_CHECKING:
+    from engine.rules import Rules
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +48,7 @@ class SandboxMatchResult:
     # per bot, fence posts into logs[i]: decide call k printed logs[i][marks[k]:marks[k + 1]]
     log_marks: list[list[int]] = field(default_factory=list)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         # players, replay, games, rounds... read straight from the engine result.
         if name == "result":
             raise AttributeError(name)
@@ -52,8 +56,8 @@ class SandboxMatchResult:
 
 
 def play_match(
-    rules,
-    bots: list,
+    rules: Rules,
+    bots: Sequence[str | BotPackage],
     *,
     seed: int,
     games: int = 1,
@@ -61,11 +65,12 @@ def play_match(
     backend: str = "inprocess",
     limits: Limits | None = None,
     match_id: str | None = None,
-    configuration: dict | None = None,
+    configuration: dict[str, Any] | None = None,
     names: list[str] | None = None,
     allow_process: bool = False,
-    docker_client=None,
-    on_game=None,
+    docker_client: Any = None,
+    on_game: Callable[[int, int], None] | None = None,
+    on_step: Callable[[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]], None] | None = None,
 ) -> SandboxMatchResult:
     """Play a match; a bot is a reference bot name (in-process) or a ``BotPackage``.
 
@@ -73,7 +78,8 @@ def play_match(
     refused unless ``allow_process=True`` (the platform passes its
     SANDBOX_ALLOW_PROCESS setting; ``arena play`` passes True for the author's
     own bots). ``configuration`` adds keys for the bots; time limits come from
-    ``limits`` only. ``on_game(done, total)`` is called after each game.
+    ``limits`` only. ``on_game(done, total)`` is called after each game; ``on_step`` is the
+    referee's live hook (``engine.match.play_match``).
     """
     from engine import match as engine_match  # the referee; imported late to keep start-up light
 
@@ -85,8 +91,11 @@ def play_match(
     for index, bot in enumerate(bots):
         if isinstance(bot, str):
             reference_bots.get(bot)  # an unknown name fails here, before any sandbox starts
-        elif not isinstance(bot, BotPackage):
-            raise TypeError(f"bot {index} must be a reference bot name or a BotPackage, got {type(bot).__name__}")
+        elif not isinstance(bot, BotPackage) and not _is_ready_seat(bot):
+            raise TypeError(
+                f"bot {index} must be a reference bot name or a BotPackage, got {type(bot).__name__} "
+                "(or a ready seat: decide, log, faults, log_marks and stop)"
+            )
     if backend == "process" and not allow_process and any(isinstance(b, BotPackage) for b in bots):
         raise SandboxNotAllowed(
             "the process sandbox (bubblewrap + rlimits) is weaker than Docker and is off for "
@@ -94,13 +103,13 @@ def play_match(
             "(platform setting SANDBOX_ALLOW_PROCESS=1) to accept the weaker isolation"
         )
     extra = dict(configuration or {})
-    clash = {"time_per_decision", "time_bank"} & set(extra)
+    clash = set(CLOCKS) & set(extra)
     if clash:
         raise ValueError(f"configuration may not set {', '.join(sorted(clash))}: pass limits=Limits(...) instead")
     match_id = match_id or uuid.uuid4().hex[:12]
     names = names or [_display_name(bot) for bot in bots]
 
-    seats: list = [None] * len(bots)
+    seats: list[InProcessSeat | SandboxSeat | None] = [None] * len(bots)
     start_seconds = [0.0] * len(bots)
 
     def start(index: int) -> None:
@@ -136,26 +145,40 @@ def play_match(
             configuration={**extra, **limits.configuration()},
             names=names,
             on_game=on_game,
+            on_step=on_step,
         )
     finally:
         _stop_all(seats)
+    played = cast(list[InProcessSeat | SandboxSeat], seats)  # every seat started, or start raised
     return SandboxMatchResult(
         result=result,
-        logs=[seat.log.text() for seat in seats],
-        faults=[list(seat.faults) for seat in seats],
+        logs=[seat.log.text() for seat in played],
+        faults=[list(seat.faults) for seat in played],
         start_seconds=start_seconds,
         backend=backend,
         match_id=match_id,
-        log_marks=[list(seat.log_marks) for seat in seats],
+        log_marks=[list(seat.log_marks) for seat in played],
     )
 
 
-def _display_name(bot) -> str:
-    return bot if isinstance(bot, str) else bot.short_name
+def _is_ready_seat(bot: Any) -> bool:
+    """A seat built by the caller (e.g. a person at the table): it has the engine's ``decide``
+    and what the runner reads after the match (``log``, ``faults``, ``log_marks``, ``stop``)."""
+    return all(hasattr(bot, name) for name in ("decide", "log", "faults", "log_marks", "stop"))
 
 
-def _start_seat(bot, index: int, backend: str, limits: Limits, match_id: str, docker_client):
-    """A started seat for ``bot``; a sandboxed one still has to ``wait_ready``."""
+def _display_name(bot: Any) -> str:
+    if isinstance(bot, str):
+        return bot
+    return bot.short_name if isinstance(bot, BotPackage) else str(bot.name)
+
+
+def _start_seat(
+    bot: str | BotPackage, index: int, backend: str, limits: Limits, match_id: str, docker_client: Any
+) -> InProcessSeat | SandboxSeat:
+    """A started seat for ``bot``; a sandboxed one still has to ``wait_ready``; a ready seat is used as it is."""
+    if _is_ready_seat(bot):
+        return cast("InProcessSeat | SandboxSeat", bot)  # it has every method the runner calls on those
     if isinstance(bot, str):
         from engine import bots as reference_bots
 
@@ -166,7 +189,7 @@ def _start_seat(bot, index: int, backend: str, limits: Limits, match_id: str, do
     if backend == "process":
         from sandbox.backends import process
 
-        handle = process.start_seat(bot, limits, label=f"{match_id}-{index}")
+        handle: SeatHandle = process.start_seat(bot, limits, label=f"{match_id}-{index}")
     else:
         from sandbox import docker_backend
 
@@ -174,7 +197,7 @@ def _start_seat(bot, index: int, backend: str, limits: Limits, match_id: str, do
     return SandboxSeat(handle, limits, name)
 
 
-def _stop_all(seats: list) -> None:
+def _stop_all(seats: Sequence[InProcessSeat | SandboxSeat | None]) -> None:
     """Stop every started seat in parallel, each whatever the others do.
 
     A seat that cannot be removed (Docker gone at the end of a finished match)
@@ -211,3 +234,52 @@ def reap(max_age_seconds: float | None = None) -> int:
     age = DEFAULT_LIMITS.max_match_seconds if max_age_seconds is None else max_age_seconds
     reap_seat_dirs(age, [None])
     return docker_backend.reap(age)
+
+
+def docker_installation(name: str) -> None:
+    """Label this process's Docker sandboxes with installation ``name``: the reaper and the
+    leftover removal touch only those (``docker_backend.configure_installation``)."""
+    from sandbox import docker_backend
+
+    docker_backend.configure_installation(name)
+
+
+def remove_match_sandboxes(match_id: str | None) -> int:
+    """Remove the sandbox containers of match ``match_id`` (None: of no match) and what dead
+    processes of this installation left on this host; see ``docker_backend.remove_match``."""
+    from sandbox import docker_backend
+
+    if match_id is None:
+        return docker_backend.remove_leftovers()
+    return docker_backend.remove_match(match_id)
+
+
+def start_warm_seats(size: int, limits: Limits | None = None, image: str | None = None) -> int:
+    """Remove what dead processes of this installation left here, then keep ``size`` warm
+    Docker seats in this process, filled in the background, and stop seats in the background
+    after their match (what a worker does). Returns how many leftovers went."""
+    from sandbox import docker_backend
+
+    removed = docker_backend.remove_leftovers()
+    pool = docker_backend.configure_warm_pool(size, defer_stops=True)
+    if pool is not None:
+        pool.refill(docker_backend.get_client(), image or docker_backend.IMAGE, limits or DEFAULT_LIMITS)
+    return removed
+
+
+def stop_warm_seats() -> None:
+    """Remove this process's warm seats and the seats still waiting for removal."""
+    from sandbox import docker_backend
+
+    docker_backend.close_warm_pool()
+
+
+def hold_seat_removals(hold: bool) -> None:
+    """Keep stopped seats' removal waiting (``True``, e.g. while a result is recorded) or let it
+    go (``False``); a hold lasts at most ``docker_backend.HOLD_MAX_SECONDS``."""
+    from sandbox import docker_backend
+
+    if not docker_backend.DEFER_STOPS:
+        return
+    removals = docker_backend.removals()
+    removals.hold() if hold else removals.release()

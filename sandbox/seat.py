@@ -9,6 +9,7 @@ vocabulary, not Django, not Docker.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import select
@@ -16,7 +17,7 @@ import shutil
 import socket
 import tempfile
 import time
-from typing import Protocol
+from typing import Any, Protocol
 
 from engine.faults import InfrastructureError, SeatFault
 from sandbox.host import HEADER, FrameError, decode_body, encode_frame
@@ -29,8 +30,26 @@ SEAT_DIR_PREFIX = "uno-arena-"
 
 
 def make_seat_dir(label: str, root: str | None = None) -> str:
-    """A fresh private directory for one seat, named after ``label`` (match and seat)."""
-    return tempfile.mkdtemp(prefix=f"{SEAT_DIR_PREFIX}{label}-", dir=root)
+    """A fresh private directory for one seat, named after ``label`` (match and seat).
+
+    A folder that cannot take it (full, no permission) is the platform's trouble:
+    ``InfrastructureError``.
+    """
+    try:
+        return tempfile.mkdtemp(prefix=f"{SEAT_DIR_PREFIX}{label}-", dir=root)
+    except OSError as exc:
+        raise seat_folder_error(exc, root or tempfile.gettempdir(), "making a seat folder") from exc
+
+
+def seat_folder_error(exc: OSError, where: str, doing: str) -> InfrastructureError:
+    """The infrastructure error of a seat folder that failed while ``doing`` something (never the
+    bot's fault: its files were checked and capped at upload); a full disk says so."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return InfrastructureError(
+            f"the seats' folder is full ({os.strerror(exc.errno)}) while {doing} in {where} "
+            "(SANDBOX_WORK_DIR, else the temporary folder): free space there"
+        )
+    return InfrastructureError(f"the seats' folder failed while {doing} in {where}: {exc}")
 
 
 def reap_seat_dirs(max_age_seconds: float, roots: list[str | None]) -> int:
@@ -66,7 +85,7 @@ class Channel:
         self.buffer = bytearray()
         sock.setblocking(False)
 
-    def send(self, message: dict, timeout: float = 5.0) -> None:
+    def send(self, message: dict[str, Any], timeout: float = 5.0) -> None:
         """Send one frame; a host that stops reading for ``timeout`` s counts as closed."""
         data = memoryview(encode_frame(message))
         deadline = time.monotonic() + timeout
@@ -82,7 +101,7 @@ class Channel:
                 raise ChannelClosed(f"channel broken: {exc}") from None
             data = data[sent:]
 
-    def recv(self, deadline: float) -> dict | None:
+    def recv(self, deadline: float) -> dict[str, Any] | None:
         """The next frame, or ``None`` when ``deadline`` (monotonic) passes first."""
         while True:
             message = self._take_frame()
@@ -104,7 +123,7 @@ class Channel:
                 raise ChannelClosed("bot host closed the channel")
             self.buffer += chunk
 
-    def _take_frame(self) -> dict | None:
+    def _take_frame(self) -> dict[str, Any] | None:
         if len(self.buffer) < HEADER.size:
             return None
         (size,) = HEADER.unpack_from(self.buffer)
@@ -155,7 +174,7 @@ class SeatLog:
         return "".join(self.parts) + tail
 
 
-def _max_strikes(configuration) -> float:
+def _max_strikes(configuration: Any) -> float:
     """The rules' max_strikes from a decision's configuration (infinite when absent)."""
     try:
         value = configuration["rules"]["max_strikes"]
@@ -164,7 +183,7 @@ def _max_strikes(configuration) -> float:
     return value if isinstance(value, int) and not isinstance(value, bool) else float("inf")
 
 
-def fault_from_error(error, limits: Limits) -> SeatFault:
+def fault_from_error(error: object, limits: Limits) -> SeatFault:
     """Turn an error report of the bot host (``{"kind", "reason"}``) into the fault its owner reads."""
     if not isinstance(error, dict):
         return SeatFault("protocol", f"protocol error: malformed error report {str(error)[:80]!r}")
@@ -181,6 +200,11 @@ def fault_from_error(error, limits: Limits) -> SeatFault:
     if kind == "illegal":
         return SeatFault("illegal", detail)
     return SeatFault("protocol", f"protocol error: unknown error kind {str(kind)[:40]!r}")
+
+
+def match_time_reason(limits: Limits) -> str:
+    """The forfeit reason of a bot out of its match clock (the same in the sandbox and in-process)."""
+    return f"out of match time: used up its {limits.time_per_match:g} s of thinking for the match"
 
 
 class SeatHandle(Protocol):
@@ -203,7 +227,13 @@ class MarksLog:
     A seat using it has ``log`` (a SeatLog), ``log_marks`` (a list) and ``_decide``.
     """
 
-    def decide(self, observation: dict, configuration: dict) -> dict:
+    log: SeatLog
+    log_marks: list[int]
+
+    def _decide(self, observation: dict[str, Any], configuration: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def decide(self, observation: dict[str, Any], configuration: dict[str, Any]) -> dict[str, Any]:
         if not self.log_marks:
             self.log_marks.append(self.log.chars)
         try:
@@ -235,23 +265,70 @@ class SandboxSeat(MarksLog):
         self.next_id = 1
         self.timeouts = 0
         self.stopped = False
+        #: thinking time left for the whole match (Limits.time_per_match), across all its games
+        self.match_left = limits.time_per_match
+        #: the game the running bot process serves (None: the first one, whichever it is)
+        self.game: int | None = None
+        #: (request id, monotonic deadline) of the hello a restarted game process still owes
+        self.awaiting: tuple[int, float] | None = None
 
     # -- start and stop -------------------------------------------------
 
     def wait_ready(self) -> None:
         """Wait for the host's hello; a bot that fails to import is faulted (not raised)."""
-        deadline = time.monotonic() + self.limits.start_seconds
+        self._await_hello(0, time.monotonic() + self.limits.start_seconds)
+
+    def begin_game(self, game_index: int) -> None:
+        """Called by the referee before each game: every game after the first gets a fresh bot process.
+
+        The host kills every process of the previous game, wipes its writable
+        storage and starts a new process that imports the bot again. Returns at
+        once (the seats restart in parallel); the next decision first waits for
+        the new process's hello, within ``start_seconds`` and not on the
+        decision clocks. A failed import faults the seat as at the start.
+        """
+        if self.fault is not None or self.stopped:
+            return
+        if self.game is None or self.game == game_index:
+            self.game = game_index  # the process started with the seat serves the first game
+            return
+        self.game = game_index
+        if self.awaiting is not None:
+            self._await_pending()  # a game without a decision of this bot: its start still counts
+            if self.fault is not None:
+                return
+        request_id = self.next_id
+        self.next_id += 1
+        try:
+            self.handle.channel.send({"op": "game", "id": request_id})
+        except ChannelClosed:
+            self._fault(self.handle.death_fault())
+            return
+        self.awaiting = (request_id, time.monotonic() + self.limits.start_seconds)
+
+    def _await_pending(self) -> None:
+        assert self.awaiting is not None  # called only while a hello is awaited
+        hello_id, deadline = self.awaiting
+        self.awaiting = None
+        self._await_hello(hello_id, deadline)
+
+    def _await_hello(self, hello_id: int, deadline: float) -> None:
+        """Read up to the hello ``hello_id``; late replies of the previous game's process are dropped."""
         try:
             while True:
                 message = self.handle.channel.recv(deadline)
                 if message is None:
                     self._fault(SeatFault("crash", f"bot did not start within {self.limits.start_seconds:g} s (import too slow?)"))
                     return
-                if message.get("op") == "log":
+                op = message.get("op")
+                if op == "log":
                     self._take_log(message)
                     continue
-                if message.get("op") != "hello" or message.get("id") != 0:
-                    raise FrameError(f"expected hello from the bot host, got op {str(message.get('op'))[:40]!r}")
+                reply_id = message.get("id")
+                if op == "reply" and isinstance(reply_id, int) and not isinstance(reply_id, bool) and reply_id < hello_id:
+                    continue  # the previous game's process answered a request that had timed out
+                if op != "hello" or reply_id != hello_id:
+                    raise FrameError(f"expected hello from the bot host, got op {str(op)[:40]!r}")
                 if "error" in message:
                     self._fault(self._error_fault(message["error"]))
                 elif message.get("ok") is not True:
@@ -283,14 +360,19 @@ class SandboxSeat(MarksLog):
 
     # -- the seat interface ---------------------------------------------
 
-    def _decide(self, observation: dict, configuration: dict) -> dict:
+    def _decide(self, observation: dict[str, Any], configuration: dict[str, Any]) -> dict[str, Any]:
+        if self.awaiting is not None:
+            self._await_pending()
         if self.fault is not None:
             raise self.fault
         request_id = self.next_id
         self.next_id += 1
         started = time.monotonic()
         per_decision = self.limits.time_per_decision
-        deadline = started + per_decision + self.bank
+        allowed = per_decision + self.bank
+        # the match clock binds when less of it is left than the decision may take
+        by_match = self.match_left <= allowed
+        deadline = started + min(allowed, self.match_left)
         try:
             self.handle.channel.send(
                 {"op": "decide", "id": request_id, "observation": observation, "configuration": configuration}
@@ -299,6 +381,8 @@ class SandboxSeat(MarksLog):
                 message = self.handle.channel.recv(deadline)
                 if message is None:
                     self._charge(time.monotonic() - started)
+                    if by_match:
+                        raise self._fault(SeatFault("match_time", match_time_reason(self.limits)))
                     self.bank = 0.0
                     fault = self._fault(SeatFault("timeout", f"no reply within {per_decision:g} s and the time bank ({self.limits.time_bank:g} s) is used up"))
                     self.timeouts += 1
@@ -307,6 +391,8 @@ class SandboxSeat(MarksLog):
                         # stuck in a loop must not burn its CPU until the match ends.
                         self.fault = fault
                         self._stop_quietly()
+                    else:
+                        self._freeze_quietly()
                     raise fault
                 op = message.get("op")
                 if op == "log":
@@ -324,7 +410,8 @@ class SandboxSeat(MarksLog):
                     raise self._fault(self._error_fault(message["error"]))
                 if "action" not in message:
                     raise FrameError("reply carries neither action nor error")
-                return message["action"]
+                action: dict[str, Any] = message["action"]
+                return action
         except FrameError as exc:
             raise self._fault(SeatFault("protocol", f"protocol error: {exc}")) from None
         except ChannelClosed:
@@ -332,20 +419,28 @@ class SandboxSeat(MarksLog):
 
     # -- helpers --------------------------------------------------------
 
+    def _freeze_quietly(self) -> None:
+        """Have the host freeze the abandoned computation until the next decision (CPU for the others)."""
+        try:
+            self.handle.channel.send({"op": "freeze", "id": 0}, timeout=0.2)
+        except ChannelClosed:
+            pass  # the next decision finds out why
+
     def _charge(self, elapsed: float) -> None:
         self.last_decision_seconds = elapsed
+        self.match_left = max(0.0, self.match_left - elapsed)
         over = elapsed - self.limits.time_per_decision
         if over > 0:
             self.bank = max(0.0, self.bank - over)
 
-    def _take_log(self, message: dict) -> None:
+    def _take_log(self, message: dict[str, Any]) -> None:
         data = message.get("data")
         if isinstance(data, str):
             self.log.add(data)
         if message.get("truncated") is True:
             self.log.mark_truncated()
 
-    def _error_fault(self, error) -> SeatFault:
+    def _error_fault(self, error: object) -> SeatFault:
         return fault_from_error(error, self.limits)
 
     def _fault(self, fault: SeatFault) -> SeatFault:

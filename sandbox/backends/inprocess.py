@@ -47,23 +47,26 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any, cast
 
 from engine.faults import SeatFault
 from sandbox.host import (
     ENTRY_MODULE,
     NOT_JSON_ERRORS,
     describe_exception,
+    forget_bot_dir,
     load_agent,
     not_json_reason,
 )
 from sandbox.limits import Limits
 from sandbox.package import BotPackage
-from sandbox.seat import MarksLog, SeatLog, fault_from_error, make_seat_dir
+from sandbox.seat import MarksLog, SeatLog, fault_from_error, make_seat_dir, match_time_reason
 
 _MISSING = object()
 
@@ -133,8 +136,9 @@ class _Namespace:
     (whatever happens), restoring the arena's.
     """
 
-    def __init__(self, bot_dir: str):
+    def __init__(self, bot_dir: str, tempdir: str | None = None):
         self.bot_dir = bot_dir
+        self.tempdir = tempdir  # tempfile's folder while the bot's code runs (its game's own)
         self.prefixes = tuple({os.path.join(bot_dir, ""), os.path.join(os.path.realpath(bot_dir), "")})
         self.shadowed = _provided_names(bot_dir)
         self.modules: dict[str, ModuleType] = {}
@@ -144,7 +148,7 @@ class _Namespace:
         self.armed = False
         self._subs: dict[str, tuple[int, list[str]]] = {}
 
-    def owns(self, name: str, module) -> bool:
+    def owns(self, name: str, module: object) -> bool:
         """True for a module that is the bot's: loaded from its folder, or under a name it provides."""
         if name.partition(".")[0] in self.shadowed:
             return True
@@ -157,7 +161,9 @@ class _Namespace:
         except Exception:  # noqa: BLE001 - a strange __path__ is not ours to judge
             return False
 
-    def run(self, writer: io.TextIOBase, function: Callable, *args):
+    def run(
+        self, writer: io.TextIOBase, function: Callable[..., Any], *args: Any
+    ) -> tuple[Any, BaseException | None, float]:
         """Call ``function(*args)`` as the bot's code: ``(result, error, seconds)``.
 
         ``error`` is what it raised (``result`` is None then). Raises
@@ -170,10 +176,13 @@ class _Namespace:
         moved = False
         previous_handler, foreign_handler = None, False
         count, last = -1, None
-        result = error = None
+        result: Any = None
+        error: BaseException | None = None
         elapsed = 0.0
         self.interrupted = False
+        arena_tempdir = tempfile.tempdir
         try:
+            tempfile.tempdir = self.tempdir
             # First: from here on a real Ctrl-C is noted, and raised only once all is restored.
             previous_handler, foreign_handler = self._watch_sigint()
             for name in self.shadowed:  # the arena's modules of those names (packages with theirs)
@@ -211,6 +220,7 @@ class _Namespace:
                 error = exc
         finally:
             self.armed = False
+            tempfile.tempdir = arena_tempdir
             if moved:
                 with contextlib.suppress(OSError):
                     self.cwd = os.getcwd()  # a chdir of the bot's own lasts, as in a sandbox
@@ -230,12 +240,12 @@ class _Namespace:
                 if current is _MISSING:
                     del self.modules[name]  # the bot removed it: gone for it, as in a sandbox
                 else:
-                    self.modules[name] = current
-            for name, module in saved.items():
-                if module is _MISSING:
+                    self.modules[name] = cast(ModuleType, current)
+            for name, entry in saved.items():
+                if entry is _MISSING:
                     modules.pop(name, None)
                 else:
-                    modules[name] = module
+                    modules[name] = cast(ModuleType, entry)  # taken from sys.modules above
             if previous_handler is not None:  # last: a Ctrl-C while restoring waited for it
                 _signal.signal(signal.SIGINT, previous_handler)
         if self.interrupted:
@@ -253,7 +263,7 @@ class _Namespace:
             cached = self._subs[name] = (size, [key for key in sys.modules if key.startswith(prefix)])
         return cached[1]
 
-    def _watch_sigint(self) -> tuple[Callable | None, bool]:
+    def _watch_sigint(self) -> tuple[Callable[..., Any] | None, bool]:
         """Put our SIGINT handler in place of Python's default one: ``(handler to restore, foreign)``.
 
         ``foreign`` means someone else's handler is in place: a
@@ -269,15 +279,33 @@ class _Namespace:
         # SIG_IGN, SIG_DFL: no KeyboardInterrupt comes from a SIGINT then
         return None, previous not in (signal.SIG_IGN, signal.SIG_DFL, None)
 
-    def _on_sigint(self, signum, frame) -> None:
+    def _on_sigint(self, signum: int, frame: object) -> None:
         self.interrupted = True
         if self.armed:  # in bot code: stop it; in our restoring code: raised after it
             raise KeyboardInterrupt
 
     def close(self) -> None:
         self.modules.clear()
+        forget_bot_dir(self.bot_dir)
         for key in [k for k in sys.path_importer_cache if isinstance(k, str) and k.startswith(self.prefixes + (self.bot_dir,))]:
             sys.path_importer_cache.pop(key, None)
+
+
+#: ``os.environ`` is one per process: seats stopping in parallel (the runner stops a match's
+#: seats on a thread pool) restore it one at a time
+_ENVIRON_LOCK = threading.Lock()
+
+
+def _restore_environment(saved: dict[str, str] | None) -> None:
+    """Put ``os.environ`` back as ``saved`` (what a bot's game set is gone before the next)."""
+    if saved is None:
+        return
+    with _ENVIRON_LOCK:
+        for key in [k for k in list(os.environ) if k not in saved]:
+            os.environ.pop(key, None)
+        for key, value in saved.items():
+            if os.environ.get(key) != value:
+                os.environ[key] = value
 
 
 class InProcessSeat(MarksLog):
@@ -288,7 +316,9 @@ class InProcessSeat(MarksLog):
     {'type': 'draw'}
     """
 
-    def __init__(self, agent: Callable | None, limits: Limits, name: str, *, copy_json: bool = False):
+    def __init__(
+        self, agent: Callable[..., Any] | None, limits: Limits, name: str, *, copy_json: bool = False
+    ) -> None:
         self.agent = agent
         self.limits = limits
         self.name = name
@@ -301,6 +331,10 @@ class InProcessSeat(MarksLog):
         self.log_marks: list[int] = []  # as SandboxSeat.log_marks: prints are captured as they happen
         self.cleanup: Callable[[], None] | None = None
         self.namespace: _Namespace | None = None  # a package seat's own modules, path and directory
+        self.match_left = limits.time_per_match  # the match clock, across all its games
+        self.package: BotPackage | None = None  # a package seat: imported afresh for each game
+        self.game: int | None = None
+        self.environ: dict[str, str] | None = None  # the environment at the seat's start
 
     @classmethod
     def from_package(cls, package: BotPackage, limits: Limits, name: str) -> InProcessSeat:
@@ -310,37 +344,72 @@ class InProcessSeat(MarksLog):
         its own ``sys.modules`` view, so names need not be unique.
         """
         seat = cls(None, limits, name, copy_json=True)
-        workdir = Path(make_seat_dir("inprocess"))
-
-        def cleanup() -> None:
-            if seat.namespace is not None:
-                seat.namespace.close()
-            shutil.rmtree(workdir, ignore_errors=True)
-
-        seat.cleanup = cleanup
-        try:
-            bot_dir = str(package.write_to(workdir / "bot"))
-            seat.namespace = _Namespace(bot_dir)
-            agent, error, _ = seat.namespace.run(_LogWriter(seat.log), load_agent, bot_dir, ENTRY_MODULE.removesuffix(".py"))
-        except BaseException:
-            seat.stop()  # a real Ctrl-C, or our own failure: nothing is left behind
-            raise
-        if error is not None:
-            seat._record(seat._fault_for(describe_exception(error), at_import=True))
-        else:
-            seat.agent = agent
+        seat.package = package
+        seat.environ = dict(os.environ)
+        seat._load()
         return seat
 
-    def _decide(self, observation: dict, configuration: dict) -> dict:
+    def begin_game(self, game_index: int) -> None:
+        """Before each game (the referee calls it): every game after the first imports the bot afresh.
+
+        A new copy of its files in a new folder (working directory and temp
+        folder), a new namespace (its modules imported again), and the
+        environment as it was when the seat started: nothing of the previous
+        game's module state or files is left. Plain callables (reference bots)
+        are left as they are.
+        """
+        if self.package is None or self.fault is not None:
+            return
+        if self.game is None or self.game == game_index:
+            self.game = game_index
+            return
+        self.game = game_index
+        self.agent = None
+        if self.cleanup is not None:
+            self.cleanup()
+            self.cleanup = None
+        _restore_environment(self.environ)
+        self._load()
+
+    def _load(self) -> None:
+        assert self.package is not None  # only a package seat loads
+        package = self.package
+        workdir = Path(make_seat_dir("inprocess"))
+        namespace = None
+
+        def cleanup() -> None:
+            if namespace is not None:
+                namespace.close()
+            shutil.rmtree(workdir, ignore_errors=True)
+
+        self.cleanup = cleanup
+        try:
+            bot_dir = str(package.write_to(workdir / "bot"))
+            (workdir / "tmp").mkdir()
+            namespace = self.namespace = _Namespace(bot_dir, str(workdir / "tmp"))
+            agent, error, elapsed = namespace.run(_LogWriter(self.log), load_agent, bot_dir, ENTRY_MODULE.removesuffix(".py"))
+        except BaseException:
+            self.stop()  # a real Ctrl-C, or our own failure: nothing is left behind
+            raise
+        if error is not None:
+            self._record(self._fault_for(describe_exception(error), at_import=True))
+        elif elapsed > self.limits.start_seconds:
+            self._record(SeatFault("crash", f"bot did not start within {self.limits.start_seconds:g} s (import too slow?)"))
+        else:
+            self.agent = agent
+
+    def _decide(self, observation: dict[str, Any], configuration: dict[str, Any]) -> dict[str, Any]:
         if self.fault is not None:
             raise self.fault
+        agent = self.agent
+        assert agent is not None  # a seat without its agent has a fault
         if self.copy_json:
             # Same view as a sandboxed bot gets: JSON values, nothing shared with the engine.
             observation = json.loads(json.dumps(observation))
             configuration = json.loads(json.dumps(configuration))
         writer = _LogWriter(self.log)
         if self.namespace is not None:
-            action, error, elapsed = self.namespace.run(writer, self.agent, observation, configuration)
+            action, error, elapsed = self.namespace.run(writer, agent, observation, configuration)
             self.last_decision_seconds = elapsed
             if error is not None:
                 raise self._record(self._fault_for(describe_exception(error))) from None
@@ -348,7 +417,7 @@ class InProcessSeat(MarksLog):
             started = time.monotonic()
             try:
                 with contextlib.redirect_stdout(writer), contextlib.redirect_stderr(writer):
-                    action = self.agent(observation, configuration)
+                    action = agent(observation, configuration)
             except BaseException as exc:  # noqa: BLE001 - SystemExit from a bot is a fault, not our exit
                 if isinstance(exc, KeyboardInterrupt):
                     raise
@@ -356,6 +425,12 @@ class InProcessSeat(MarksLog):
             finally:
                 elapsed = time.monotonic() - started
                 self.last_decision_seconds = elapsed
+        match_left = self.match_left
+        self.match_left = max(0.0, match_left - elapsed)
+        allowed = self.limits.time_per_decision + self.bank
+        if elapsed > match_left and match_left <= allowed:
+            # as in the sandbox: the match clock bound this decision, and it ran out
+            raise self._record(SeatFault("match_time", match_time_reason(self.limits)))
         over = elapsed - self.limits.time_per_decision
         if over > 0:
             if over > self.bank:
@@ -367,14 +442,18 @@ class InProcessSeat(MarksLog):
                 action = json.loads(json.dumps(action, allow_nan=False))
             except NOT_JSON_ERRORS as exc:  # as the bot host: one nested too deep to encode too
                 raise self._record(SeatFault("illegal", not_json_reason(action, exc))) from None
-        return action
+        reply: dict[str, Any] = action
+        return reply
 
     def stop(self) -> None:
         if self.cleanup is not None:
             self.cleanup()
             self.cleanup = None
+        if self.environ is not None:
+            _restore_environment(self.environ)  # the last game's variables go with it too
+            self.environ = None
 
-    def _fault_for(self, error: dict, at_import: bool = False) -> SeatFault:
+    def _fault_for(self, error: dict[str, Any], at_import: bool = False) -> SeatFault:
         if at_import:
             error = {**error, "reason": f"exception at import: {error['reason']}"}
         return fault_from_error(error, self.limits)

@@ -76,13 +76,14 @@ def assert_nothing_left(match_id: str, backend: str) -> None:
     while (left := leftover_processes(marker)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert left == [], f"processes left after match {match_id}: {left}"
-    assert glob.glob(os.path.join(tempfile.gettempdir(), f"{SEAT_DIR_PREFIX}{marker}*")) == []
+    left_dirs = glob.glob(os.path.join(tempfile.gettempdir(), f"{SEAT_DIR_PREFIX}{marker}*"))
+    assert left_dirs == [], [(d, sorted(os.listdir(d)) if os.path.isdir(d) else None) for d in left_dirs]
     if backend.startswith("docker"):
         from sandbox import docker_backend
 
         assert docker_backend.match_containers(match_id) == []
         if backend == "docker-warm":
-            assert docker_backend.match_containers("warm") == []
+            assert docker_backend.match_containers("warm", mine=True) == []  # other processes' pools aside
 
 
 def warm_pool_for(limits: Limits):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import glob
 import io
+import json
 import os
 import tarfile
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import docker
@@ -15,7 +17,7 @@ import pytest
 
 from engine.faults import InfrastructureError, SeatFault
 from engine.rules import Rules
-from sandbox import docker_backend
+from sandbox import docker_backend, seccomp
 from sandbox.limits import Limits
 from sandbox.package import BotPackage
 from sandbox.runner import play_match
@@ -99,7 +101,9 @@ def test_seat_container_is_locked_down(docker_client, monkeypatch):
         assert host["NetworkMode"] == "none"
         assert host["ReadonlyRootfs"] is True
         assert host["CapDrop"] == ["ALL"]
-        assert host["SecurityOpt"] == ["no-new-privileges"]
+        # the project's seccomp profile (sandbox.seccomp), as Docker stored it
+        assert host["SecurityOpt"][0] == "no-new-privileges"
+        assert [json.loads(o.split("=", 1)[1]) for o in host["SecurityOpt"][1:]] == [seccomp.docker_profile()]
         assert host["Memory"] == host["MemorySwap"] == 128 * 1024 * 1024
         assert host["NanoCpus"] == 500_000_000
         assert host["PidsLimit"] == 32
@@ -120,7 +124,7 @@ def test_container_removed_under_a_running_match_is_infrastructure_not_the_bots_
         seat.wait_ready()
         assert seat.decide(OBS, {}) == {"type": "draw"}
         docker_client.containers.get(handle.container.id).remove(force=True)
-        with pytest.raises(InfrastructureError, match="Docker engine failed while checking container"):
+        with pytest.raises(InfrastructureError, match="removed from outside"):
             seat.decide(OBS, {})
     finally:
         seat.stop()
@@ -129,22 +133,30 @@ def test_container_removed_under_a_running_match_is_infrastructure_not_the_bots_
 
 @pytest.mark.docker
 @pytest.mark.services
-def test_reaper_removes_old_sandbox_containers_and_keeps_young_ones(docker_client):
+def test_reaper_removes_old_sandbox_containers_of_its_installation_only(docker_client):
     now = int(time.time())
-    labels = {docker_backend.LABEL_MATCH: "reaptest"}
-    old = docker_client.containers.create(
-        docker_backend.IMAGE, ["true"], labels=labels | {docker_backend.LABEL_STARTED: str(now - 7200)}
-    )
-    young = docker_client.containers.create(
-        docker_backend.IMAGE, ["true"], labels=labels | {docker_backend.LABEL_STARTED: str(now)}
-    )
+    mine = {docker_backend.LABEL_MATCH: "reaptest", docker_backend.LABEL_INSTALLATION: docker_backend.installation(),
+            docker_backend.LABEL_HOST: docker_backend.host_name(), docker_backend.LABEL_OWNER: docker_backend.owner_token()}
+    foreign = mine | {docker_backend.LABEL_INSTALLATION: "someone-else", docker_backend.LABEL_OWNER: "1.0"}
+
+    def create(labels, started):
+        return docker_client.containers.create(
+            docker_backend.IMAGE, ["true"], labels=labels | {docker_backend.LABEL_STARTED: str(started)}
+        )
+
+    old = create(mine, now - 7200)
+    young = create(mine, now)
+    warm = create(mine | {docker_backend.LABEL_WARM: "1"}, now - 3600 - 60)  # warm ones may wait idle
+    dead_owner = create(mine | {docker_backend.LABEL_OWNER: "1.0"}, now)  # pid 1 started at 0: gone
+    foreign_old = create(foreign, now - 7200)  # another installation's, on the same engine
+    unlabelled_old = create({docker_backend.LABEL_MATCH: "reaptest"}, now - 7200)
     try:
-        assert docker_backend.reap(max_age_seconds=3600) >= 1
+        assert docker_backend.reap(max_age_seconds=3600) == 2
         remaining = {c.id for c in docker_backend.match_containers("reaptest")}
-        assert old.id not in remaining
-        assert young.id in remaining
+        assert old.id not in remaining and dead_owner.id not in remaining
+        assert {young.id, warm.id, foreign_old.id, unlabelled_old.id} <= remaining
     finally:
-        for container in (old, young):
+        for container in (old, young, warm, dead_owner, foreign_old, unlabelled_old):
             try:
                 container.remove(force=True)
             except docker.errors.NotFound:
@@ -171,9 +183,10 @@ def test_container_that_cannot_start_is_removed_and_reported_as_infrastructure(d
 @pytest.mark.services
 def test_a_removal_the_engine_fails_once_is_tried_again(docker_client, monkeypatch, caplog):
     monkeypatch.setattr(docker_backend, "REMOVE_RETRY_PAUSES", (0.01, 0.01))
+    label = f"removeretry-{uuid.uuid4().hex[:12]}"  # this run's own: an engine may hold others' containers
     container = docker_client.containers.run(
         docker_backend.IMAGE, ["python3", "-c", "import time; time.sleep(60)"], detach=True,
-        labels={docker_backend.LABEL_MATCH: "removeretry1"},
+        labels={docker_backend.LABEL_MATCH: label},
     )
     real_remove = container.remove
     failures = []
@@ -189,7 +202,7 @@ def test_a_removal_the_engine_fails_once_is_tried_again(docker_client, monkeypat
         container.remove = remove_failing_first
         docker_backend._remove(container)
         assert failures == [{"force": True}]
-        assert docker_backend.match_containers("removeretry1") == []
+        assert docker_backend.match_containers(label) == []
         assert "trying again" in caplog.text
         # an engine that keeps failing is an infrastructure error, after every pause
         container.remove = lambda **kwargs: (_ for _ in ()).throw(docker.errors.APIError("engine broken"))
@@ -197,7 +210,7 @@ def test_a_removal_the_engine_fails_once_is_tried_again(docker_client, monkeypat
             docker_backend._remove(container)
         assert caplog.text.count("trying again") == 1 + 2
     finally:
-        for leftover in docker_backend.match_containers("removeretry1"):
+        for leftover in docker_backend.match_containers(label):
             leftover.remove(force=True)
 
 
@@ -249,3 +262,116 @@ def test_cpu_time_limit_applies_in_docker_with_a_readable_reason(docker_client):
     finally:
         seat.stop()
     assert (caught.value.kind, caught.value.reason) == ("crash", "killed: CPU time limit exceeded (1 s)")
+
+
+def test_a_seats_cpu_share_is_its_limit_capped_at_the_machines_cores():
+    assert docker_backend.seat_cpus(Limits(), cores=8) == 1.0
+    assert docker_backend.seat_cpus(Limits(cpus=0.5), cores=8) == 0.5
+    assert docker_backend.seat_cpus(Limits(cpus=4.0), cores=2) == 2.0
+
+
+# Tries to kill the bot host (PID 1 of its container) with SIGKILL, then plays on.
+SELF_KILLER = BotPackage.from_bytes("killer.py", b"""import os, time
+
+
+def agent(observation, configuration):
+    try:
+        os.kill(1, 9)
+        outcome = "sent"
+    except OSError as exc:
+        outcome = f"refused: {exc}"
+    time.sleep(0.3)
+    print("kill", outcome, "pid", os.getpid(), flush=True)
+    return observation["legal_actions"][0]
+""")
+
+
+@pytest.mark.docker
+@pytest.mark.services
+def test_a_bot_cannot_sigkill_the_host_that_is_pid_1_of_its_container(docker_client):
+    # The claim death_fault relies on: a SIGKILL without OOMKilled came from outside.
+    seat = SandboxSeat(docker_backend.start_seat(SELF_KILLER, Limits(), match_id="selfkill1", seat=0), Limits(), "killer")
+    try:
+        seat.wait_ready()
+        assert seat.decide(OBS, {}) == {"type": "draw"}
+        assert seat.decide(OBS, {}) == {"type": "draw"}
+        seat.handle.container.reload()
+        assert seat.handle.container.status == "running"
+    finally:
+        seat.stop()
+    assert seat.faults == []
+    assert seat.log.text().count("kill sent") == 2  # the signal was sent, and dropped by the kernel
+
+
+@pytest.mark.docker
+@pytest.mark.services
+def test_a_container_killed_from_outside_is_infrastructure_not_the_bots_fault(docker_client):
+    seat = SandboxSeat(docker_backend.start_seat(BOT, Limits(), match_id="killedout1", seat=0), Limits(), "bot")
+    try:
+        seat.wait_ready()
+        assert seat.decide(OBS, {}) == {"type": "draw"}
+        [container] = docker_client.containers.list(all=True, filters={"label": "uno-arena.match=killedout1"})
+        container.kill()  # SIGKILL, as docker kill, docker stop's second step or the host's OOM killer
+        container.wait(timeout=30)
+        with pytest.raises(InfrastructureError, match="killed from outside"):
+            seat.decide(OBS, {})
+    finally:
+        seat.stop()
+    assert seat.faults == []
+    assert docker_backend.match_containers("killedout1") == []
+
+
+@pytest.mark.docker
+@pytest.mark.services
+def test_a_memory_bomb_is_still_the_bots_own_memory_fault(docker_client):
+    bomb = BotPackage.from_bytes("bomb.py", b"def agent(observation, configuration):\n    x = bytearray(400 * 1024 * 1024)\n    return x\n")
+    limits = Limits(memory_bytes=64 * 1024 * 1024)
+    seat = SandboxSeat(docker_backend.start_seat(bomb, limits, match_id="oomself1", seat=0), limits, "bomb")
+    try:
+        seat.wait_ready()
+        with pytest.raises(SeatFault) as caught:
+            seat.decide(OBS, {})
+    finally:
+        seat.stop()
+    assert caught.value.kind == "memory"
+
+
+@pytest.mark.docker
+@pytest.mark.services
+def test_a_missing_sandbox_image_is_infrastructure_naming_the_image(docker_client):
+    with pytest.raises(InfrastructureError, match="image uno-arena-no-such-image:latest is not on this Docker engine"):
+        docker_backend.start_seat(BOT, Limits(), match_id="noimage1", seat=0, image="uno-arena-no-such-image:latest")
+    assert docker_backend.match_containers("noimage1") == []
+    assert glob.glob(os.path.join(tempfile.gettempdir(), "uno-arena-noimage1*")) == []
+
+
+@pytest.fixture
+def full_seats_folder(tmp_path, monkeypatch):
+    """SANDBOX_WORK_DIR on a 256 KiB tmpfs filled to the last byte (the test's own mount)."""
+    import subprocess
+
+    folder = tmp_path / "seats"
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "tmpfs", str(folder)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode(errors='replace').strip()}")
+    try:
+        with open(folder / "filler", "wb", buffering=0) as filler:
+            try:
+                while True:
+                    filler.write(b"x" * 4096)
+            except OSError:
+                pass
+        monkeypatch.setattr(docker_backend, "WORK_DIR", str(folder))
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+@pytest.mark.docker
+@pytest.mark.services
+def test_a_full_seats_folder_is_infrastructure_not_the_bots_fault(docker_client, full_seats_folder):
+    with pytest.raises(InfrastructureError, match=r"the seats' folder is full \(No space left on device\)"):
+        play_match(Rules.parse(["players=2", "rounds=1"]), [BOT, "first"], seed=1, backend="docker", match_id="fullseats1")
+    assert docker_backend.match_containers("fullseats1") == []
+    assert [p.name for p in full_seats_folder.iterdir()] == ["filler"]

@@ -126,7 +126,8 @@ def test_closing_while_containers_start_leaves_none_behind(pool, docker_client):
     pool.refill(docker_backend.get_client(), docker_backend.IMAGE, LIMITS)
     time.sleep(0.05)  # the first container is being started now
     pool.close()
-    assert docker_client.containers.list(all=True, filters={"label": "uno-arena.match=warm"}) == []
+    mine = [f"{docker_backend.LABEL_MATCH}=warm", f"{docker_backend.LABEL_OWNER}={docker_backend.owner_token()}"]
+    assert docker_client.api.containers(all=True, filters={"label": mine}) == []  # (other processes' pools aside)
 
 
 def test_a_bad_warm_setting_is_refused_with_its_value(monkeypatch):
@@ -134,3 +135,26 @@ def test_a_bad_warm_setting_is_refused_with_its_value(monkeypatch):
     monkeypatch.setenv("SANDBOX_DOCKER_WARM", "lots")
     with pytest.raises(ValueError, match="SANDBOX_DOCKER_WARM must be an int >= 0, got 'lots'"):
         docker_backend.warm_seats()
+
+
+def test_a_warm_seat_starts_faster_than_a_cold_one(docker_client):
+    from sandbox import warm_bench
+
+    figures = warm_bench.run(starts=2)  # interleaved: cold, warm, cold, ...
+    assert figures["warm"]["start_wall_p50_ms"] < figures["cold"]["start_wall_p50_ms"] / 2, figures
+    assert docker_backend.warm_seats() == 0  # the bench put the pool away
+
+
+def test_deferred_stops_remove_a_match_s_seats_in_the_background_and_the_pool_refills_in_parallel(docker_client):
+    pool = docker_backend.configure_warm_pool(4, defer_stops=True)
+    try:
+        used = fill(pool, 4)
+        rules = Rules.parse(["players=4", "rounds=1", "hand_size=3"])
+        outcome = play_match(rules, [bot_returning(0)] * 4, seed=5, backend="docker", match_id="warm5")
+        assert all(player.forfeit is None for player in outcome.players)
+        assert docker_backend.removals().settle(30)
+        assert not any(exists(docker_client, cid) for cid in used)  # all four taken, then removed
+        assert pool.fillers and fill(pool, 4).isdisjoint(used)
+    finally:
+        docker_backend.configure_warm_pool(0)
+    assert docker_backend.DEFER_STOPS is False

@@ -262,3 +262,34 @@ def test_ctrl_c_still_interrupts_arena_play(tmp_path, swallows):
     assert proc.returncode == 130, err
     assert "arena: interrupted" in err
     assert time.monotonic() - started < 10  # the bot's sleep was cut short
+
+
+def test_seats_restoring_the_environment_in_parallel_do_not_race():
+    """The runner stops a match's seats on a thread pool; each in-process seat puts ``os.environ``
+    back. Restores running at once must neither raise (a dict changed during iteration) nor leave
+    a game's variable behind."""
+    import os
+    import threading
+
+    from sandbox.backends.inprocess import _restore_environment
+
+    saved = dict(os.environ)
+    errors: list[str] = []
+
+    def game_then_restore(n: int) -> None:
+        try:
+            for i in range(300):
+                for k in range(20):
+                    os.environ[f"ARENA_RACE_{n}_{i}_{k}"] = "1"
+                _restore_environment(saved)
+        except Exception as exc:  # noqa: BLE001 - the race shows as any exception
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=game_then_restore, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    _restore_environment(saved)
+    assert errors == []
+    assert not [key for key in os.environ if key.startswith("ARENA_RACE_")]

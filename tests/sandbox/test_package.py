@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import stat
 import zipfile
 
@@ -254,3 +255,116 @@ def test_foreign_imports_are_the_modules_neither_standard_nor_the_bots_own():
     })
     assert BotPackage.from_bytes("bot.zip", data).foreign_imports() == ["numpy", "requests", "torch"]
     assert BotPackage.from_bytes("b.py", b"import random, os.path\n" + AGENT).foreign_imports() == []
+
+
+# --- no compiled or binary code (issue 16): .py is all the code; data is text or small .bin/.dat/.npy
+
+PE_DLL = b"MZ" + b"\x00" * 0x3A + (0x40).to_bytes(4, "little") + b"PE\x00\x00" + b"\x00" * 64
+
+
+@pytest.mark.parametrize(
+    ("entry", "content", "expected"),
+    [
+        ("__pycache__/main.cpython-311.pyc", b"\xa7\r\r\n" + b"\x00" * 12, r"is in a __pycache__ folder"),
+        ("lib/__pycache__/util.cpython-311.py", b"x = 1\n", r"is in a __pycache__ folder"),
+        ("helper.pyc", b"\xa7\r\r\n", r"is compiled Python bytecode \(.pyc\), not source"),
+        ("HELPER.PYO", b"\xa7\r\r\n", r"is compiled Python bytecode \(.pyo\)"),
+        ("fast.cpython-311-x86_64-linux-gnu.so", b"\x7fELF", r"is a native library \(.so\)"),
+        ("lib/libfast.so.1", b"\x7fELF", r"is a native library \(.so\)"),
+        ("fast.pyd", PE_DLL, r"is a native library \(.pyd\)"),
+        ("fast.dll", PE_DLL, r"is a native library \(.dll\)"),
+        ("fast.dylib", b"\xcf\xfa\xed\xfe", r"is a native library \(.dylib\)"),
+        ("deps.zip", make_zip({"x.py": b"x = 1\n"}), r"is an archive Python can import code from \(.zip\)"),
+        ("deps.whl", b"PK", r"is an archive Python can import code from \(.whl\)"),
+    ],
+)
+def test_compiled_native_and_archived_code_in_a_zip_is_refused_naming_the_entry(entry, content, expected):
+    data = make_zip({"main.py": AGENT, entry: content})
+    with pytest.raises(PackageError, match=rf"^'bot.zip': entry {re.escape(repr(entry))} {expected}.*only .py source runs"):
+        BotPackage.from_bytes("bot.zip", data)
+
+
+def test_an_empty_pycache_folder_entry_is_refused_too():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("main.py", AGENT)
+        archive.writestr(zipfile.ZipInfo("__pycache__/"), b"")
+    with pytest.raises(PackageError, match=r"entry '__pycache__/' is a __pycache__ folder"):
+        BotPackage.from_bytes("bot.zip", buffer.getvalue())
+
+
+@pytest.mark.parametrize(
+    ("entry", "content", "expected"),
+    [
+        ("weights.bin", b"\x7fELF\x02\x01\x01" + b"\x00" * 32, "is an ELF executable or library, not data"),
+        ("book.dat", PE_DLL, "is a Windows executable or library, not data"),
+        ("table.npy", b"\xcf\xfa\xed\xfe" + b"\x00" * 16, "is a Mach-O executable or library, not data"),
+        ("more.bin", b"junk before " + make_zip({"evil.py": b"x = 1\n"}), r"is a zip archive \(Python can import code from it\)"),
+    ],
+)
+def test_a_binary_data_file_that_is_really_code_is_refused(entry, content, expected):
+    data = make_zip({"main.py": AGENT, entry: content})
+    with pytest.raises(PackageError, match=rf"data file '{entry}' {expected}"):
+        BotPackage.from_bytes("bot.zip", data)
+
+
+def test_binary_data_files_are_capped_each():
+    limits = UploadLimits(binary_data_bytes=1000)
+    assert BotPackage.from_bytes("bot.zip", make_zip({"main.py": AGENT, "w.bin": b"\xff" * 1000}), limits)
+    with pytest.raises(PackageError, match=r"data file 'w.npy' is too large \(1001 bytes\); a zip may hold binary data files \(.bin, .dat, .npy\) of at most 1000 bytes each"):
+        BotPackage.from_bytes("bot.zip", make_zip({"main.py": AGENT, "w.npy": b"\xff" * 1001}), limits)
+
+
+def test_binary_data_files_within_the_cap_are_accepted_as_they_are():
+    weights = b"\x93NUMPY\x01\x00v\x00" + bytes(range(256)) * 100
+    not_pe = b"MZ" + bytes(range(200))  # starts like a Windows executable but is not one
+    data = make_zip({"main.py": AGENT, "model/weights.npy": weights, "book.DAT": not_pe, "x.bin": b""})
+    bot = BotPackage.from_bytes("bot.zip", data)
+    assert bot.files["model/weights.npy"] == weights and bot.files["book.DAT"] == not_pe
+
+
+@pytest.mark.parametrize(
+    ("entry", "content", "expected"),
+    [
+        ("logo.png", b"\x89PNG\r\n\x1a\n", r"'logo.png' is not UTF-8 text \(invalid byte 0x89 at offset 0\)"),
+        ("openings.json", b'{"a": "caf\xe9"}', r"'openings.json' is not UTF-8 text \(invalid byte 0xe9 at offset 10\)"),
+        ("notes.txt", b"one\x00two", r"'notes.txt' is not UTF-8 text \(NUL byte at offset 3\)"),
+        ("weights.pkl", b"\x80\x04\x95", r"'weights.pkl' is not UTF-8 text \(invalid byte 0x80 at offset 0\)"),
+    ],
+)
+def test_any_other_file_that_is_not_utf8_text_is_refused_naming_the_rule(entry, content, expected):
+    data = make_zip({"main.py": AGENT, entry: content})
+    with pytest.raises(PackageError, match=rf"^'bot.zip': entry {expected}; every file of a bot but its .py source must be UTF-8 text, except binary data files \(.bin, .dat, .npy\) of at most 1 MiB each$"):
+        BotPackage.from_bytes("bot.zip", data)
+
+
+def test_text_files_of_any_name_are_accepted():
+    texts = {
+        "README": b"how it plays\n",
+        "LICENSE.md": "\u00a9 2026 Zo\u00eb\n".encode(),
+        "data/openings.json": b'{"R7": 1}',
+        "data/table.csv": b"\xef\xbb\xbfa,b\n1,2\n",  # a BOM is fine
+        "data/x.tsv": b"",
+        "NOTES.PY": b"not python, and not imported: Python only imports .py\n",
+    }
+    bot = BotPackage.from_bytes("bot.zip", make_zip({"main.py": AGENT, **texts}))
+    assert set(bot.files) == {"main.py", *texts}
+
+
+def test_a_package_folder_that_would_shadow_a_module_is_refused():
+    data = make_zip({"main.py": b"from helper import agent\n", "helper.py": AGENT, "helper/__init__.py": b"def agent(o, c):\n    return 0\n"})
+    with pytest.raises(PackageError, match=r"package 'helper/' and module 'helper.py' have the same name; Python imports the package, so 'helper.py' would never run"):
+        BotPackage.from_bytes("bot.zip", data)
+    # a folder of data beside a module of its name shadows nothing
+    assert BotPackage.from_bytes("bot.zip", make_zip({"main.py": AGENT, "book.py": b"x = 1\n", "book/lines.txt": b"a\n"}))
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [("main.py", "source"), ("lib/a.py", "source"), ("a.json", "text"), ("README", "text"),
+     ("a.PY", "text"), ("w.bin", "binary data"), ("w.NPY", "binary data"), ("x.dat", "binary data")],
+)
+def test_file_kind_sorts_files_by_name(path, kind):
+    from sandbox.package import file_kind
+
+    assert file_kind(path) == kind

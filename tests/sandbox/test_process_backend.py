@@ -17,7 +17,8 @@ PROBE = BotPackage.from_bytes(
     "probe.py",
     b"import os, resource\n"
     b"def agent(observation, configuration):\n"
-    b"    return {'as': resource.getrlimit(resource.RLIMIT_AS)[0],\n"
+    b"    return {'data': resource.getrlimit(resource.RLIMIT_DATA)[0],\n"
+    b"            'as': resource.getrlimit(resource.RLIMIT_AS)[0],\n"
     b"            'nproc': resource.getrlimit(resource.RLIMIT_NPROC)[0],\n"
     b"            'fsize': resource.getrlimit(resource.RLIMIT_FSIZE)[0],\n"
     b"            'uid': os.getuid(), 'env': sorted(os.environ)}\n",
@@ -37,7 +38,8 @@ def probe(**start_kwargs) -> tuple[dict, SandboxSeat]:
 def test_rlimits_apply_inside_bubblewrap_with_an_empty_environment(bwrap_path, monkeypatch):
     monkeypatch.setenv("WORKER_ONLY", "1")
     answer, seat = probe()
-    assert (answer["as"], answer["nproc"], answer["fsize"]) == (200 * 1024 * 1024, 20, 1024 * 1024)
+    assert (answer["data"], answer["nproc"], answer["fsize"]) == (200 * 1024 * 1024, 20, 1024 * 1024)
+    assert answer["as"] == process.address_space_bytes(LIMITS) == (200 + 20 * 2 + 256) * 1024 * 1024
     assert answer["uid"] == process.BOT_UID
     assert "WORKER_ONLY" not in answer["env"]
     assert not os.path.exists(seat.handle.workdir)
@@ -48,7 +50,8 @@ def test_without_bubblewrap_rlimits_still_apply_and_weak_isolation_is_warned_onc
     with caplog.at_level(logging.WARNING, logger="sandbox.backends.process"):
         first, _ = probe(bwrap=None)
         probe(bwrap=None)
-    assert (first["as"], first["nproc"], first["fsize"]) == (200 * 1024 * 1024, 20, 1024 * 1024)
+    assert (first["data"], first["as"], first["nproc"], first["fsize"]) == (
+        200 * 1024 * 1024, process.address_space_bytes(LIMITS), 20, 1024 * 1024)
     warnings = [r for r in caplog.records if "weak isolation" in r.getMessage()]
     assert len(warnings) == 1
 

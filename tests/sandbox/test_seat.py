@@ -34,8 +34,12 @@ class ScriptedHandle:
         self.stops += 1
 
     def read_request(self) -> dict:
-        (size,) = struct.unpack(">I", self._exact(4))
-        return json.loads(self._exact(size))
+        """The next request, past the ``freeze`` frames a timeout sends (a real host freezes the bot)."""
+        while True:
+            (size,) = struct.unpack(">I", self._exact(4))
+            request = json.loads(self._exact(size))
+            if request.get("op") != "freeze":
+                return request
 
     def _exact(self, n: int) -> bytes:
         data = b""

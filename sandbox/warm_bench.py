@@ -1,0 +1,116 @@
+"""Seat start with warm seats against cold, on the real Docker engine (docs/sandbox.md, "Warm seats").
+
+``python -m sandbox.warm_bench [--starts N] [--json]`` starts N seats each way, interleaved
+(cold, warm, cold, ...): a start is ``start_seat`` up to the bot imported (``wait_ready``,
+what a match waits for). Each start's cycle then makes one decision, stops the seat and, for
+a warm one, waits until the pool has started its replacement, so the CPU of a cycle counts
+everything a seat costs: this process (all its threads, the pool's too) and the Docker
+engine's ``dockerd`` and ``containerd`` (the per-container shims and ``runc`` are not
+counted: they exit with their container). Reports the p50 of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import time
+from types import ModuleType
+from typing import Any
+
+from sandbox.limits import Limits
+from sandbox.package import BotPackage
+from sandbox.seat import SandboxSeat
+
+BOT = BotPackage.from_bytes("bench.py", b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n")
+OBSERVATION = {"legal_actions": [{"type": "draw"}]}
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _engine_pids() -> list[int]:
+    found = subprocess.run(["pgrep", "-x", "dockerd|containerd"], capture_output=True, text=True).stdout.split()
+    return [int(pid) for pid in found]
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / TICKS
+
+
+def _cycle(docker_backend: ModuleType, limits: Limits, index: int, warm: bool, pids: list[int]) -> tuple[float, float]:
+    """(start wall seconds, cycle CPU seconds) of one seat."""
+    pool = docker_backend.warm_pool()
+    if warm:
+        pool.fill(docker_backend.get_client(), docker_backend.IMAGE, limits)
+        assert pool.ready(docker_backend.IMAGE, limits) >= 1, "no warm seat came up"
+    before = _cpu_seconds(pids)
+    started = time.perf_counter()
+    if warm:
+        handle = docker_backend.start_seat(BOT, limits, match_id=f"wbench-{os.getpid()}", seat=index)
+    else:
+        handle = docker_backend.start_seat(BOT, limits, match_id=f"wbench-{os.getpid()}", seat=index,
+                                           client=docker_backend.get_client())  # a client given: no pool
+    seat = SandboxSeat(handle, limits, "bench")
+    seat.wait_ready()
+    wall = time.perf_counter() - started
+    try:
+        assert seat.decide(OBSERVATION, {}) == {"type": "draw"}, seat.fault
+    finally:
+        seat.stop()
+    if warm:
+        pool.fill(docker_backend.get_client(), docker_backend.IMAGE, limits)  # its replacement's cost
+    return wall, _cpu_seconds(pids) - before
+
+
+def run(starts: int = 30) -> dict[str, Any]:
+    from sandbox import docker_backend
+
+    limits = Limits()
+    pids = [os.getpid(), *_engine_pids()]
+    docker_backend.configure_warm_pool(1)
+    samples: dict[str, tuple[list[float], list[float]]] = {"cold": ([], []), "warm": ([], [])}
+    try:
+        _cycle(docker_backend, limits, 0, True, pids)  # untimed: images and imports in the caches
+        _cycle(docker_backend, limits, 0, False, pids)
+        for index in range(starts):
+            for name in ("cold", "warm"):
+                wall, cpu = _cycle(docker_backend, limits, index, name == "warm", pids)
+                samples[name][0].append(wall)
+                samples[name][1].append(cpu)
+    finally:
+        docker_backend.configure_warm_pool(0)
+    figures: dict[str, Any] = {"starts": starts, "cpus": os.cpu_count(), "load": os.getloadavg()[0]}
+    for name, (walls, cpus) in samples.items():
+        figures[name] = {"start_wall_p50_ms": statistics.median(walls) * 1000,
+                         "cycle_cpu_p50_ms": statistics.median(cpus) * 1000}
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--starts", type=int, default=30, help="seats started each way (default 30)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    figures = run(args.starts)
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    else:
+        print(f"{args.starts} starts each way, interleaved; {figures['cpus']} cores, load {figures['load']:.1f}")
+        for name in ("cold", "warm"):
+            row = figures[name]
+            print(f"{name:>5}: seat start p50 {row['start_wall_p50_ms']:7.1f} ms wall; "
+                  f"cycle CPU p50 {row['cycle_cpu_p50_ms']:6.1f} ms (this process + dockerd + containerd)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
