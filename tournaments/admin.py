@@ -9,33 +9,37 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
+from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
+
 from . import selectors, services
+from .forms import BulkEntriesForm, ConfirmForm, OrderedChoiceField, rule_fields_form
 from .models import Entry, Pairing, Round, Tournament, TournamentEvent
 from .services import TournamentError
 from .standings import TIE_BREAKS
 
+#: the rule options as form fields (from engine.rules); the table size is the rules' players
+TournamentRuleFields = rule_fields_form()
+RULE_FIELDS = list(TournamentRuleFields.base_fields)
+
 #: fields an organizer sets; they are read-only once the tournament has started
 OPTION_FIELDS = ["name", "slug", "description", "format", "rules", "games", "duplicate", "rounds", "cycles",
-                 "tie_breaks", "seed"]
+                 "tie_breaks", "seed", "time_per_decision", "time_bank", "time_per_match", "seed_ladder",
+                 "allow_same_owner"]
 
 
-class TournamentForm(forms.ModelForm):
-    """Options checked by services.tournament_options, so the admin and the code agree."""
+class TournamentForm(TournamentRuleFields, forms.ModelForm):  # type: ignore[valid-type,misc]  # made by rule_fields_form
+    """Options checked by services.tournament_options, so the admin and the code agree.
 
-    rules = forms.JSONField(
-        initial={"players": 2, "rounds": 1}, required=False,  # {} / [] / empty: every option at its default
-        help_text="Rule options of RULES.md as JSON; players is the table size. Missing options take their "
-        "default ({} or empty: all defaults).",
-        widget=forms.Textarea(attrs={"rows": 4, "cols": 60}),
-    )
-    tie_breaks = forms.JSONField(
-        initial=list(TIE_BREAKS), required=False,
-        help_text=f"JSON list, in order, from: {', '.join(TIE_BREAKS)}.",
-        widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
+    The rules are one field per option of engine.rules (``rule_<option>``); players is the table size."""
+
+    tie_breaks = OrderedChoiceField(
+        [(name, selectors.TIE_BREAK_TITLES.get(name, name)) for name in TIE_BREAKS], initial=list(TIE_BREAKS),
+        help_text="Ties on points are broken by these, first place first; leave a place empty to use fewer.",
     )
     seed = forms.IntegerField(
         required=False,
@@ -44,19 +48,37 @@ class TournamentForm(forms.ModelForm):
     )
     slug = forms.SlugField(required=False, help_text="Empty: made from the name.")
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.set_rules_initial(self.instance.rules if self.instance.pk else {"players": 2, "rounds": 1})
+        for clock in CLOCK_BOUNDS:  # empty: the default of sandbox.limits
+            if clock in self.fields:
+                self.fields[clock].required = False
+
+    def clean_time_per_decision(self):
+        return self._clock("time_per_decision")
+
+    def clean_time_bank(self):
+        return self._clock("time_bank")
+
+    def clean_time_per_match(self):
+        return self._clock("time_per_match")
+
+    def _clock(self, name: str) -> float:
+        value = self.cleaned_data.get(name)
+        return getattr(DEFAULT_LIMITS, name) if value is None else value
+
     class Meta:
         model = Tournament
-        fields = OPTION_FIELDS
+        fields = [f for f in OPTION_FIELDS if f != "rules"]
 
     def clean(self):
         data = super().clean()
-        if self.errors:
+        rules = self.clean_rules_fields()
+        if self.errors or rules is None:
             return data
         options = {key: data.get(key) for key in OPTION_FIELDS}
-        if options["tie_breaks"] is None:
-            options["tie_breaks"] = list(TIE_BREAKS)
-        if options["rules"] is None:  # the JSON field reads {} and [] as empty: every rule at its default
-            options["rules"] = {}
+        options["rules"] = rules
         try:
             services.tournament_options(**options, exclude_pk=self.instance.pk)
         except TournamentError as exc:
@@ -84,8 +106,8 @@ class EntryInlineForm(forms.ModelForm):
 class EntryInline(admin.TabularInline):
     model = Entry
     form = EntryInlineForm
-    fields = ["bot", "version", "status", "withdraw_link"]
-    readonly_fields = ["version", "status", "withdraw_link"]
+    fields = ["bot", "version", "status", "same_owner", "seeding", "withdraw_link"]
+    readonly_fields = ["version", "status", "same_owner", "seeding", "withdraw_link"]
     autocomplete_fields = ["bot"]
     extra = 0
     can_delete = False
@@ -107,12 +129,29 @@ class EntryInline(admin.TabularInline):
     def version_text(self, entry):
         return entry.version.label if entry.version_id else "-"
 
+    @admin.display(description="same owner as")
+    def same_owner(self, entry):
+        if entry.pk is None:
+            return ""
+        others = entry.tournament.entries.filter(bot__owner_id=entry.bot.owner_id).exclude(pk=entry.pk)
+        return ", ".join(others.values_list("name", flat=True)) or "-"
+
+    @admin.display(description="seeding")
+    def seeding(self, entry):
+        if entry.seed_position is None:
+            return "-"
+        rating = "unrated" if entry.seed_rating is None else f"{entry.seed_rating:.1f}"
+        return f"#{entry.seed_position} ({rating})"
+
     @admin.display(description="")
     def withdraw_link(self, entry):
         if entry.pk is None:  # a row not saved yet: nothing to withdraw (and no tournament to filter by)
             return ""
         url = reverse("admin:tournaments_entry_changelist") + f"?tournament__id__exact={entry.tournament_id}"
-        return format_html('<a href="{}">withdraw / disqualify…</a>', url)
+        if entry.status != Entry.Status.ACTIVE or entry.tournament.is_over:
+            return format_html('<a href="{}">entries…</a>', url)
+        dq = reverse("admin:tournaments_tournament_confirm", args=[entry.tournament_id, "disqualify", entry.pk])
+        return format_html('<a href="{}">withdraw…</a> · <a href="{}">disqualify…</a>', url, dq)
 
 
 class RoundInline(admin.TabularInline):
@@ -134,17 +173,31 @@ class RoundInline(admin.TabularInline):
                 f"{s.entry.name}{f' ({s.rank})' if s.rank else ''}" for s in pairing.seats.all()
             )
             if pairing.bye:
-                rows.append((f"bye: {seats}", "", ""))
+                rows.append((f"bye: {seats}", "", "", ""))
             elif pairing.match_id:
                 url = reverse("admin:matches_match_change", args=[pairing.match_id])
-                rows.append((f"{pairing.number}. {seats} ", url, f"#{pairing.match_id} {pairing.match.status}"))
+                rows.append((f"{pairing.number}. {seats} ", url, f"#{pairing.match_id} {pairing.match.status}",
+                             self._table_links(rnd.tournament, pairing)))
+            elif pairing.done:
+                rows.append((f"{pairing.number}. {seats} ", "", "void", ""))
             else:
-                rows.append((f"{pairing.number}. {seats} ", "", "held"))
-        return format_html_join(mark_safe("<br>"), '{}<a href="{}">{}</a>', rows)
+                rows.append((f"{pairing.number}. {seats} ", "", "held", self._table_links(rnd.tournament, pairing)))
+        return format_html_join(mark_safe("<br>"), '{}<a href="{}">{}</a>{}', rows)
+
+    @staticmethod
+    def _table_links(tournament, pairing):
+        """re-run… / void… of one table, while the tournament runs (re-run) or is paused (void only)."""
+        links = []
+        actions = {"running": ("rerun", "void"), "paused": ("void",)}.get(tournament.status, ())
+        for action in actions:
+            url = reverse("admin:tournaments_tournament_confirm", args=[tournament.pk, action, pairing.pk])
+            links.append(format_html(' <a class="table-action" href="{}">{}…</a>', url,
+                                     "re-run" if action == "rerun" else "void"))
+        return mark_safe("".join(links))
 
     @admin.display(description="why this pairing")
     def why(self, rnd):
-        return format_html('<pre style="white-space: pre-wrap; margin: 0">{}</pre>', "\n".join(rnd.explanation))
+        return format_html('<pre class="pairing-why">{}</pre>', "\n".join(rnd.explanation))
 
 
 class EventInline(admin.TabularInline):
@@ -175,23 +228,62 @@ def _creator_link() -> dict:
 
 
 
+def _started(tournament) -> bool:
+    return tournament is not None and tournament.status not in (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION)
+
+
+def _editable(fields: list[str]) -> list[str]:
+    """The option fields with the stored rule set replaced by one field per rule option."""
+    at = fields.index("rules")
+    return [*fields[:at], *RULE_FIELDS, *fields[at + 1:]]
+
+
 def _progress_html(progress) -> str:
     return format_html(
-        '<div style="display:flex;gap:.5em;align-items:center"><progress value="{}" max="{}" style="width:7em">'
-        "</progress><span>{} of {} matches</span></div>",
+        '<div class="admin-progress"><progress value="{}" max="{}"></progress><span>{} of {} matches</span></div>',
         progress.done, max(progress.total, 1), progress.done, progress.total,
     )
 
 
-def _run(modeladmin, request, queryset, service, done: str):
+def _run(modeladmin, request, queryset, service, done: str, **extra):
     """Call ``service`` for each selected object; report each success and each refusal."""
     for obj in queryset:
         try:
-            service(obj, actor=request.user)
+            service(obj, actor=request.user, **extra)
         except TournamentError as exc:
             modeladmin.message_user(request, str(exc), messages.ERROR)
         else:
             modeladmin.message_user(request, f"{obj}: {done}", messages.SUCCESS)
+
+
+def _confirm_selected(modeladmin, request, queryset, service, action: str, what: str, done: str):
+    """A list action that cannot be undone: a page asks for a reason (public) and a tick first, as the
+    admin's own "delete selected" does; its answer comes back to the same action."""
+    form = ConfirmForm(request.POST if "reason" in request.POST else None)
+    if form.is_bound and form.is_valid():
+        _run(modeladmin, request, queryset, service, done, reason=form.cleaned_data["reason"])
+        return None
+    return TemplateResponse(request, "admin/tournaments/confirm.html", {
+        **modeladmin.admin_site.each_context(request), "opts": modeladmin.model._meta, "title": f"{what}?",
+        "what": what, "objects": list(queryset), "form": form, "action": action,
+        "selected": request.POST.getlist(admin.helpers.ACTION_CHECKBOX_NAME),
+    })
+
+
+#: irreversible actions of a tournament's page that ask for a reason: action -> (what is acted on, title,
+#: service, what happened). The target is the tournament, an entry or a table (pairing) of it.
+CONFIRMED = {
+    "cancel": ("tournament", "Cancel the tournament", services.tournament_cancel, "cancelled"),
+    "disqualify": ("entry", "Disqualify the entry", services.entry_disqualify, "disqualified"),
+    "rerun": ("pairing", "Re-run the match", services.pairing_rerun, "re-run as a new match"),
+    "void": ("pairing", "Void the match", services.pairing_void, "void: counted for nobody"),
+}
+CONFIRM_NOTES = {
+    "cancel": "The tournament ends without a result; queued matches are cancelled, played ones stay.",
+    "disqualify": "Later rounds skip the entry; its results stay and it is listed last.",
+    "rerun": "The table plays again with the same seats and deals; its result so far no longer counts.",
+    "void": "The table's match counts for nobody; the round goes on without it.",
+}
 
 
 @admin.register(Tournament)
@@ -205,19 +297,41 @@ class TournamentAdmin(admin.ModelAdmin):
     readonly_fields = ["seats", "status", "progress", "current_round", "total_rounds", "page", "created_by",
                        "started_at", "finished_at"]
 
+    class Media:
+        # the styles of the progress bar, the pairings' explanations and the action buttons,
+        # and the cancel button's confirmation: no inline style or script (the site's CSP)
+        css = {"all": ["tournaments/admin.css"]}
+        js = ["tournaments/admin.js"]
+
     def get_inlines(self, request, obj=None):
         return [EntryInline] if obj is None else self.inlines
 
     def get_fields(self, request, obj=None):
+        options = OPTION_FIELDS if _started(obj) else _editable(OPTION_FIELDS)
         if obj is None:
-            return OPTION_FIELDS
+            return options
         head = ["status", "progress", "page"]
-        fields = [*head, *OPTION_FIELDS, *(f for f in self.readonly_fields if f not in head)]
+        fields = [*head, *options, *(f for f in self.readonly_fields if f not in head)]
         if obj.format == Tournament.Format.ROUND_ROBIN and obj.seats > 2:
             fields.insert(fields.index("total_rounds") + 1, "pairs")
         return plain_if_not_viewable(request, fields, _creator_link())
 
-    #: buttons on a tournament's page: action -> (service, label, statuses it applies to, what happened)
+    def get_fieldsets(self, request, obj=None):
+        fields = self.get_fields(request, obj)
+        if not any(f in RULE_FIELDS for f in fields):
+            return [(None, {"fields": fields})]
+        cut = fields.index(RULE_FIELDS[0])
+        rest = [f for f in fields[cut:] if f not in RULE_FIELDS]
+        return [
+            (None, {"fields": fields[:cut]}),
+            ("Rules", {"fields": RULE_FIELDS, "classes": ["rule-fields"],
+                       "description": "Every option of the rule set (RULES.md) with its allowed values; "
+                       "players is the table size."}),
+            ("Schedule, tie-breaks and clocks", {"fields": rest}),
+        ]
+
+    #: buttons on a tournament's page: action -> (service, label, statuses it applies to, what happened);
+    #: cancel is a link to its confirmation page (CONFIRMED)
     BUTTONS = {
         "open_registration": (services.tournament_open_registration, "Open registration", ("draft",), "registration open"),
         "start": (services.tournament_start, "Start", ("draft", "registration"), "started"),
@@ -225,8 +339,6 @@ class TournamentAdmin(admin.ModelAdmin):
         "resume": (services.tournament_resume, "Resume", ("paused",), "resumed"),
         "rerun_failed": (services.tournament_rerun_failed, "Re-run failed matches", ("running", "paused"),
                          "failed matches queued again"),
-        "cancel": (services.tournament_cancel, "Cancel tournament",
-                   ("draft", "registration", "running", "paused"), "cancelled"),
     }
 
     def get_queryset(self, request):
@@ -235,7 +347,72 @@ class TournamentAdmin(admin.ModelAdmin):
     def get_urls(self):
         do = path("<int:pk>/do/<str:action>/", self.admin_site.admin_view(self.do_action),
                   name="tournaments_tournament_do")
-        return [do, *super().get_urls()]
+        confirm = path("<int:pk>/confirm/<str:action>/<int:target>/", self.admin_site.admin_view(self.confirm_action),
+                       name="tournaments_tournament_confirm")
+        bulk = path("<int:pk>/entries/", self.admin_site.admin_view(self.bulk_entries),
+                    name="tournaments_tournament_bulk_entries")
+        return [do, confirm, bulk, *super().get_urls()]
+
+    def _changeable(self, request, pk: int) -> Tournament:
+        tournament = get_object_or_404(Tournament, pk=pk)
+        if not self.has_change_permission(request, tournament):
+            raise PermissionDenied
+        return tournament
+
+    def confirm_action(self, request, pk: int, action: str, target: int):
+        """Cancel, disqualify, re-run or void one thing: a reason (shown in the public log) and a tick."""
+        tournament = self._changeable(request, pk)
+        if action not in CONFIRMED:
+            raise Http404(f"no tournament action {action!r}")
+        kind, title, service, done = CONFIRMED[action]
+        if kind == "tournament":
+            obj = tournament if target == tournament.pk else None
+        elif kind == "entry":
+            obj = Entry.objects.filter(pk=target, tournament=tournament).first()
+        else:
+            obj = Pairing.objects.filter(pk=target, round__tournament=tournament, bye=False).select_related(
+                "round", "match").prefetch_related("seats__entry").first()
+        if obj is None:
+            raise Http404(f"no {kind} {target} in {tournament}")
+        form = ConfirmForm(request.POST if request.method == "POST" else None)
+        if form.is_bound and form.is_valid():
+            _run(self, request, [obj], service, done, reason=form.cleaned_data["reason"])
+            return redirect("admin:tournaments_tournament_change", pk)
+        if kind == "pairing":
+            seats = ", ".join(s.entry.name for s in obj.seats.all())
+            label = f"round {obj.round.number} table {obj.number} ({seats})" + (
+                f", match #{obj.match_id} {obj.match.status}" if obj.match_id else "")
+        else:
+            label = str(obj)
+        return TemplateResponse(request, "admin/tournaments/confirm.html", {
+            **self.admin_site.each_context(request), "opts": Tournament._meta, "original": tournament,
+            "title": f"{title}?", "what": title, "objects": [label], "note": CONFIRM_NOTES[action], "form": form,
+        })
+
+    def bulk_entries(self, request, pk: int):
+        """Enter many bots at once: a ladder's active bots and/or pasted owner/bot names, all or nothing."""
+        tournament = self._changeable(request, pk)
+        form = BulkEntriesForm(request.POST if request.method == "POST" else None)
+        if form.is_bound and form.is_valid():
+            try:
+                added, skipped = services.entries_add_bulk(
+                    tournament, ladder=form.cleaned_data["ladder"], names=form.cleaned_data["names"],
+                    actor=request.user)
+            except TournamentError as exc:
+                form.add_error(exc.field if exc.field in form.fields else None, str(exc))
+            else:
+                text = f"{len(added)} entr{'y' if len(added) == 1 else 'ies'} added"
+                if added:
+                    text += ": " + ", ".join(e.name for e in added)
+                if skipped:
+                    text += f"; already entered, skipped: {', '.join(skipped)}"
+                self.message_user(request, text, messages.SUCCESS)
+                return redirect("admin:tournaments_tournament_change", pk)
+        return TemplateResponse(request, "admin/tournaments/bulk_entries.html", {
+            **self.admin_site.each_context(request), "opts": Tournament._meta, "original": tournament,
+            "title": f"Add entries to {tournament}", "form": form,
+            "open": tournament.status in (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION),
+        })
 
     def do_action(self, request, pk: int, action: str):
         """A button on the tournament's page: the same services as the list's actions."""
@@ -258,7 +435,15 @@ class TournamentAdmin(admin.ModelAdmin):
             failed = Pairing.objects.filter(round__tournament=tournament, done=False, match__status__in=stuck)
             buttons = [(name, label) for name, (_, label, statuses, _) in self.BUTTONS.items()
                        if tournament.status in statuses and (name != "rerun_failed" or failed.exists())]
-        extra_context = {**(extra_context or {}), "tournament_buttons": buttons}
+        links = []
+        if tournament is not None and self.has_change_permission(request, tournament):
+            if tournament.status in (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION):
+                links.append((reverse("admin:tournaments_tournament_bulk_entries", args=[tournament.pk]),
+                              "Add entries in bulk"))
+            if not tournament.is_over:
+                links.append((reverse("admin:tournaments_tournament_confirm",
+                                      args=[tournament.pk, "cancel", tournament.pk]), "Cancel tournament…"))
+        extra_context = {**(extra_context or {}), "tournament_buttons": buttons, "tournament_links": links}
         return super().change_view(request, object_id, form_url, extra_context)
 
     def get_readonly_fields(self, request, obj=None):
@@ -279,12 +464,9 @@ class TournamentAdmin(admin.ModelAdmin):
         return coverage.text
 
     def get_form(self, request, obj=None, change=False, **kwargs):
-        if obj is not None and obj.status not in (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION):
+        if _started(obj):
             kwargs["form"] = forms.ModelForm  # every option is read-only now
-        form = super().get_form(request, obj, change=change, **kwargs)
-        if obj is not None and "rules" in form.base_fields:
-            form.base_fields["rules"].initial = obj.rules
-        return form
+        return super().get_form(request, obj, change=change, **kwargs)
 
     def save_model(self, request, obj, form, change):
         options = getattr(form, "options", None)
@@ -328,7 +510,7 @@ class TournamentAdmin(admin.ModelAdmin):
 
     @admin.display(description="public page")
     def page(self, tournament):
-        if not tournament.pk:
+        if not tournament.pk or not tournament.slug:  # a change refused with the slug left empty
             return "-"
         return format_html('<a href="{}">{}</a>', tournament.get_absolute_url(), tournament.get_absolute_url())
 
@@ -352,9 +534,10 @@ class TournamentAdmin(admin.ModelAdmin):
     def rerun_failed(self, request, queryset):
         _run(self, request, queryset, services.tournament_rerun_failed, "failed matches queued again")
 
-    @admin.action(description="Cancel")
+    @admin.action(description="Cancel (asks for a reason)")
     def cancel(self, request, queryset):
-        _run(self, request, queryset, services.tournament_cancel, "cancelled")
+        return _confirm_selected(self, request, queryset, services.tournament_cancel, "cancel",
+                                 "Cancel these tournaments", "cancelled")
 
 
 @admin.register(Entry)
@@ -376,6 +559,7 @@ class EntryAdmin(admin.ModelAdmin):
     def withdraw(self, request, queryset):
         _run(self, request, queryset, services.entry_withdraw, "withdrawn")
 
-    @admin.action(description="Disqualify (later rounds skip it, listed last)")
+    @admin.action(description="Disqualify (asks for a reason; later rounds skip it, listed last)")
     def disqualify(self, request, queryset):
-        _run(self, request, queryset, services.entry_disqualify, "disqualified")
+        return _confirm_selected(self, request, queryset, services.entry_disqualify, "disqualify",
+                                 "Disqualify these entries", "disqualified")

@@ -1,14 +1,31 @@
 from django.apps import AppConfig
 
 
+def entered_tournaments_rules(bot):
+    """(label, rules) of each tournament ``bot`` is an active entry of that has not ended, at each
+    of its table sizes: a new version is validated under them (bots.validation)."""
+    from .models import Entry, Tournament
+    from .tables import table_size_bounds
+
+    entries = Entry.objects.filter(bot=bot, status=Entry.Status.ACTIVE).exclude(
+        tournament__status__in=[Tournament.Status.FINISHED, Tournament.Status.CANCELLED]
+    )
+    for name, rules in entries.values_list("tournament__name", "tournament__rules"):
+        low, high = table_size_bounds(rules["players"])
+        for players in range(low, high + 1):
+            yield f"tournament {name}", {**rules, "players": players}
+
+
 class TournamentsConfig(AppConfig):
     name = "tournaments"
     verbose_name = "Tournaments"
 
     def ready(self) -> None:
         # Rounds advance when their matches end: the hook runs inside the result's transaction.
+        from bots import validation
         from matches import hooks
 
         from . import services
 
         hooks.register("tournament", services.tournament_match_finished)
+        validation.register_event_rules(entered_tournaments_rules)

@@ -66,7 +66,8 @@ def demo_tournaments(bots, *, password: str, log=print) -> int:
         if Tournament.objects.filter(slug=slug).exists():
             continue
         tournament = services.tournament_create(
-            name=name, slug=slug, format=format, rules=rules, seed=seed, description=description, actor=organizer
+            name=name, slug=slug, format=format, rules=rules, seed=seed, description=description, actor=organizer,
+            allow_same_owner=True,  # the demo's reference bots all belong to one demo user
         )
         for bot in ready:
             services.entry_add(tournament, bot, actor=organizer)

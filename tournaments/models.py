@@ -7,12 +7,51 @@ Other apps' models are referred to by string so this module imports no platform 
 
 from __future__ import annotations
 
+import math
+
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
 
+from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
+
 #: the longest "owner/bot" label: a username (auth.User, 150) + "/" + a bot name (bots.Bot, 64)
 ENTRY_NAME_MAX_LENGTH = 150 + 1 + 64
+
+#: what each clock means, for the help texts (the bounds and defaults live in sandbox.limits)
+CLOCK_HELP = {
+    "time_per_decision": "Seconds per decision before the time bank is drawn on",
+    "time_bank": "Seconds of extra time per bot per match, beyond the time per decision",
+    "time_per_match": "Seconds of thinking per bot per match, every decision counted; "
+    "a bot that uses it up forfeits (out of match time)",
+}
+
+
+def validate_finite(value) -> None:
+    """Refuse NaN and infinities, which slip through comparisons with the bounds."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValidationError("Enter a finite number, got %(value)s.", code="invalid", params={"value": value})
+
+
+def _clock_field(name: str) -> models.FloatField:
+    low, high = CLOCK_BOUNDS[name]
+    return models.FloatField(
+        default=getattr(DEFAULT_LIMITS, name),
+        validators=[validate_finite, MinValueValidator(low), MaxValueValidator(high)],
+        help_text=f"{CLOCK_HELP[name]}: {low:g} to {high:g}; copied into every match of the tournament.",
+    )
+
+
+def _clock_constraint(name: str) -> models.CheckConstraint:
+    # The last line of defence (raw updates); the field's validators report the same bound first.
+    low, high = CLOCK_BOUNDS[name]
+    return models.CheckConstraint(
+        condition=models.Q(**{f"{name}__gte": low, f"{name}__lte": high}),
+        name=f"tournament_{name}_range",
+        violation_error_message=f"{name} must be {low:g} to {high:g} seconds.",
+    )
 
 
 class Tournament(models.Model):
@@ -58,6 +97,22 @@ class Tournament(models.Model):
         help_text="Empty: drawn at random at the start. Public only once the tournament is finished.",
     )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+    # The bots' clocks in every match of the tournament (Match.time_per_decision / time_bank / time_per_match).
+    time_per_decision = _clock_field("time_per_decision")
+    time_bank = _clock_field("time_bank")
+    time_per_match = _clock_field("time_per_match")
+    seed_ladder = models.ForeignKey(
+        "ladders.Ladder", null=True, blank=True, on_delete=models.SET_NULL, related_name="seeded_tournaments",
+        help_text="Swiss: round 1 pairs the entries by their rating on this ladder (top half against bottom "
+        "half; at 3+ seats one entry from each rating band per table); entries without a rating there are "
+        "drawn at random after the rated ones. Empty: round 1 is a random draw. Read when the tournament starts.",
+    )
+    allow_same_owner = models.BooleanField(
+        default=False,
+        help_text="Allow two entries (bots) of one owner at the same table. Off: the pairing keeps them at "
+        "different tables, and the start is refused, naming the owner, when it cannot (for example an owner "
+        "with more than half the entries at 2 seats, or with two entries in a 2-seat round robin).",
+    )
 
     # Set when the tournament starts.
     total_rounds = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -87,6 +142,7 @@ class Tournament(models.Model):
             ),
             models.CheckConstraint(condition=models.Q(games__gte=1), name="tournament_games_positive"),
             models.CheckConstraint(condition=models.Q(cycles__gte=1), name="tournament_cycles_positive"),
+            *(_clock_constraint(name) for name in CLOCK_BOUNDS),
         ]
 
     def __str__(self) -> str:
@@ -117,6 +173,10 @@ class Entry(models.Model):
     name = models.CharField(max_length=ENTRY_NAME_MAX_LENGTH)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set at the start when the tournament seeds from a ladder: the rating read then (empty: unrated)
+    # and the place in the seeding (1 first).
+    seed_rating = models.FloatField(null=True, blank=True, help_text="Ladder rating at the start; empty: unrated.")
+    seed_position = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Place in the seeding, 1 first.")
 
     class Meta:
         ordering = ["tournament", "pk"]

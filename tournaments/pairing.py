@@ -11,10 +11,13 @@ no Django, no I/O. The method is described in docs/tournaments.md.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+import random
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from itertools import combinations
+from typing import cast
 
+from tournaments.seating import Seating
 from tournaments.standings import (
     ACTIVE,
     DEFAULT_TIE_BREAKS,
@@ -25,11 +28,14 @@ from tournaments.standings import (
 )
 from tournaments.tables import (
     EntryId,
+    Groups,
     Round,
     Table,
     TableResult,
+    check_owners_fit,
     check_round,
     check_table_size,
+    shared_tables,
     table_sizes,
 )
 
@@ -45,6 +51,27 @@ def default_swiss_rounds(n: int) -> int:
     return max(1, math.ceil(math.log2(n)))
 
 
+def seeding_order(
+    entries: Sequence[EntryId], ratings: Mapping[EntryId, float | None], seed: int | None = None
+) -> list[EntryId]:
+    """The seeding: rated entries by rating, highest first (equal ratings keep the entries' order), then
+    the unrated (missing or None in ``ratings``) in a seeded shuffle (their own order without a seed).
+
+    >>> seeding_order(["a", "b", "c", "d"], {"b": 1510.0, "d": 1620.0, "a": None})
+    ['d', 'b', 'a', 'c']
+    """
+    entries = list(entries)
+    for e, r in ratings.items():
+        if r is not None and (isinstance(r, bool) or not isinstance(r, int | float) or not math.isfinite(r)):
+            raise ValueError(f"the rating of {e!r} must be a finite number or None, got {r!r}")
+    rated = [e for e in entries if ratings.get(e) is not None]
+    rated.sort(key=lambda e: -cast(float, ratings[e]))  # stable: equal ratings keep the entries' order
+    unrated = [e for e in entries if ratings.get(e) is None]
+    if seed is not None:
+        random.Random(seed).shuffle(unrated)
+    return rated + unrated
+
+
 def swiss_round(
     entries: Sequence[EntryId],
     history: History,
@@ -55,14 +82,31 @@ def swiss_round(
     withdrawn: Iterable[EntryId] = (),
     disqualified: Iterable[EntryId] = (),
     seed: int | None = None,
+    ratings: Mapping[EntryId, float | None] | None = None,
+    apart: Groups | None = None,
 ) -> Round:
     """Pair round ``number`` of a Swiss event from the results of the earlier rounds.
 
-    Withdrawn and disqualified entries are not paired; their results stay.
+    Withdrawn and disqualified entries are not paired; their results stay. With
+    ``ratings`` (entry -> rating, None for unrated) the seeding order
+    (``seeding_order``) replaces the entries' order and the seeded tie order:
+    round 1 pairs by rating, the top half against the bottom half (at k seats one
+    entry from each of k rating bands per table), the unrated drawn after the rated.
+    ``apart`` (entry -> owner): no table seats two entries of one owner; a ValueError
+    names the owner when no pairing can.
     """
     check_table_size(seats)
     check_round(number)
     history = list(history)
+    seeded_lines: list[str] = []
+    if ratings is not None:
+        entries = seeding_order(entries, ratings, seed)
+        seed = None
+        rated = sum(1 for e in entries if ratings.get(e) is not None)
+        seeded_lines.append(
+            f"seeding: {rated} entr{'y' if rated == 1 else 'ies'} by ladder rating, highest first"
+            + (f", then {len(entries) - rated} unrated in a seeded draw" if rated < len(entries) else "")
+        )
     lines = standings(
         entries,
         history,
@@ -78,28 +122,37 @@ def swiss_round(
     ranked = [s for s in lines if s.status == ACTIVE]
     if len(ranked) < 2:
         raise ValueError(f"round {number}: need at least 2 active entries, got {len(ranked)}")
-    state = _State(ranked, tables)
+    state = _State(ranked, tables, apart or {})
+    sizes = table_sizes(len(state.order), seats)
+    check_owners_fit(state.order, state.owner, len(sizes), seats)
     header = (
         f"swiss round {number}: {len(ranked)} active entries ranked by points, then "
         + (", ".join(tie_breaks) or "entry order")
     )
     if seats == 2:
-        return _pair_two(number, state, header)
-    return _pair_tables(number, state, seats, header)
+        rnd = _pair_two(number, state, header)
+    else:
+        rnd = _pair_tables(number, state, seats, header, bands=ratings is not None and not tables)
+    if seeded_lines:
+        rnd = Round(rnd.number, rnd.tables, rnd.byes, (rnd.explanation[0], *seeded_lines, *rnd.explanation[1:]))
+    return rnd
 
 
 class _State:
     """What pairing needs from the past: rank, points, meetings, byes, seats taken."""
 
-    def __init__(self, ranked: list[Standing], tables: Sequence[TableResult]) -> None:
+    def __init__(self, ranked: list[Standing], tables: Sequence[TableResult], owner: Groups) -> None:
         self.order = [s.entry for s in ranked]
+        self.owner = owner
         self.rank = {e: i for i, e in enumerate(self.order)}
         self.points = {s.entry: s.points for s in ranked}
         self.byes = {s.entry: s.byes for s in ranked}
-        self.met: dict[frozenset, int] = {}
+        self.met: dict[frozenset[EntryId], int] = {}
         self.first = dict.fromkeys(self.order, 0)
         self.last_seat: dict[EntryId, int] = {}
+        self.seating: Seating[EntryId] = Seating()  # k seats: first seats and who sat directly after whom
         for t in sorted(tables, key=lambda t: t.round):
+            self.seating.record(t.seats)
             for a, b in combinations(t.seats, 2):
                 key = frozenset((a, b))
                 self.met[key] = self.met.get(key, 0) + 1
@@ -110,6 +163,9 @@ class _State:
 
     def meetings(self, a: EntryId, b: EntryId) -> int:
         return self.met.get(frozenset((a, b)), 0)
+
+    def same_owner(self, a: EntryId, b: EntryId) -> bool:
+        return a in self.owner and b in self.owner and self.owner[a] == self.owner[b]
 
     def bye_choice(self) -> tuple[list[EntryId], str]:
         """Bye candidates, best first: fewest byes so far, then lowest ranked."""
@@ -133,7 +189,8 @@ def _pair_two(number: int, state: _State, header: str) -> Round:
     """Score groups top down, backtracking; rematches only at the smallest possible count."""
     explanation = [header]
     odd = len(state.order) % 2 == 1
-    candidates, why = state.bye_choice() if odd else ([None], "")
+    no_bye: list[EntryId] = [None]
+    candidates, why = state.bye_choice() if odd else (no_bye, "")
     pairs, bye, budget, gave_up = None, None, 0, False
     while pairs is None and not gave_up:
         for bye in candidates:
@@ -143,17 +200,27 @@ def _pair_two(number: int, state: _State, header: str) -> Round:
                 break
         else:
             budget += 1
+            if budget > len(state.order) // 2 * max(state.met.values(), default=0):
+                # more repeats than any pairing can have and still none: the owners block it
+                raise ValueError(
+                    f"round {number}: no pairing keeps each owner's entries apart "
+                    f"({', '.join(sorted({str(o) for o in state.owner.values()}))}); "
+                    "allow same-owner tables for this event"
+                )
     if pairs is None:
         # The exact search ran out of steps: pair greedily, fresh opponents first.
         bye = candidates[0]
         rest = [e for e in state.order if e != bye]
         pairs, _ = _search(rest, state, None)
+        if pairs is None:
+            raise ValueError(f"round {number}: no pairing keeps each owner's entries apart; "
+                             "allow same-owner tables for this event")
     tables = []
     for a, b in pairs:
         seats = state.seat_order((a, b))
         tables.append(Table(seats))
         explanation.append(_explain_pair(state, a, b, seats))
-    byes: tuple = ()
+    byes: tuple[EntryId, ...] = ()
     if bye is not None:
         byes = (bye,)
         explanation.append(f"bye to {bye}: {why}")
@@ -173,7 +240,7 @@ def _pair_two(number: int, state: _State, header: str) -> Round:
     return Round(number, tuple(tables), byes, tuple(explanation))
 
 
-def _explain_pair(state: _State, a: EntryId, b: EntryId, seats: tuple) -> str:
+def _explain_pair(state: _State, a: EntryId, b: EntryId, seats: tuple[EntryId, ...]) -> str:
     pa, pb = state.points[a], state.points[b]
     if pa == pb:
         text = f"{seats[0]} vs {seats[1]}: both {_fmt(pa)} points"
@@ -189,14 +256,14 @@ def _explain_pair(state: _State, a: EntryId, b: EntryId, seats: tuple) -> str:
 
 def _search(
     rest: list[EntryId], state: _State, budget: int | None
-) -> tuple[list[tuple] | None, bool]:
+) -> tuple[list[tuple[EntryId, EntryId]] | None, bool]:
     """First pairing in preference order with at most ``budget`` repeat meetings.
 
     Returns (pairs or None, whether it gave up after MAX_SEARCH_STEPS). With
     ``budget`` None any pairing goes and fresh opponents are preferred first:
     the greedy fallback, which never backtracks.
     """
-    failed: set[tuple[frozenset, int]] = set()
+    failed: set[tuple[frozenset[EntryId], int]] = set()
     steps = 0
 
     def preferences(p: EntryId, remaining: list[EntryId]) -> list[EntryId]:
@@ -215,7 +282,7 @@ def _search(
             ),
         )
 
-    def go(remaining: list[EntryId], left: int) -> list[tuple] | None:
+    def go(remaining: list[EntryId], left: int) -> list[tuple[EntryId, EntryId]] | None:
         nonlocal steps
         if not remaining:
             return []
@@ -227,6 +294,8 @@ def _search(
             return None
         p = remaining[0]
         for q in preferences(p, remaining):
+            if state.same_owner(p, q):
+                continue
             cost = 0 if budget is None else state.meetings(p, q)
             if cost > left:
                 continue
@@ -240,8 +309,12 @@ def _search(
     return pairs, pairs is None and steps > MAX_SEARCH_STEPS
 
 
-def _pair_tables(number: int, state: _State, k: int, header: str) -> Round:
-    """Cut the ranking into tables, then swap entries while that lowers repeats, then spread."""
+def _pair_tables(number: int, state: _State, k: int, header: str, *, bands: bool = False) -> Round:
+    """Cut the ranking into tables, then swap entries while that lowers repeats, then spread.
+
+    With ``bands`` (a rated first round) the ranking is dealt instead: table j takes
+    places j, j + T, j + 2T, ... (T tables), one entry from each rating band.
+    """
     explanation = [header]
     sizes = table_sizes(len(state.order), k)
     nbyes = len(state.order) - sum(sizes)
@@ -254,10 +327,22 @@ def _pair_tables(number: int, state: _State, k: int, header: str) -> Round:
             explanation.append(f"bye to {e}: lowest ranked {why}; tables of {k} cannot seat everyone")
     playing = [e for e in state.order if e not in set(byes)]
     tables: list[list[EntryId]] = []
-    start = 0
-    for size in sizes:
-        tables.append(playing[start : start + size])
-        start += size
+    if bands:
+        tables = [[] for _ in sizes]
+        queue = iter(playing)
+        for band in range(max(sizes)):
+            for j, size in enumerate(sizes):
+                if band < size:
+                    tables[j].append(next(queue))
+        explanation.append(
+            f"round 1 by rating: the seeding cut into {max(sizes)} bands of {len(sizes)}; "
+            "each table takes one entry from each band"
+        )
+    else:
+        start = 0
+        for size in sizes:
+            tables.append(playing[start : start + size])
+            start += size
     if len(set(sizes)) > 1:
         explanation.append(f"tables of {'/'.join(map(str, sizes))} seat all {len(playing)} entries")
 
@@ -276,20 +361,33 @@ def _pair_tables(number: int, state: _State, k: int, header: str) -> Round:
     links = [linked(t) for t in tables]
     repeats = [sum(state.meetings(a, b) for a, b in combinations(t, 2)) for t in tables]
     spreads = [max(points[e] for e in t) - min(points[e] for e in t) for t in tables]
+
+    def clash(table: Sequence[EntryId], leaving: EntryId, coming: EntryId) -> int:
+        """Pairs of one owner at ``table`` once ``coming`` takes the seat of ``leaving``."""
+        seated = [x for x in table if x != leaving] + [coming]
+        return sum(1 for x, y in combinations(seated, 2) if state.same_owner(x, y))
+
+    clashes = [sum(1 for x, y in combinations(t, 2) if state.same_owner(x, y)) for t in tables]
     for _ in range(len(playing) ** 2):
         best = None
         for i, j in combinations(range(len(tables)), 2):
             for a in tables[i]:
                 for b in tables[j]:
+                    gain_clash = 0
+                    if state.owner:
+                        cl_i, cl_j = clash(tables[i], a, b), clash(tables[j], b, a)
+                        gain_clash = clashes[i] + clashes[j] - cl_i - cl_j
+                        if gain_clash < 0:
+                            continue
                     both = state.meetings(a, b)
                     rep_i = repeats[i] - links[i][a] + links[i][b] - both
                     rep_j = repeats[j] - links[j][b] + links[j][a] - both
                     gain_repeats = repeats[i] + repeats[j] - rep_i - rep_j
-                    if gain_repeats < 0:
+                    if gain_repeats < 0 and gain_clash == 0:
                         continue
                     sp_i, sp_j = spread(tables[i], a, b), spread(tables[j], b, a)
-                    gain = (gain_repeats, spreads[i] + spreads[j] - sp_i - sp_j)
-                    if gain > (0, 0) and (best is None or gain > best[0]):
+                    gain = (gain_clash, gain_repeats, spreads[i] + spreads[j] - sp_i - sp_j)
+                    if gain > (0, 0, 0) and (best is None or gain > best[0]):
                         best = (gain, i, j, a, b, rep_i, rep_j, sp_i, sp_j)
         if best is None:
             break
@@ -297,14 +395,24 @@ def _pair_tables(number: int, state: _State, k: int, header: str) -> Round:
         tables[i] = [b if e == a else e for e in tables[i]]
         tables[j] = [a if e == b else e for e in tables[j]]
         links[i], links[j] = linked(tables[i]), linked(tables[j])
+        clashes[i] -= sum(1 for x in tables[i] if x != b and state.same_owner(x, a))
+        clashes[i] += sum(1 for x in tables[i] if x != b and state.same_owner(x, b))
+        clashes[j] -= sum(1 for x in tables[j] if x != a and state.same_owner(x, b))
+        clashes[j] += sum(1 for x in tables[j] if x != a and state.same_owner(x, a))
         if gain[0] > 0:
-            explanation.append(f"swap {a}<->{b} avoided {gain[0]} repeat meeting(s)")
+            explanation.append(f"swap {a}<->{b} keeps entries of one owner apart")
+        elif gain[1] > 0:
+            explanation.append(f"swap {a}<->{b} avoided {gain[1]} repeat meeting(s)")
         else:
-            narrowed = Fraction(gain[1], scale)
+            narrowed = Fraction(gain[2], scale)
             explanation.append(f"swap {a}<->{b} narrowed the score spread by {_fmt(narrowed)}")
+    if any(clashes):
+        left = shared_tables(tables, state.owner)
+        raise ValueError(f"round {number}: no single swap keeps each owner's entries apart ({left[0]}); "
+                         "allow same-owner tables for this event")
     out = []
     for n, table in enumerate(tables, start=1):
-        seats = state.seat_order(table)
+        seats = state.seating.seat(table, key=state.rank.__getitem__)
         out.append(Table(seats))
         line = f"table {n}: " + ", ".join(f"{e} ({_fmt(state.points[e])})" for e in seats)
         if repeats[n - 1]:

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
 
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.core.cache import cache
+from django.db.models import (
+    Count,
+    IntegerField,
+    Max,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+)
+from django.db.models.functions import Coalesce
 
 from tournaments import tables
 from tournaments.schedule import meeting_counts
@@ -50,17 +64,26 @@ def rules_changed(rules: dict) -> list[str]:
     return [f"{k}={v}" for k, v in rules.items() if k == "players" or defaults.get(k) != v]
 
 
+def _count(rows: QuerySet) -> Coalesce:
+    """``rows`` (filtered on ``OuterRef("pk")``) counted by one scalar subquery per tournament: joined
+    counts would multiply entries by pairings before grouping (the cross product)."""
+    counted = rows.order_by().annotate(group=Value(1)).values("group").annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+
 def tournament_list() -> QuerySet[Tournament]:
-    """Tournaments with their entry count and match counts (done, paired so far)."""
+    """Tournaments with their entry count and match counts (done, paired so far), newest first.
+
+    Each count is its own scalar subquery over an indexed foreign key, evaluated for the rows shown.
+    """
+    entries = Entry.objects.filter(tournament=OuterRef("pk"))
+    tables = Pairing.objects.filter(round__tournament=OuterRef("pk"), bye=False)
     return Tournament.objects.annotate(
-        entry_count=Count("entries", distinct=True),
-        active_count=Count("entries", filter=Q(entries__status=Entry.Status.ACTIVE), distinct=True),
-        matches_done=Count(
-            "round_set__pairings", filter=Q(round_set__pairings__bye=False, round_set__pairings__done=True),
-            distinct=True,
-        ),
-        matches_paired=Count("round_set__pairings", filter=Q(round_set__pairings__bye=False), distinct=True),
-    ).order_by("-created_at", "-pk")
+        entry_count=_count(entries),
+        active_count=_count(entries.filter(status=Entry.Status.ACTIVE)),
+        matches_done=_count(tables.filter(done=True)),
+        matches_paired=_count(tables),
+    ).select_related("seed_ladder").order_by("-created_at", "-pk")
 
 
 @dataclass(frozen=True)
@@ -87,9 +110,12 @@ class Progress:
 def tournament_progress(tournament: Tournament, *, done: int | None = None, paired: int | None = None,
                         active: int | None = None) -> Progress:
     """How far the tournament is; pass the counts when already annotated (tournament_list)."""
-    pairings = Pairing.objects.filter(round__tournament=tournament, bye=False)
-    done = pairings.filter(done=True).count() if done is None else done
-    paired = pairings.count() if paired is None else paired
+    if done is None or paired is None:
+        counts = Pairing.objects.filter(round__tournament=tournament, bye=False).aggregate(
+            done=Count("pk", filter=Q(done=True)), paired=Count("pk")
+        )
+        done = counts["done"] if done is None else done
+        paired = counts["paired"] if paired is None else paired
     total = paired
     remaining = (tournament.total_rounds or 0) - tournament.current_round
     if tournament.status in (Tournament.Status.RUNNING, Tournament.Status.PAUSED) and remaining > 0:
@@ -116,48 +142,164 @@ class StandingRow:
     status: str
 
 
-def tournament_standings(tournament: Tournament) -> list[StandingRow]:
-    """The standings table: rank, entry, points, each tie-break in order, games played, byes, status."""
+#: seconds a tournament's computed standings stay cached (any new result changes the key at once)
+STANDINGS_CACHE_SECONDS = 600
+
+
+def _results_stamp(tournament: Tournament) -> str:
+    """What the standings are computed from, in one query: the done pairings (how many, the sum of
+    their match ids: a rerun's new match changes it, the last one) and the entries that left."""
+    row = Tournament.objects.filter(pk=tournament.pk).aggregate(
+        done=Count("round_set__pairings", filter=Q(round_set__pairings__done=True)),
+        ids=Sum("round_set__pairings__match_id", filter=Q(round_set__pairings__done=True)),
+        last=Max("round_set__pairings__pk", filter=Q(round_set__pairings__done=True)),
+    )
+    left = tournament.entries.exclude(status=Entry.Status.ACTIVE).values_list("pk", "status")
+    return f"{row['done']}.{row['ids']}.{row['last']}.{sorted(left)}"
+
+
+def _computed(tournament: Tournament) -> dict:
+    """The tournament's standings lines and two-seat crosstable cells, computed once per set of
+    results: cached under the tournament, its settings and ``_results_stamp`` (so a new result, a
+    rerun or a withdrawal is a new key), and kept on the object for the rest of the request."""
+    known = getattr(tournament, "_computed", None)
+    if known is not None:
+        return known
+    settings_key = (tournament.status, tournament.current_round, tuple(tournament.tie_breaks), tournament.seats,
+                    repr(sorted(tournament.rules.items())))
+    key = "tournament-standings:" + hashlib.sha256(
+        f"{tournament.pk}|{settings_key}|{_results_stamp(tournament)}".encode()
+    ).hexdigest()
+    known = cache.get(key)
+    if known is None:
+        lines = tournament_standings_lines(tournament)
+        cells = crosstable(lines, history(tournament)).cells if tournament.seats == 2 else {}
+        known = {"lines": lines, "cells": cells}
+        cache.set(key, known, STANDINGS_CACHE_SECONDS)
+    tournament._computed = known
+    return known
+
+
+def _standings_lines(tournament: Tournament):
+    return _computed(tournament)["lines"]
+
+
+#: places on a finished tournament's podium
+PODIUM_PLACES = 3
+
+
+def tournament_podium(tournament: Tournament, standings: list[StandingRow]) -> list[StandingRow]:
+    """The podium of a finished tournament: its standings rows of rank 1 to PODIUM_PLACES (ties
+    share a place), disqualified entries left out; none before it has finished."""
+    if tournament.status != Tournament.Status.FINISHED:
+        return []
+    return [row for row in standings if row.rank <= PODIUM_PLACES and row.status != "disqualified"]
+
+
+def tournament_standings(tournament: Tournament, entries: list[Entry] | None = None) -> list[StandingRow]:
+    """The standings table: rank, entry, points, each tie-break in order, games played, byes, status.
+
+    ``entries``: the tournament's entries when already read (``tournament_entries``)."""
     if tournament.started_at is None:
         return []
-    entries = {e.name: e for e in frozen_entries(tournament)}
+    frozen = frozen_entries(tournament) if entries is None else [e for e in entries if e.version_id]
+    entries = {e.name: e for e in frozen}
     return [
         StandingRow(
             rank=line.rank, entry=entries[line.entry], points=fmt(line.points),
             tie_breaks=[fmt(line.tie_breaks.get(tb)) for tb in tournament.tie_breaks],
             played=line.played, byes=line.byes, status=line.status,
         )
-        for line in tournament_standings_lines(tournament)
+        for line in _standings_lines(tournament)
     ]
 
 
-def tournament_crosstable(tournament: Tournament, rows: list[StandingRow]) -> list[dict] | None:
-    """Two-seat events: per standings row, its results against every other row (``1``, ``=``, ``0``)."""
+#: rows of a crosstable page (every column stays: a row is read across the whole field)
+CROSSTABLE_PAGE_SIZE = 32
+
+
+@dataclass(frozen=True)
+class Crosstable:
+    """One page of a crosstable: ``lines`` (each ``row`` and its ``cells``, one per column), the
+    columns' count, the number of the first row, the page and the number of pages."""
+
+    lines: list[dict]
+    columns: int
+    first: int
+    page: int
+    pages: int
+
+    @property
+    def last(self) -> int:
+        return self.first + len(self.lines) - 1
+
+    @property
+    def has_previous(self) -> bool:
+        return self.page > 1
+
+    @property
+    def has_next(self) -> bool:
+        return self.page < self.pages
+
+
+def tournament_crosstable(tournament: Tournament, rows: list[StandingRow], *, page: int = 1,
+                          size: int = CROSSTABLE_PAGE_SIZE) -> Crosstable | None:
+    """Two-seat events: per standings row of the page, its results against every row (``1``, ``=``, ``0``).
+
+    A page holds ``size`` rows against all columns, so a large field's page stays a few thousand
+    cells (64 entries: 2 pages of 32 x 64 instead of one of 4,096)."""
     if tournament.seats != 2 or not rows:
         return None
-    lines = tournament_standings_lines(tournament)
-    table = crosstable(lines, history(tournament))
+    results = _computed(tournament)["cells"]
     glyph = {Fraction(1): "1", Fraction(1, 2): "½", Fraction(0): "0"}
+    pages = max(1, -(-len(rows) // size))
+    page = min(max(1, page), pages)
+    start = (page - 1) * size
     out = []
-    for row in rows:
+    for row in rows[start : start + size]:
         cells = []
         for col in rows:
             if col.entry.pk == row.entry.pk:
                 cells.append(None)
             else:
-                scores = table.cells.get((row.entry.name, col.entry.name), ())
+                scores = results.get((row.entry.name, col.entry.name), ())
                 cells.append(" ".join(glyph[s] for s in scores))
         out.append({"row": row, "cells": cells})
-    return out
+    return Crosstable(out, len(rows), start + 1, page, pages)
 
 
-def tournament_rounds(tournament: Tournament) -> list[Round]:
-    """Rounds, newest first, with pairings, seats (in seat order) and matches."""
+#: what a tournament's rounds never show of their matches (replays are megabytes over a field)
+ROUND_MATCH_DEFERRED = (
+    "match__replay_gz", "match__decision_ms_gz", "match__timings", "match__rules", "match__error",
+)
+
+
+#: rounds the tournament page shows at once (the newest); each older one is a page of its own
+ROUNDS_SHOWN = 2
+
+
+def tournament_rounds_shown(tournament: Tournament, choice: str | None) -> tuple[list[Round], list[int]]:
+    """The rounds the page shows (round ``choice`` when it is one, else the ``ROUNDS_SHOWN`` newest)
+    and the numbers of every paired round, newest first, for the links to the others."""
+    numbers = list(range(tournament.current_round, 0, -1))  # rounds are paired 1, 2, ... current
+    try:
+        wanted = [int(choice)] if choice else numbers[:ROUNDS_SHOWN]
+    except ValueError:
+        wanted = numbers[:ROUNDS_SHOWN]
+    return tournament_rounds(tournament, numbers=wanted), numbers
+
+
+def tournament_rounds(tournament: Tournament, *, numbers: list[int] | None = None) -> list[Round]:
+    """Rounds (only ``numbers`` when given), newest first, with pairings, seats (in seat order) and
+    matches (without their replays)."""
     seats = PairingSeat.objects.select_related("entry").order_by("seat")
-    pairings = Pairing.objects.select_related("match").prefetch_related(Prefetch("seats", queryset=seats))
+    pairings = (
+        Pairing.objects.select_related("match").defer(*ROUND_MATCH_DEFERRED)
+        .prefetch_related(Prefetch("seats", queryset=seats))
+    )
+    rounds = tournament.round_set.all() if numbers is None else tournament.round_set.filter(number__in=numbers)
     return list(
-        tournament.round_set.prefetch_related(Prefetch("pairings", queryset=pairings.order_by("number")))
-        .order_by("-number")
+        rounds.prefetch_related(Prefetch("pairings", queryset=pairings.order_by("number"))).order_by("-number")
     )
 
 
@@ -268,3 +410,64 @@ def bots_to_enter(tournament: Tournament, user) -> list | None:
         Bot.objects.filter(owner=user, versions__status=BotVersion.Status.ACTIVE)
         .exclude(pk__in=entered).distinct().order_by("name")
     )
+
+
+def seeding_rating(ladder, version) -> float | None:
+    """The rating a tournament seeds ``version`` by on ``ladder``; None when it has none there (unrated).
+
+    The one place that knows where a ladder keeps ratings: the version's last rated match on the
+    ladder (RatingChange.after), else its bot's ladder entry once it has played a rated match.
+    A ladder entry that never played keeps the start rating, which says nothing: unrated.
+    """
+    from ladders.models import LadderEntry, RatingChange
+
+    if ladder is None or version is None:
+        return None
+    change = (
+        RatingChange.objects.filter(ladder=ladder, bot_version=version).order_by("-pk").values_list("after", flat=True)
+        .first()
+    )
+    if change is not None:
+        return float(change)
+    entry = LadderEntry.objects.filter(ladder=ladder, bot_id=version.bot_id).first()
+    if entry is None or entry.matches_played == 0:
+        return None
+    return float(entry.rating)
+
+
+@dataclass(frozen=True)
+class SeedingRow:
+    position: int
+    entry: Entry
+    rating: str  # "1512.3" or "unrated"
+
+
+def tournament_seeding(tournament: Tournament, entries: list[Entry] | None = None) -> list[SeedingRow]:
+    """The seeding read at the start (seeded from a ladder): place, entry, rating or "unrated"."""
+    if entries is None:
+        entries = tournament.entries.filter(seed_position__isnull=False).select_related("bot", "version")
+    seeded = sorted((e for e in entries if e.seed_position is not None), key=lambda e: e.seed_position)
+    return [
+        SeedingRow(e.seed_position, e, "unrated" if e.seed_rating is None else f"{e.seed_rating:.1f}") for e in seeded
+    ]
+
+
+def same_owner_entries(tournament: Tournament, entries: list[Entry] | None = None) -> dict[int, list[str]]:
+    """entry pk -> the names of the other entries of the same owner (entered: allowed, but flagged)."""
+    if entries is None:
+        entries = list(tournament.entries.select_related("bot").order_by("pk"))
+    by_owner: dict[int, list[Entry]] = {}
+    for e in entries:
+        by_owner.setdefault(e.bot.owner_id, []).append(e)
+    return {
+        e.pk: [o.name for o in group if o.pk != e.pk]
+        for group in by_owner.values() if len(group) > 1 for e in group
+    }
+
+
+def tournament_clocks(tournament: Tournament) -> list[tuple[str, float]]:
+    """The three clocks of the tournament's matches, in sandbox.limits.CLOCKS order: (title, seconds)."""
+    from sandbox.limits import CLOCKS
+
+    titles = {"time_per_decision": "per decision", "time_bank": "time bank", "time_per_match": "per match"}
+    return [(titles[c], getattr(tournament, c)) for c in CLOCKS]

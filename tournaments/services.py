@@ -10,6 +10,7 @@ the system takes by itself is written to the tournament's event log.
 from __future__ import annotations
 
 import logging
+import math
 import random
 import re
 import secrets
@@ -21,10 +22,11 @@ from django.utils.text import slugify
 
 from engine.rules import BOUNDS, Rules, RulesError
 from matches.models import MAX_COMPETITION_GAMES
-from tournaments.pairing import default_swiss_rounds, swiss_round
+from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
+from tournaments.pairing import default_swiss_rounds, seeding_order, swiss_round
 from tournaments.schedule import round_robin
 from tournaments.standings import TIE_BREAKS, standings
-from tournaments.tables import Bye, TableResult, table_sizes
+from tournaments.tables import Bye, TableResult, table_size_bounds, table_sizes
 
 from .models import Entry, Pairing, PairingSeat, Round, Tournament, TournamentEvent
 
@@ -64,7 +66,10 @@ def tournament_create(*, actor=None, **options) -> Tournament:
 
 
 def tournament_update(tournament: Tournament, *, actor=None, **options) -> Tournament:
-    """Change a tournament's options before it starts."""
+    """Change a tournament's options before it starts; the clocks, the seed ladder and the owner rule
+    keep their values unless given."""
+    for key in KEPT_UNLESS_GIVEN:
+        options.setdefault(key, getattr(tournament, key))
     fields = tournament_options(**options, exclude_pk=tournament.pk)
     with transaction.atomic():
         tournament = _locked(tournament)
@@ -76,6 +81,10 @@ def tournament_update(tournament: Tournament, *, actor=None, **options) -> Tourn
             tournament.save(update_fields=changed)
             _log(tournament, "updated", f"changed {', '.join(changed)}: {_summary(tournament)}", actor)
     return tournament
+
+
+#: options tournament_update keeps when they are not given
+KEPT_UNLESS_GIVEN = ("time_per_decision", "time_bank", "time_per_match", "seed_ladder", "allow_same_owner")
 
 
 def tournament_options(
@@ -91,6 +100,11 @@ def tournament_options(
     tie_breaks: Sequence[str] | None = None,
     seed: int | None = None,
     description: str = "",
+    time_per_decision: float = DEFAULT_LIMITS.time_per_decision,
+    time_bank: float = DEFAULT_LIMITS.time_bank,
+    time_per_match: float = DEFAULT_LIMITS.time_per_match,
+    seed_ladder=None,
+    allow_same_owner: bool = False,
     exclude_pk: int | None = None,
 ) -> dict:
     """Check a tournament's options and return its field values; TournamentError names a bad value."""
@@ -134,20 +148,64 @@ def tournament_options(
             f"tie-breaks must be distinct names from {', '.join(TIE_BREAKS)}; got {tie_breaks!r}", field="tie_breaks"
         )
     # Fields that do not divide evenly play at tables of one seat fewer or more.
-    for players in (rules.players - 1, rules.players + 1):
-        if rules.players > MIN_PLAYERS and MIN_PLAYERS <= players <= MAX_PLAYERS:
-            try:
-                rules_for_players(rules.to_dict(), players)
-            except TournamentError as exc:
-                raise TournamentError(str(exc), field="rules") from None
+    low, high = table_size_bounds(rules.players)
+    for players in range(low, high + 1):
+        try:
+            rules_for_players(rules.to_dict(), players)
+        except TournamentError as exc:
+            raise TournamentError(str(exc), field="rules") from None
     # No seed: one is drawn when the tournament starts (tournament_start), so nobody knows the deals before.
     if seed is not None:
         _check_int("seed", seed, -(2**63), 2**63 - 1, field="seed")
+    clocks = {"time_per_decision": time_per_decision, "time_bank": time_bank, "time_per_match": time_per_match}
+    for clock, value in clocks.items():
+        _check_clock(clock, value)
+    _check_match_time(rules, games, bool(duplicate), clocks)
+    if seed_ladder is not None:
+        from ladders.models import Ladder
+
+        if not isinstance(seed_ladder, Ladder):
+            found = Ladder.objects.filter(pk=seed_ladder).first() if isinstance(seed_ladder, int) else None
+            if found is None:
+                raise TournamentError(f"no ladder {seed_ladder!r} to seed from", field="seed_ladder")
+            seed_ladder = found
     return {
         "name": name, "slug": slug, "description": description or "", "rules": rules.to_dict(),
         "format": format, "seats": rules.players, "games": games, "duplicate": bool(duplicate),
         "rounds": rounds, "cycles": cycles, "tie_breaks": tie_breaks, "seed": seed,
+        **{clock: float(value) for clock, value in clocks.items()},
+        "seed_ladder": seed_ladder, "allow_same_owner": bool(allow_same_owner),
     }
+
+
+def _check_clock(clock: str, value) -> None:
+    """TournamentError on the field unless ``value`` is finite seconds within sandbox.limits.CLOCK_BOUNDS."""
+    low, high = CLOCK_BOUNDS[clock]
+    ok = not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
+    if not ok or not low <= value <= high:
+        raise TournamentError(
+            f"{clock.replace('_', ' ')} must be {low:g} to {high:g} seconds, got {value!r}", field=clock
+        )
+
+
+def _check_match_time(rules: Rules, games: int, duplicate: bool, clocks: dict) -> None:
+    """TournamentError on time_per_match when a match of the largest table could outlast MATCH_TIME_LIMIT
+    (match_create would refuse it, and the round could never be paired)."""
+    from django.conf import settings
+
+    from matches.sandboxing import match_limits
+    from matches.selectors import match_time_limit
+
+    largest = table_size_bounds(rules.players)[1]
+    limits = match_limits(clocks["time_per_decision"], clocks["time_bank"], clocks["time_per_match"])
+    needed = match_time_limit(players=largest, games=games, duplicate=duplicate, limits=limits)
+    if needed > settings.MATCH_TIME_LIMIT:
+        raise TournamentError(
+            f"a match at a table of {largest} could need {needed:.0f} s ({games} deals, duplicate={duplicate}, "
+            f"{limits.time_per_match:g} s of thinking per bot), more than the longest match allowed "
+            f"(MATCH_TIME_LIMIT={settings.MATCH_TIME_LIMIT} s): fewer deals or a shorter time per match",
+            field="time_per_match",
+        )
 
 
 def _summary(tournament: Tournament) -> str:
@@ -155,7 +213,10 @@ def _summary(tournament: Tournament) -> str:
     seed = f"seed {tournament.seed}" if tournament.seed is not None else "seed drawn at the start"
     return (
         f"{tournament.get_format_display()}, {tournament.seats} seats, {tournament.games} game(s) per pairing"
-        f"{' (duplicate)' if tournament.duplicate else ''}, {seed}"
+        f"{' (duplicate)' if tournament.duplicate else ''}, clocks {tournament.time_per_decision:g} s per decision, "
+        f"{tournament.time_bank:g} s bank, {tournament.time_per_match:g} s per match, "
+        f"{'same-owner tables allowed' if tournament.allow_same_owner else 'owners kept apart'}"
+        f"{f', seeded from the ladder {tournament.seed_ladder.name}' if tournament.seed_ladder_id else ''}, {seed}"
     )
 
 
@@ -236,8 +297,78 @@ def entry_add(tournament: Tournament, bot, *, actor=None) -> Entry:
             raise TournamentError(
                 f"{bot} cannot enter {tournament}: it or an entry of the same name is already entered"
             ) from None
-        _log(tournament, "entry", f"entry {entry.name} added", actor)
+        same = list(tournament.entries.filter(bot__owner_id=bot.owner_id).exclude(pk=entry.pk).values_list("name", flat=True))
+        note = ""
+        if same:  # allowed, but flagged: the pairing keeps them apart unless the event allows otherwise
+            rule = ("may share a table (allowed on this event)" if tournament.allow_same_owner
+                    else "are kept at different tables")
+            note = f" (same owner as {', '.join(same)}: they {rule})"
+        _log(tournament, "entry", f"entry {entry.name} added{note}", actor)
     return entry
+
+
+def bulk_entry_bots(*, ladder=None, names: str = "") -> tuple[list, list[str]]:
+    """The bots a bulk entry names: every bot with an active entry on ``ladder`` (in ladder order), then each
+    ``owner/bot`` of ``names`` (one a line or comma-separated; repeats once). Returns (bots, unknown names)."""
+    from bots.models import Bot
+
+    bots: list = []
+    if ladder is not None:
+        from ladders.models import LadderEntry
+
+        entries = ladder.entries.filter(status=LadderEntry.Status.ACTIVE).select_related("bot__owner").order_by("pk")
+        bots.extend(e.bot for e in entries)
+    unknown: list[str] = []
+    wanted = list(dict.fromkeys(w.strip() for w in re.split(r"[\n,]", names or "") if w.strip()))
+    pairs = [tuple(w.split("/", 1)) if "/" in w else (None, w) for w in wanted]
+    found = {}
+    query = [p for p in pairs if p[0]]
+    if query:
+        from django.db.models import Q
+
+        condition = Q()
+        for owner, name in query:
+            condition |= Q(owner__username=owner.strip(), name=name.strip())
+        found = {f"{b.owner.get_username()}/{b.name}": b for b in Bot.objects.filter(condition).select_related("owner")}
+    seen = {b.pk for b in bots}
+    for text, (owner, name) in zip(wanted, pairs, strict=True):
+        bot = found.get(f"{owner.strip()}/{name.strip()}") if owner else None
+        if bot is None:
+            unknown.append(text)
+        elif bot.pk not in seen:
+            seen.add(bot.pk)
+            bots.append(bot)
+    return bots, unknown
+
+
+def entries_add_bulk(tournament: Tournament, *, ladder=None, names: str = "", actor=None) -> tuple[list[Entry], list[str]]:
+    """Enter every bot of ``bulk_entry_bots`` in one transaction: all or nothing.
+
+    Refused as a whole (TournamentError listing every name at fault) when a name is unknown or a bot has
+    no active version; a bot already entered is skipped. Returns (entries added, names skipped).
+    """
+    from bots.selectors import bot_playing_versions
+
+    bots, unknown = bulk_entry_bots(ladder=ladder, names=names)
+    if unknown:
+        raise TournamentError(
+            f"no bot named {', '.join(unknown)} (write owner/bot, one a line); nothing was added", field="names")
+    if not bots:
+        raise TournamentError("no bot to enter: the ladder has no active entry and no name was given", field="names")
+    with transaction.atomic():
+        tournament = _locked(tournament)
+        _require(tournament, (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION), "add entries")
+        entered = set(tournament.entries.values_list("bot_id", flat=True))
+        skipped = [str(b) for b in bots if b.pk in entered]
+        new = [b for b in bots if b.pk not in entered]
+        playing = bot_playing_versions(new)
+        inactive = [str(b) for b in new if b.pk not in playing]
+        if inactive:
+            raise TournamentError(
+                f"no active version for {', '.join(inactive)}: upload one and wait until its validation passes; "
+                "nothing was added", field="names")
+        added = [entry_add(tournament, bot, actor=actor) for bot in new]
+    return added, skipped
 
 
 def entry_register(tournament: Tournament, bot, *, user) -> Entry:
@@ -269,7 +400,9 @@ def tournament_start(tournament: Tournament, *, actor=None) -> Tournament:
     with transaction.atomic():
         tournament = _locked(tournament)
         _require(tournament, (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION), "start")
-        entries = list(tournament.entries.filter(status=Entry.Status.ACTIVE).select_related("bot").order_by("pk"))
+        entries = list(
+            tournament.entries.filter(status=Entry.Status.ACTIVE).select_related("bot__owner").order_by("pk")
+        )
         if len(entries) < MIN_PLAYERS:
             raise TournamentError(f"cannot start {tournament}: it needs at least {MIN_PLAYERS} entries, has {len(entries)}")
         missing = []
@@ -286,12 +419,14 @@ def tournament_start(tournament: Tournament, *, actor=None) -> Tournament:
         drawn = tournament.seed is None
         if drawn:  # drawn only now, after the last version could change: nobody knew the deals before
             tournament.seed = draw_seed()
+        seeding_text = _seed_entries(tournament, entries)
         try:
             table_sizes(len(names), tournament.seats)
             if tournament.format == Tournament.Format.ROUND_ROBIN:
                 plan = round_robin(
                     names, tournament.seats, cycles=tournament.cycles,
                     rounds=tournament.rounds if tournament.seats > 2 else None, seed=tournament.seed,
+                    apart=owners_apart(tournament, entries),
                 )
                 tournament.plan = [
                     {"tables": [list(t.seats) for t in r.tables], "byes": list(r.byes),
@@ -303,7 +438,7 @@ def tournament_start(tournament: Tournament, *, actor=None) -> Tournament:
                 tournament.total_rounds = tournament.rounds or default_swiss_rounds(len(names))
         except ValueError as exc:
             raise TournamentError(f"cannot start {tournament}: {exc}") from None
-        Entry.objects.bulk_update(entries, ["version"])
+        Entry.objects.bulk_update(entries, ["version", "seed_rating", "seed_position"])
         tournament.status = Tournament.Status.RUNNING
         tournament.started_at = timezone.now()
         tournament.current_round = 0
@@ -311,7 +446,8 @@ def tournament_start(tournament: Tournament, *, actor=None) -> Tournament:
         frozen = ", ".join(f"{e.name} v{e.version.number}" for e in entries)
         _log(tournament, "started",
              f"started with {len(entries)} entries over {tournament.total_rounds} round(s)"
-             f"{f', seed {tournament.seed} drawn' if drawn else ''}; versions frozen: {frozen}",
+             f"{f', seed {tournament.seed} drawn' if drawn else ''}; versions frozen: {frozen}"
+             f"{seeding_text}",
              actor)
         _advance(tournament)
         if tournament.status == Tournament.Status.PAUSED:
@@ -319,6 +455,49 @@ def tournament_start(tournament: Tournament, *, actor=None) -> Tournament:
             reason = tournament.events.filter(action="error").values_list("message", flat=True).first()
             raise TournamentError(f"cannot start {tournament}: {reason}")
     return tournament
+
+
+def _seed_entries(tournament: Tournament, entries: list[Entry]) -> str:
+    """Read each entry's rating on the seed ladder and store its seeding (Swiss round 1 pairs by it).
+
+    The rating comes from ``selectors.seeding_rating`` (the one place that knows where ratings
+    live). Without a seed ladder nothing is stored and round 1 stays a seeded draw. Returns the
+    log's text.
+    """
+    from .selectors import seeding_rating
+
+    ladder = tournament.seed_ladder
+    for entry in entries:
+        entry.seed_rating = seeding_rating(ladder, entry.version) if ladder is not None else None
+        entry.seed_position = None
+    if ladder is None:
+        return ""
+    ratings = {e.name: e.seed_rating for e in entries}
+    order = seeding_order([e.name for e in entries], ratings, tournament.seed)
+    place = {name: i for i, name in enumerate(order, start=1)}
+    for entry in entries:
+        entry.seed_position = place[entry.name]
+    rated = sum(1 for e in entries if e.seed_rating is not None)
+    return f"; seeded from the ladder {ladder.name}: {rated} rated, {len(entries) - rated} unrated"
+
+
+def seeded_names(tournament: Tournament, entries: Sequence[Entry]) -> tuple[list[str], dict | None, int | None]:
+    """(entry names in tie order, ratings for the pairing or None, seed for the tie order).
+
+    Seeded from a ladder: the stored seeding order, the stored ratings, no further shuffle.
+    Otherwise: registration order, no ratings, the tournament's seed (a seeded shuffle).
+    """
+    if tournament.seed_ladder_id is None and not any(e.seed_position for e in entries):
+        return [e.name for e in entries], None, tournament.seed
+    ordered = sorted(entries, key=lambda e: (e.seed_position is None, e.seed_position or 0, e.pk))
+    return [e.name for e in ordered], {e.name: e.seed_rating for e in ordered}, None
+
+
+def owners_apart(tournament: Tournament, entries: Sequence[Entry]) -> dict | None:
+    """entry name -> owner's username for the pairing, or None when the event allows same-owner tables."""
+    if tournament.allow_same_owner:
+        return None
+    return {e.name: e.bot.owner.get_username() for e in entries}
 
 
 def _advance(tournament: Tournament) -> None:
@@ -356,11 +535,13 @@ def _pair_round(tournament: Tournament, number: int) -> None:
         return
     try:
         if tournament.format == Tournament.Format.SWISS:
+            names, ratings, seed = seeded_names(tournament, entries)
             paired = swiss_round(
-                [e.name for e in entries], history(tournament, entries), number, seats=tournament.seats,
-                tie_breaks=tournament.tie_breaks, seed=tournament.seed,
+                names, history(tournament, entries), number, seats=tournament.seats,
+                tie_breaks=tournament.tie_breaks, seed=seed, ratings=ratings,
                 withdrawn=[e.name for e in entries if e.status == Entry.Status.WITHDRAWN],
                 disqualified=[e.name for e in entries if e.status == Entry.Status.DISQUALIFIED],
+                apart=owners_apart(tournament, entries),
             )
             tables = [list(t.seats) for t in paired.tables]
             byes, explanation = list(paired.byes), list(paired.explanation)
@@ -423,6 +604,9 @@ def _new_match(tournament: Tournament, pairing: Pairing):
             seed=pairing.round.seed,
             games=tournament.games,
             duplicate=tournament.duplicate,
+            time_per_decision=tournament.time_per_decision,
+            time_bank=tournament.time_bank,
+            time_per_match=tournament.time_per_match,
             enqueue=tournament.status == Tournament.Status.RUNNING,
         )
     except MatchError as exc:
@@ -496,6 +680,7 @@ def history(tournament: Tournament, entries: Sequence[Entry] | None = None) -> l
     items: list = []
     pairings = (
         Pairing.objects.filter(round__tournament=tournament, done=True)
+        .exclude(bye=False, match__isnull=True)  # a void table (pairing_void) counts for nobody
         .select_related("round").prefetch_related("seats__entry").order_by("round__number", "number")
     )
     for pairing in pairings:
@@ -519,18 +704,19 @@ def history(tournament: Tournament, entries: Sequence[Entry] | None = None) -> l
 def frozen_entries(tournament: Tournament) -> list[Entry]:
     """The entries that took part from the start (version frozen), in seeding (registration) order."""
     return list(
-        tournament.entries.filter(version__isnull=False).select_related("bot", "version__bot").order_by("pk")
+        tournament.entries.filter(version__isnull=False).select_related("bot__owner", "version__bot").order_by("pk")
     )
 
 
 def tournament_standings_lines(tournament: Tournament):
     """The pure standings of the tournament so far (entry names as ids)."""
     entries = frozen_entries(tournament)
+    names, _, seed = seeded_names(tournament, entries)
     return standings(
-        [e.name for e in entries], history(tournament, entries), tie_breaks=tournament.tie_breaks,
+        names, history(tournament, entries), tie_breaks=tournament.tie_breaks,
         withdrawn=[e.name for e in entries if e.status == Entry.Status.WITHDRAWN],
         disqualified=[e.name for e in entries if e.status == Entry.Status.DISQUALIFIED],
-        seed=tournament.seed,
+        seed=seed,
     )
 
 
@@ -601,6 +787,71 @@ def tournament_rerun_failed(tournament: Tournament, *, actor=None) -> list:
                 lines.append(f"#{old} (plays on resume)")
         _log(tournament, "re-run", f"re-run failed match(es): {', '.join(lines)}", actor)
     return created
+
+
+def pairing_rerun(pairing: Pairing, *, actor=None, reason: str = "") -> object:
+    """Play one table again (same seats and seed) as a new match; its result so far no longer counts.
+
+    The tournament must be running (a pause holds matches: resume first). A done table's result is taken
+    out of the standings until the new match finishes; the old match stays in the log.
+    """
+    from matches.services import match_cancel
+
+    with transaction.atomic():
+        tournament = _locked(pairing.round.tournament)
+        _require(tournament, (Tournament.Status.RUNNING,), "re-run a match")
+        pairing = _locked_table(tournament, pairing)
+        old = pairing.match
+        if old is not None:
+            match_cancel(old)
+        _clear_results(pairing)
+        pairing.done = False
+        pairing.save(update_fields=["done"])
+        new = _new_match(tournament, pairing)
+        _log(tournament, "re-run", f"round {pairing.round.number} table {pairing.number}: "
+             f"{f'match #{old.pk}' if old else 'the table'} re-run as #{new.pk}{_reason(reason)}", actor)
+    return new
+
+
+def pairing_void(pairing: Pairing, *, actor=None, reason: str = "") -> Pairing:
+    """Void one table: its match (played or not) counts for nobody; the round goes on without it.
+
+    The table stays in its round with no match and no result; the standings and tie-breaks leave it out.
+    """
+    from matches.services import match_cancel
+
+    with transaction.atomic():
+        tournament = _locked(pairing.round.tournament)
+        _require(tournament, (Tournament.Status.RUNNING, Tournament.Status.PAUSED), "void a match")
+        pairing = _locked_table(tournament, pairing)
+        old = pairing.match
+        if old is None and pairing.done:
+            raise TournamentError(f"round {pairing.round.number} table {pairing.number} is already void")
+        if old is not None:
+            match_cancel(old)
+        _clear_results(pairing)
+        pairing.match, pairing.done = None, True
+        pairing.save(update_fields=["match", "done"])
+        _log(tournament, "void", f"round {pairing.round.number} table {pairing.number}: "
+             f"{f'match #{old.pk}' if old else 'the table'} void, counted for nobody{_reason(reason)}", actor)
+        if tournament.status == Tournament.Status.RUNNING:
+            _advance(tournament)
+    return pairing
+
+
+def _locked_table(tournament: Tournament, pairing: Pairing) -> Pairing:
+    pairing = Pairing.objects.select_for_update(of=("self",)).select_related("round", "match").get(pk=pairing.pk)
+    if pairing.round.tournament_id != tournament.pk or pairing.bye:
+        raise TournamentError(f"{pairing} is a bye or not a table of {tournament}: it has no match")
+    return pairing
+
+
+def _clear_results(pairing: Pairing) -> None:
+    pairing.seats.update(rank=None, score=None, forfeited=False)
+
+
+def _reason(reason: str) -> str:
+    return f": {reason.strip()}" if (reason or "").strip() else ""
 
 
 def entry_withdraw(entry: Entry, *, actor=None, reason: str = "") -> Entry:

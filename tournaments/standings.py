@@ -10,9 +10,10 @@ Django, no I/O. The scoring is documented in docs/tournaments.md.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import cast
 
 from tournaments.tables import Bye, EntryId, TableResult, check_entries
 
@@ -38,7 +39,7 @@ def placement_points(ranks: Sequence[int]) -> tuple[Fraction, ...]:
     position = 0  # 0 = first place
     for rank in order:
         tied = sum(1 for r in ranks if r == rank)
-        share = sum(Fraction(k - 1 - p, k - 1) for p in range(position, position + tied)) / tied
+        share = sum((Fraction(k - 1 - p, k - 1) for p in range(position, position + tied)), Fraction(0)) / tied
         points[rank] = share
         position += tied
     return tuple(points[r] for r in ranks)
@@ -138,7 +139,7 @@ def standings(
         points[b.entry] += BYE_POINTS
         bye_count[b.entry] += 1
 
-    def opponent_sum(e: EntryId, weight) -> Fraction:
+    def opponent_sum(e: EntryId, weight: Callable[[int, EntryId, int], Fraction | int]) -> Fraction:
         total = Fraction(0)
         for t in tables:
             if e in t.seats:
@@ -173,12 +174,10 @@ def standings(
                     refined.append(group)
                     continue
                 if tb == "head_to_head":
-                    members = set(group)
+                    among = _among(set(group))
                     for e in group:
-                        values[e][tb] = opponent_sum(
-                            e, lambda mine, o, r, m=members: pairwise_score(mine, r) if o in m else 0
-                        )
-                refined += _split(group, lambda e, g, tb=tb: values[e][tb])
+                        values[e][tb] = opponent_sum(e, among)
+                refined += _split(group, _tie_break_value(values, tb))
             groups = refined
         for group in groups:
             for e in sorted(group, key=order_of.__getitem__):
@@ -189,7 +188,21 @@ def standings(
     return lines
 
 
-def _split(group: list[EntryId], value) -> list[list[EntryId]]:
+def _among(members: set[EntryId]) -> Callable[[int, EntryId, int], Fraction | int]:
+    """The head-to-head weight: the pairwise score against opponents in ``members`` only."""
+    return lambda mine, o, r: pairwise_score(mine, r) if o in members else 0
+
+
+def _tie_break_value(
+    values: dict[EntryId, dict[str, Fraction | None]], tb: str
+) -> Callable[[EntryId, list[EntryId]], Fraction]:
+    """Tie-break ``tb`` of an entry; every entry of a group being split has it by then."""
+    return lambda e, group: cast(Fraction, values[e][tb])
+
+
+def _split(
+    group: list[EntryId], value: Callable[[EntryId, list[EntryId]], Fraction]
+) -> list[list[EntryId]]:
     """``group`` cut into runs of equal ``value``, highest first."""
     keyed = sorted(group, key=lambda e: value(e, group), reverse=True)
     out: list[list[EntryId]] = []

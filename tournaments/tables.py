@@ -10,7 +10,7 @@ imports Django or does I/O; ``tournaments.models`` maps rows to these values.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -117,10 +117,27 @@ def check_entries(entries: Sequence[EntryId]) -> list[EntryId]:
     except TypeError as exc:
         raise ValueError(f"entry ids must be hashable: {exc}") from None
     if distinct != len(entries):
-        seen: set = set()
-        dupes = [e for e in entries if e in seen or seen.add(e)]
+        seen: set[EntryId] = set()
+        dupes = []
+        for e in entries:
+            if e in seen:
+                dupes.append(e)
+            seen.add(e)
         raise ValueError(f"duplicate entries: {dupes!r}")
     return entries
+
+
+def table_size_bounds(k: int) -> tuple[int, int]:
+    """The smallest and largest table an event of ``k``-seat tables plays: one seat fewer or more
+    (within 2..10), except that a 2-seat event keeps 2-seat games (a third player would change
+    the game).
+
+    >>> table_size_bounds(2), table_size_bounds(4), table_size_bounds(10)
+    ((2, 2), (3, 5), (9, 10))
+    """
+    if k == MIN_SEATS:
+        return k, k
+    return max(k - 1, MIN_SEATS), min(k + 1, MAX_SEATS)
 
 
 def table_sizes(n: int, k: int) -> tuple[int, ...]:
@@ -135,11 +152,8 @@ def table_sizes(n: int, k: int) -> tuple[int, ...]:
     check_table_size(k)
     if isinstance(n, bool) or not isinstance(n, int) or n < MIN_SEATS:
         raise ValueError(f"need at least {MIN_SEATS} entries to pair, got {n!r}")
-    lo, hi = max(k - 1, MIN_SEATS), min(k + 1, MAX_SEATS)
-    if k == MIN_SEATS:
-        # A 2-seat event keeps 2-seat games: a third player would change the game.
-        lo = hi = k
-    best: tuple | None = None
+    lo, hi = table_size_bounds(k)
+    best: tuple[tuple[int, int, int], int, int] | None = None
     for tables in range(1, n // lo + 1):
         seated = min(n, tables * hi)
         off = abs(seated - tables * k)  # each off-size table differs from k by one
@@ -151,3 +165,40 @@ def table_sizes(n: int, k: int) -> tuple[int, ...]:
     _, tables, seated = best
     base, extra = divmod(seated, tables)
     return tuple([base + 1] * extra + [base] * (tables - extra))
+
+
+#: entry -> its owner (any hashable); entries of one owner are kept apart where a caller passes it
+Groups = Mapping[EntryId, Hashable]
+
+
+def shared_tables(tables: Sequence[Sequence[EntryId]], groups: Groups) -> list[str]:
+    """Tables that seat two entries of one owner, as text ("owner o: a, b"); empty when none does."""
+    out = []
+    for seats in tables:
+        seen: dict[Hashable, list[EntryId]] = {}
+        for e in seats:
+            if e in groups:
+                seen.setdefault(groups[e], []).append(e)
+        out += [f"owner {g}: {', '.join(map(str, es))}" for g, es in seen.items() if len(es) > 1]
+    return out
+
+
+def check_owners_fit(entries: Sequence[EntryId], groups: Groups, tables: int, seats: int) -> None:
+    """Raise ValueError naming the owner when its entries cannot sit at different tables of one round.
+
+    At 2 seats an owner may hold at most half the field (one more when a bye is left over);
+    at k seats no more entries than there are tables.
+    """
+    counts: dict[Hashable, list[EntryId]] = {}
+    for e in entries:
+        if e in groups:
+            counts.setdefault(groups[e], []).append(e)
+    n = len(entries)
+    for owner, mine in counts.items():
+        room = tables + (n - 2 * tables if seats == 2 else 0)  # 2 seats: a bye also keeps one apart
+        if len(mine) > room:
+            raise ValueError(
+                f"owner {owner} has {len(mine)} of the {n} entries ({', '.join(map(str, mine))}): "
+                f"a round has only {tables} table(s) of {seats}, so two of them would share a table; "
+                "allow same-owner tables for this event or withdraw some of them"
+            )

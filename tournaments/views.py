@@ -36,8 +36,10 @@ def tournament_list(request):
 
 def tournament_detail(request, slug: str):
     tournament = get_object_or_404(Tournament, slug=slug)
-    standings = selectors.tournament_standings(tournament)
+    entries = list(selectors.tournament_entries(tournament))  # read once: standings, seeding, owners
+    standings = selectors.tournament_standings(tournament, entries)
     organizer = selectors.can_organize(request.user)
+    rounds, round_numbers = selectors.tournament_rounds_shown(tournament, request.GET.get("round"))
     return render(
         request,
         "tournaments/tournament_detail.html",
@@ -46,18 +48,30 @@ def tournament_detail(request, slug: str):
             "rules_changed": selectors.rules_changed(tournament.rules),
             "progress": selectors.tournament_progress(tournament),
             "standings": standings,
+            "podium": selectors.tournament_podium(tournament, standings),
             "tie_break_titles": [selectors.TIE_BREAK_TITLES.get(tb, tb) for tb in tournament.tie_breaks],
-            "crosstable": selectors.tournament_crosstable(tournament, standings),
-            "rounds": selectors.tournament_rounds(tournament),
-            "entries": selectors.tournament_entries(tournament),
+            "crosstable": selectors.tournament_crosstable(tournament, standings, page=_page(request.GET.get("cross"))),
+            "rounds": rounds,
+            "round_numbers": round_numbers,
+            "entries": entries,
             "events": selectors.tournament_events(tournament, request.user),
             "seed_visible": selectors.seed_visible(tournament, request.user),
             "pair_coverage": selectors.round_robin_pair_coverage(tournament),
+            "clocks": selectors.tournament_clocks(tournament),
+            "seeding": selectors.tournament_seeding(tournament, entries),
+            "same_owner": selectors.same_owner_entries(tournament, entries),
             "organizer": organizer,
             "enterable": selectors.bots_to_enter(tournament, request.user),
             "live": tournament.status in (Tournament.Status.RUNNING, Tournament.Status.PAUSED),
         },
     )
+
+
+def _page(value) -> int:
+    try:
+        return int(value or 1)
+    except ValueError:
+        return 1
 
 
 @require_POST

@@ -13,6 +13,8 @@ import pytest
     [
         "tournaments.tables",
         "tournaments.schedule",
+        "tournaments.designs",
+        "tournaments.seating",
         "tournaments.pairing",
         "tournaments.standings",
         "ladders.ratings",

@@ -155,7 +155,6 @@ def test_k_seat_round_robin_tables_are_legal_and_byes_rotate(n, k, seed):
         (9, 3, 4, (1, 1)),
         (16, 4, 5, (1, 1)),
         # Measured figures of docs/tournaments.md: nobody meets anyone three times.
-        (12, 4, 4, (0, 2)),
         (20, 5, 5, (0, 2)),
         # With more rounds every pair meets.
         (12, 4, 8, (1, 3)),
@@ -192,14 +191,24 @@ def test_k_seat_round_robin_states_its_balance_for_the_organiser():
 
 
 def test_k_seat_round_robin_without_search_steps_is_still_legal_but_less_even(monkeypatch):
-    entries = names(16)
-    searched = meeting_spread(entries, round_robin(entries, 4, seed=1))
+    # 19 entries at 4 seats: no design is near, so the greedy start and the search do the work.
+    entries = names(19)
+    searched = round_robin(entries, 4, seed=1)
     monkeypatch.setattr("tournaments.schedule.MAX_SEARCH_STEPS", 0)
+    monkeypatch.setattr("tournaments.schedule.MAX_POLISH_STEPS", 0)
     greedy = round_robin(entries, 4, seed=1)
     assert_each_entry_once_per_round(entries, greedy)
-    lo, hi = meeting_spread(entries, greedy)
-    assert searched == (1, 1)
-    assert hi - lo > 0
+    assert "by seeded search" in greedy[0].explanation[0]
+    assert len(meeting_counts(searched)) > len(meeting_counts(greedy))  # more pairs meet after the search
+
+
+def test_a_design_is_used_as_it_is_without_search(monkeypatch):
+    entries = names(16)
+    monkeypatch.setattr("tournaments.schedule.MAX_SEARCH_STEPS", 0)
+    monkeypatch.setattr("tournaments.schedule.MAX_POLISH_STEPS", 0)
+    schedule = round_robin(entries, 4, seed=1)
+    assert meeting_spread(entries, schedule) == (1, 1)
+    assert "from the resolvable design of 16 at 4 seats" in schedule[0].explanation[0]
 
 
 def test_withdrawn_entry_is_skipped_and_its_lone_opponent_gets_a_bye():
@@ -217,3 +226,28 @@ def test_skipping_entries_keeps_every_remaining_entry_once():
         later = skip_entries(rnd, entries[:4])
         assert sorted(later.entries()) == entries[4:]
         assert all(len(t.seats) >= 2 for t in later.tables)
+
+
+def _naive_spread(schedule) -> float:
+    """The neighbour spread of the same tables seated in the order the entries were drawn (no balancing)."""
+    from tournaments.seating import neighbour_spread
+
+    return neighbour_spread([sorted(t.seats) for rnd in schedule for t in rnd.tables])
+
+
+@pytest.mark.parametrize(("n", "k", "rounds"), [(8, 4, 14), (12, 4, 12), (10, 5, 10), (20, 7, 9)])
+def test_k_seat_round_robin_balances_who_sits_directly_after_whom(n, k, rounds):
+    from tournaments.seating import neighbour_spread
+
+    schedule = round_robin(names(n), k, rounds=rounds, seed=3)
+    spread = neighbour_spread([t.seats for rnd in schedule for t in rnd.tables])
+    # Of the tables two entries share, each follows the other about 1/(k-1) of them: within one table.
+    assert spread <= 1.0 + 1e-9
+    assert spread < _naive_spread(schedule)
+
+
+def test_twelve_at_four_seats_leave_fewer_pairs_unmet_than_before():
+    # 12 of 66 for every seed before the designs (commit 3852a26); restarts find 11, at the price of a triple
+    entries = names(12)
+    schedule = round_robin(entries, 4, rounds=4, seed=1)
+    assert 66 - len(meeting_counts(schedule)) <= 11

@@ -13,6 +13,7 @@ pytestmark = pytest.mark.django_db
 pytest_plugins = ["tournament_fixtures"]
 
 
+@pytest.mark.slow  # plays the demo tournaments to the end: tens of seconds, left out of make check
 def test_demo_tournaments_play_to_the_end_through_the_task_path_and_are_created_once(
     owner, eager_tasks, django_capture_on_commit_callbacks
 ):

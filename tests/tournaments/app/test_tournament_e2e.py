@@ -64,8 +64,11 @@ def test_swiss_of_8_and_round_robin_of_6_reference_bots_play_to_finished(celery_
     owner = make_user("refs")
     bots = reference_bots(owner, 8)
     rules = ["players=2", "rounds=1"]
-    swiss = services.tournament_create(name="E2E Swiss", rules=rules, format="swiss", seed=3, actor=organizer)
-    robin = services.tournament_create(name="E2E Robin", rules=rules, format="round_robin", seed=4, actor=organizer)
+    # one owner uploads every reference bot here
+    swiss = services.tournament_create(name="E2E Swiss", rules=rules, format="swiss", seed=3, actor=organizer,
+                                       allow_same_owner=True)
+    robin = services.tournament_create(name="E2E Robin", rules=rules, format="round_robin", seed=4, actor=organizer,
+                                       allow_same_owner=True)
     for bot in bots:
         services.entry_add(swiss, bot, actor=organizer)
     for bot in bots[:6]:

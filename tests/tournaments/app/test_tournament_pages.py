@@ -20,6 +20,7 @@ from tournament_helpers import (
 
 from matches.models import Match
 from tournaments import services
+from tournaments.forms import rules_post_data
 from tournaments.models import Entry, Pairing, Tournament
 
 pytestmark = pytest.mark.django_db
@@ -120,13 +121,13 @@ def test_admin_creates_a_tournament_with_entries_and_refuses_bad_rules(client, s
     client.force_login(staff)
     url = reverse("admin:tournaments_tournament_add")
     data = {
-        "name": "Admin Cup", "slug": "", "description": "", "format": "swiss", "rules": '{"players": 5}',
-        "games": "1", "duplicate": "on", "rounds": "", "cycles": "1", "tie_breaks": '["buchholz"]', "seed": "9",
+        "name": "Admin Cup", "slug": "", "description": "", "format": "swiss", **rules_post_data({"players": 5}),
+        "games": "1", "duplicate": "on", "rounds": "", "cycles": "1", "tie_breaks": ["buchholz"], "seed": "9",
         "entries-TOTAL_FORMS": "0", "entries-INITIAL_FORMS": "0",
     }
-    response = client.post(url, {**data, "rules": '{"players": 11}'})
+    response = client.post(url, {**data, "rule_players": "11"})
     assert response.status_code == 200
-    assert "rule option &#x27;players&#x27;" in response.content.decode()
+    assert "less than or equal to 10" in response.context["adminform"].form.errors["rule_players"][0]
     assert not Tournament.objects.exists()
     data.update({"entries-TOTAL_FORMS": "2", "entries-0-bot": str(bots[0].pk), "entries-1-bot": str(bots[1].pk)})
     response = client.post(url, data)
@@ -158,7 +159,10 @@ def test_admin_actions_start_pause_resume_rerun_cancel(client, staff, owner):
     finish(rerun, [1, 2])
     page = client.get(reverse("admin:tournaments_tournament_change", args=[tournament.pk])).content.decode()
     assert "1 of 2 matches" in page and "round robin cycle 2" in page
-    admin_action(client, "cancel", "tournament", [tournament.pk])
+    admin_action(client, "cancel", "tournament", [tournament.pk], status=200)  # asks for a reason first
+    assert refreshed(tournament).status == "running"
+    client.post(reverse("admin:tournaments_tournament_changelist"),
+                {"action": "cancel", "_selected_action": [str(tournament.pk)], "reason": "test", "confirm": "on"})
     assert refreshed(tournament).status == "cancelled"
     response = client.post(
         reverse("admin:tournaments_tournament_changelist"),
@@ -174,7 +178,8 @@ def test_admin_withdraw_and_disqualify_entries(client, staff, owner):
     client.force_login(staff)
     a, b = Entry.objects.filter(tournament=tournament).order_by("pk")[:2]
     admin_action(client, "withdraw", "entry", [a.pk])
-    admin_action(client, "disqualify", "entry", [b.pk])
+    client.post(reverse("admin:tournaments_entry_changelist"),
+                {"action": "disqualify", "_selected_action": [str(b.pk)], "reason": "test", "confirm": "on"})
     assert list(Entry.objects.filter(pk__in=[a.pk, b.pk]).order_by("pk").values_list("status", flat=True)) == [
         "withdrawn", "disqualified"]
     listing = client.get(reverse("admin:tournaments_tournament_changelist")).content.decode()

@@ -37,6 +37,8 @@ def tournament_with(bots, *, start: bool = True, **options) -> Tournament:
     options.setdefault("rules", ["players=2", "rounds=1"])
     options.setdefault("name", "Test Cup")
     options.setdefault("seed", 5)
+    # field() gives every bot one owner; the tests of the owner rule pass allow_same_owner=False
+    options.setdefault("allow_same_owner", True)
     tournament = services.tournament_create(**options)
     for bot in bots:
         services.entry_add(tournament, bot)
