@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+from core import ratelimit
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.shortcuts import get_object_or_404, redirect, render
@@ -15,7 +18,14 @@ def signup(request):
     if request.user.is_authenticated:
         return redirect("accounts:profile", username=request.user.username)
     form = SignUpForm(request.POST or None)
+    if request.method == "POST" and (waiting := ratelimit.wait("signups", request)) is not None:
+        minutes = max(1, math.ceil(waiting / 60))
+        form.add_error(
+            None, f"Too many new accounts from your address; retry in {minutes} minute{'s' if minutes != 1 else ''}."
+        )
+        return render(request, "accounts/signup.html", {"form": form}, status=429)
     if request.method == "POST" and form.is_valid():
+        ratelimit.record("signups", request)  # accounts made count, not mistyped forms
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(request, f"Welcome, {user.username}. Create your first bot.")

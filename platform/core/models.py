@@ -11,6 +11,11 @@ class WorkerHeartbeat(models.Model):
     # What `platform` resolved to inside the worker: proves the stdlib module
     # is not shadowed by the project's platform/ folder.
     python_platform = models.CharField(max_length=255, blank=True)
+    # The worker's own check before taking matches (core.worker.worker_health): Docker engine,
+    # sandbox image, seats' folder. Unhealthy, it stops consuming the match queues.
+    healthy = models.BooleanField(default=True)
+    health_reason = models.TextField(blank=True)
+    consuming = models.BooleanField(default=True)
 
     class Meta:
         ordering = ["-last_seen"]

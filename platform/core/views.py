@@ -1,10 +1,12 @@
 """Site-wide pages."""
 
-from django.apps import apps
+from django.http import HttpResponse
 from django.shortcuts import render
+from django.views.decorators.cache import never_cache
 
-from bots.selectors import site_counts
 from matches.selectors import match_list
+
+from . import selectors
 
 HOME_LADDERS = 6
 HOME_LEADERS = 3
@@ -13,23 +15,20 @@ HOME_TOURNAMENTS = 6
 
 def _active_ladders() -> list | None:
     """Active ladders with their entry counts and leaders; None while the ladders app is not installed."""
-    if not apps.is_installed("ladders"):
+    ladders = selectors.home_ladders(HOME_LADDERS)
+    if ladders is None:
         return None
-    from ladders.selectors import ladder_list, ladder_standings
-
-    return [
-        {"ladder": ladder, "leaders": [row for row in ladder_standings(ladder) if row.rank][:HOME_LEADERS]}
-        for ladder in ladder_list(active_only=True)[:HOME_LADDERS]
-    ]
+    leaders = selectors.ladder_leaders(ladders, HOME_LEADERS)
+    return [{"ladder": ladder, "leaders": leaders.get(ladder.pk, [])} for ladder in ladders]
 
 
 def _current_tournaments() -> list | None:
     """Running, paused and open tournaments with their progress; None without the tournaments app."""
-    if not apps.is_installed("tournaments"):
+    current = selectors.home_tournaments(HOME_TOURNAMENTS)
+    if current is None:
         return None
-    from tournaments.selectors import tournament_list, tournament_progress
+    from tournaments.selectors import tournament_progress
 
-    current = tournament_list().filter(status__in=["running", "paused", "registration"])[:HOME_TOURNAMENTS]
     return [
         {
             "tournament": t,
@@ -44,9 +43,15 @@ def home(request):
         request,
         "core/home.html",
         {
-            "counts": site_counts(),
+            "counts": selectors.site_counts(),
             "recent": match_list(limit=8),
             "ladders": _active_ladders(),
             "tournaments": _current_tournaments(),
         },
     )
+
+
+@never_cache
+def healthz(request):
+    """The trivial view: no database, no template; what load_bench compares every page with."""
+    return HttpResponse("ok", content_type="text/plain")

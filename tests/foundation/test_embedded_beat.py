@@ -33,10 +33,10 @@ def test_periodic_tasks_run_one_interval_after_start_and_a_failing_one_stops_not
 def test_serve_embedded_refuses_when_a_broker_is_configured():
     from celery import current_app
 
-    eager = current_app.conf.task_always_eager
-    current_app.conf.task_always_eager = False
+    broker = current_app.conf.broker_url
+    current_app.conf.broker_url = "redis://127.0.0.1:6379/0"
     try:
         with pytest.raises(CommandError, match="celery -A arena beat"):
             call_command("serve_embedded", "127.0.0.1:0")
     finally:
-        current_app.conf.task_always_eager = eager
+        current_app.conf.broker_url = broker

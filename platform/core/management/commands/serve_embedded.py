@@ -1,15 +1,18 @@
-"""Serve the site on the embedded default with its periodic tasks run in-process.
+"""Serve the site on the embedded default with a worker and the periodic tasks in-process.
 
-Without a broker there is no `celery beat`; this command plays its part: a
-background thread runs every entry of CELERY_BEAT_SCHEDULE (ladder
-matchmaking, the sweeper, ...) at its interval, in-process, while
-`runserver` serves the site. With a broker configured it refuses: run
-`celery -A arena worker` and `celery -A arena beat` instead.
+Without a broker there is no `celery worker` and no `celery beat`; this command
+plays both parts beside `runserver`, in its own process: a Celery worker thread
+(core.embedded) plays every task the site sends (matches, validations, a
+tournament's rounds) in the background, so a request that queues work returns
+at once, and a thread runs every entry of CELERY_BEAT_SCHEDULE (ladder
+matchmaking, the sweeper, ...) at its interval. With a broker configured it
+refuses: run `celery -A arena worker` and `celery -A arena beat` instead.
 """
 
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 from datetime import timedelta
 
@@ -58,6 +61,12 @@ def run_due(entries: list, last_run: dict, stop: threading.Event) -> float:
     return max(0.5, next_in)
 
 
+def _stop_on_sigterm(signum, frame) -> None:
+    """SIGTERM (a service manager's stop, ``kill``) stops the server as Ctrl-C does: runserver ends,
+    and the worker finishes its running tasks before the process exits."""
+    raise KeyboardInterrupt
+
+
 def run_forever(beat_schedule: dict, stop: threading.Event) -> None:
     entries = periodic_entries(beat_schedule)
     last_run: dict = {}
@@ -66,17 +75,21 @@ def run_forever(beat_schedule: dict, stop: threading.Event) -> None:
 
 
 class Command(BaseCommand):
-    help = "Serve the site with CELERY_BEAT_SCHEDULE run in-process (the embedded default, no broker)."
+    help = "Serve the site with a worker thread and CELERY_BEAT_SCHEDULE in-process (the embedded default, no broker)."
 
     def add_arguments(self, parser):
         parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
 
     def handle(self, *args, addrport: str, **options):
-        if not current_app.conf.task_always_eager:
+        if not str(current_app.conf.broker_url).startswith("memory://"):
             raise CommandError(
                 "a broker is configured (REDIS_URL): run `celery -A arena worker` and "
                 "`celery -A arena beat` beside the web server instead"
             )
+        from core.embedded import EmbeddedWorker
+
+        worker = EmbeddedWorker(current_app).start()
+        self.stdout.write(f"tasks play in the background: {worker.threads} worker thread(s) in this process")
         stop = threading.Event()
         names = ", ".join(settings.CELERY_BEAT_SCHEDULE) or "none"
         self.stdout.write(f"periodic tasks run in-process: {names}")
@@ -84,7 +97,12 @@ class Command(BaseCommand):
             target=run_forever, args=(settings.CELERY_BEAT_SCHEDULE, stop), name="embedded-beat", daemon=True
         )
         thread.start()
+        previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
         try:
             call_command("runserver", addrport, use_reloader=False)
         finally:
+            signal.signal(signal.SIGTERM, previous)
+            self.stdout.write("stopping: the worker finishes its running tasks")
             stop.set()
+            worker.stop()
+            self.stdout.write("stopped")
