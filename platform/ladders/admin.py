@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import NON_FIELD_ERRORS
 from django.db.models import Count, Q
 
 from matches.models import Match
+from tournaments.forms import rule_fields_form
 
 from . import services
 from .models import Ladder, LadderEntry, RatingChange
@@ -23,8 +26,42 @@ class LadderEntryInline(admin.TabularInline):
         return False  # owners enter their bots from the bot page
 
 
+#: the rule options of engine.rules as form fields; players is the ladder's seats per match
+LadderRuleFields = rule_fields_form(exclude=("players",))
+RULE_FIELDS = list(LadderRuleFields.base_fields)
+
+
+class LadderForm(LadderRuleFields, forms.ModelForm):  # type: ignore[valid-type,misc]  # made by rule_fields_form
+    """The ladder with its rule set as one field per option (tournaments.forms); the model's clean checks
+    the whole (ladders.services.ladder_rules_clean)."""
+
+    class Meta:
+        model = Ladder
+        fields = ["seats"]  # the admin's fieldsets list the rest; never "rules": built from the rule fields
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.set_rules_initial(self.instance.rules if self.instance.pk else {})
+
+    def clean(self):
+        data = super().clean()
+        seats = data.get("seats")
+        if seats is not None:
+            rules = self.clean_rules_fields(extra={"players": seats})
+            if rules is not None:
+                self.instance.rules = rules
+        return data
+
+    def _update_errors(self, errors):
+        # the model's clean reports the rule set on "rules", which is no field here: show it above the form
+        if hasattr(errors, "error_dict") and "rules" in errors.error_dict:
+            errors.error_dict.setdefault(NON_FIELD_ERRORS, []).extend(errors.error_dict.pop("rules"))
+        super()._update_errors(errors)
+
+
 @admin.register(Ladder)
 class LadderAdmin(admin.ModelAdmin):
+    form = LadderForm
     list_display = ["name", "slug", "seats", "games", "duplicate", "active", "entry_count", "pending", "max_pending"]
     list_filter = ["active"]
     search_fields = ["name", "slug"]
@@ -33,8 +70,11 @@ class LadderAdmin(admin.ModelAdmin):
     actions = ["matchmake_now"]
     fieldsets = [
         (None, {"fields": ["name", "slug", "description", "active"]}),
-        ("Rules and format", {"fields": ["rules", "seats", "games", "duplicate"]}),
-        ("Limits", {"fields": ["time_per_decision", "time_bank", "max_pending", "fault_limit"]}),
+        ("Format", {"fields": ["seats", "games", "duplicate", "allow_same_owner"]}),
+        ("Rules", {"fields": RULE_FIELDS, "classes": ["rule-fields"],
+                   "description": "Every option of the rule set (RULES.md) with its allowed values; the table "
+                   "size is the seats per match above."}),
+        ("Limits", {"fields": ["time_per_decision", "time_bank", "time_per_match", "max_pending", "fault_limit"]}),
     ]
 
     def get_queryset(self, request):

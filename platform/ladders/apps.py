@@ -1,6 +1,16 @@
 from django.apps import AppConfig
 
 
+def entered_ladders_rules(bot):
+    """(label, rules) of each ladder ``bot`` is an active entry of: a new version is validated
+    under them (bots.validation)."""
+    from .models import LadderEntry
+
+    entries = LadderEntry.objects.filter(bot=bot, status=LadderEntry.Status.ACTIVE, ladder__active=True)
+    for name, rules in entries.values_list("ladder__name", "ladder__rules"):
+        yield f"ladder {name}", rules
+
+
 class LaddersConfig(AppConfig):
     """Ladders: entries, matchmaking and Elo ratings stored per match."""
 
@@ -9,8 +19,10 @@ class LaddersConfig(AppConfig):
 
     def ready(self):
         # Ratings are written inside the transaction that stores a ladder match's result.
+        from bots import validation
         from matches import hooks
 
         from . import services
 
         hooks.register("ladder", services.ladder_match_finish)
+        validation.register_event_rules(entered_ladders_rules)

@@ -11,24 +11,25 @@ from django.db import models
 from django.urls import reverse
 
 from matches.models import MAX_COMPETITION_GAMES
-from sandbox.limits import Limits
+from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
 
 from . import ratings
-
-_LIMITS = Limits()
 
 #: bounds of a ladder's settings, so a typo cannot make a match of a million deals or a clock of 1e300 s;
 #: the admin, the services and the database (check constraints) all hold a ladder to them.
 #: Deals per match: the same bound as a tournament's deals per pairing.
 MIN_GAMES, MAX_GAMES = 1, MAX_COMPETITION_GAMES
-#: Seconds per decision: the default is 1 s; a minute is already a slow ladder.
-MIN_TIME_PER_DECISION, MAX_TIME_PER_DECISION = 0.1, 60.0
-#: Seconds of bank per match: the default is 10 s; well inside the longest a match may run (1800 s).
-MIN_TIME_BANK, MAX_TIME_BANK = 0.1, 600.0
+#: The clocks (seconds per decision, bank per match, thinking per match): sandbox.limits.CLOCK_BOUNDS.
+MIN_TIME_PER_DECISION, MAX_TIME_PER_DECISION = CLOCK_BOUNDS["time_per_decision"]
+MIN_TIME_BANK, MAX_TIME_BANK = CLOCK_BOUNDS["time_bank"]
+MIN_TIME_PER_MATCH, MAX_TIME_PER_MATCH = CLOCK_BOUNDS["time_per_match"]
 #: Queued and running matches of one ladder at once: each entry sits in at most one anyway.
 MIN_PENDING, MAX_PENDING = 1, 50
 #: Forfeits in a row before a suspension.
 MIN_FAULT_LIMIT, MAX_FAULT_LIMIT = 1, 100
+#: The fault rate: a version with ``fault_window_limit`` forfeits among its last ``fault_window`` ladder matches
+#: is suspended (intermittent crashes), as well as after ``fault_limit`` in a row.
+MIN_FAULT_WINDOW, MAX_FAULT_WINDOW = 2, 200
 
 
 def validate_finite(value) -> None:
@@ -70,18 +71,30 @@ class Ladder(models.Model):
         "with duplicate rotation each deal is played once per seat rotation.",
     )
     duplicate = models.BooleanField(default=True, help_text="Rotate the seats over the same deals.")
-    # Copied into every ladder match (Match.time_per_decision / time_bank).
+    # Copied into every ladder match (Match.time_per_decision / time_bank / time_per_match).
     time_per_decision = models.FloatField(
-        default=_LIMITS.time_per_decision,
+        default=DEFAULT_LIMITS.time_per_decision,
         validators=[validate_finite, *_bounds(MIN_TIME_PER_DECISION, MAX_TIME_PER_DECISION)],
         help_text=f"Seconds per decision, {MIN_TIME_PER_DECISION:g} to {MAX_TIME_PER_DECISION:g} "
         "(the bots' clock in this ladder's matches).",
     )
     time_bank = models.FloatField(
-        default=_LIMITS.time_bank,
+        default=DEFAULT_LIMITS.time_bank,
         validators=[validate_finite, *_bounds(MIN_TIME_BANK, MAX_TIME_BANK)],
         help_text=f"Seconds of extra time per match, {MIN_TIME_BANK:g} to {MAX_TIME_BANK:g}, "
         "beyond the time per decision.",
+    )
+    time_per_match = models.FloatField(
+        default=DEFAULT_LIMITS.time_per_match,
+        validators=[validate_finite, *_bounds(MIN_TIME_PER_MATCH, MAX_TIME_PER_MATCH)],
+        help_text=f"Seconds of thinking per bot per match, {MIN_TIME_PER_MATCH:g} to {MAX_TIME_PER_MATCH:g}: "
+        "every decision counts; a bot that uses it up forfeits (out of match time).",
+    )
+    allow_same_owner = models.BooleanField(
+        default=False,
+        help_text="Let matchmaking seat two bots of the same owner at one table, and let an owner challenge "
+        "one of their own bots under this ladder. Off: every seat of a match has a different owner, "
+        "so no one can feed one bot with another.",
     )
     max_pending = models.PositiveSmallIntegerField(
         default=4,
@@ -95,8 +108,26 @@ class Ladder(models.Model):
         help_text=f"A bot that forfeits this many ladder matches in a row is suspended, "
         f"{MIN_FAULT_LIMIT} to {MAX_FAULT_LIMIT}.",
     )
+    fault_window = models.PositiveSmallIntegerField(
+        default=20,
+        validators=_bounds(MIN_FAULT_WINDOW, MAX_FAULT_WINDOW),
+        help_text=f"The fault rate's window: a version's last this many ladder matches, "
+        f"{MIN_FAULT_WINDOW} to {MAX_FAULT_WINDOW}.",
+    )
+    fault_window_limit = models.PositiveSmallIntegerField(
+        default=3,
+        validators=_bounds(MIN_FAULT_LIMIT, MAX_FAULT_LIMIT),
+        help_text=f"A version that forfeits this many of its last fault-window matches is suspended, "
+        f"{MIN_FAULT_LIMIT} to {MAX_FAULT_LIMIT} and at most the window.",
+    )
     active = models.BooleanField(default=True, help_text="Matchmaking runs only for active ladders.")
     created_at = models.DateTimeField(auto_now_add=True)
+    # The last rating change (pk) the stored ratings were fitted on: the refit task's debounce and
+    # what ``recompute_ratings --check`` refits to reproduce the shown columns.
+    refit_through = models.BigIntegerField(default=0, editable=False)
+    # ladder matches whose result the hook has stored (LadderMatch.rated): counted by the hook, so the
+    # ladder lists never count the history
+    rated_matches = models.PositiveIntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["name"]
@@ -105,8 +136,16 @@ class Ladder(models.Model):
             _range_constraint("games", MIN_GAMES, MAX_GAMES, "deals per match"),
             _range_constraint("time_per_decision", MIN_TIME_PER_DECISION, MAX_TIME_PER_DECISION, "seconds"),
             _range_constraint("time_bank", MIN_TIME_BANK, MAX_TIME_BANK, "seconds"),
+            _range_constraint("time_per_match", MIN_TIME_PER_MATCH, MAX_TIME_PER_MATCH, "seconds"),
             _range_constraint("max_pending", MIN_PENDING, MAX_PENDING, "matches"),
             _range_constraint("fault_limit", MIN_FAULT_LIMIT, MAX_FAULT_LIMIT, "forfeits"),
+            _range_constraint("fault_window", MIN_FAULT_WINDOW, MAX_FAULT_WINDOW, "matches"),
+            _range_constraint("fault_window_limit", MIN_FAULT_LIMIT, MAX_FAULT_LIMIT, "forfeits"),
+            models.CheckConstraint(
+                condition=models.Q(fault_window_limit__lte=models.F("fault_window")),
+                name="ladder_fault_window_limit_within_window",
+                violation_error_message="fault_window_limit must be at most fault_window.",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -116,16 +155,42 @@ class Ladder(models.Model):
         return reverse("ladders:detail", args=[self.slug])
 
     def clean(self) -> None:
-        from .services import LadderError, ladder_rules_clean
+        from . import services
+
+        if (
+            isinstance(self.fault_window_limit, int)
+            and isinstance(self.fault_window, int)
+            and self.fault_window_limit > self.fault_window
+        ):
+            raise ValidationError(
+                {"fault_window_limit": f"at most the fault window ({self.fault_window} matches)."}
+            )
 
         try:
-            self.rules = ladder_rules_clean(self.rules, self.seats)
-        except LadderError as exc:
+            self.rules = services.ladder_rules_clean(self.rules, self.seats)
+        except services.LadderError as exc:
             raise ValidationError({"rules": str(exc)}) from None
+        try:
+            services.ladder_match_format(self)
+        except services.LadderError:
+            return  # a setting out of its bounds: reported on its own field
+        try:
+            services.ladder_time_check(self)
+        except services.LadderError as exc:
+            raise ValidationError({"time_per_match": str(exc)}) from None
 
 
 class LadderEntry(models.Model):
-    """A bot on a ladder: its current rating and whether it is matched."""
+    """A bot on a ladder: the fitted rating of its rated version and whether it is matched.
+
+    ``rating``, ``rating_low``, ``rating_high``, ``games``, ``rated_version``, ``los_below`` and
+    ``last_change`` are written by the refit (``services.ladder_refit``) only: the fit's rating and 95%
+    interval of the version that played the entry's last rated match, that version's rated results, the
+    likelihood that it is stronger than the next active entry of the table, and the change its newest
+    fitted result made. ``matches_played`` and ``wins`` are counted by the result hook
+    (``services.ladder_match_finish``); ``recompute_ratings`` checks (and rewrites) all of them against
+    the stored history (``services.ladder_counts_check``).
+    """
 
     class Status(models.TextChoices):
         ACTIVE = "active", "active"
@@ -136,7 +201,20 @@ class LadderEntry(models.Model):
     bot = models.ForeignKey("bots.Bot", on_delete=models.CASCADE, related_name="ladder_entries")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     rating = models.DecimalField(max_digits=7, decimal_places=2, default=ratings.START)
+    rating_low = models.DecimalField(max_digits=7, decimal_places=2, default=ratings.PRIOR_LOW)
+    rating_high = models.DecimalField(max_digits=7, decimal_places=2, default=ratings.PRIOR_HIGH)
+    # rated results of rated_version in the fit (what the interval rests on)
+    games = models.PositiveIntegerField(default=0)
+    rated_version = models.ForeignKey(
+        "bots.BotVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    los_below = models.FloatField(null=True, blank=True)
+    # rated ladder matches of the entry, every version
     matches_played = models.PositiveIntegerField(default=0)
+    # of those, the ones finished first (shared first places count): the result hook adds them
+    wins = models.PositiveIntegerField(default=0)
+    # after - before of the entry's newest rating change the refit has filled (null before the first)
+    last_change = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
     entered_at = models.DateTimeField(auto_now_add=True)
     # When matchmaking last gave this entry a match: the longest waiting goes first.
     last_matched_at = models.DateTimeField(null=True, blank=True)
@@ -169,8 +247,9 @@ class LadderEntry(models.Model):
         return reverse("ladders:entry", args=[self.ladder.slug, self.bot_id])
 
     @property
-    def elo(self) -> ratings.Rating:
-        return ratings.Rating(self.rating, self.matches_played)
+    def elo(self) -> ratings.Shown:
+        """The rating as shown: whole points, +/- the 95% interval, provisional."""
+        return ratings.Shown(Decimal(self.rating), Decimal(self.rating_low), Decimal(self.rating_high))
 
 
 class LadderMatch(models.Model):
@@ -189,15 +268,23 @@ class LadderMatch(models.Model):
 
 
 class RatingChange(models.Model):
-    """One bot version's rating before and after one rated ladder match."""
+    """One bot version's result in one rated ladder match, and the entry's rating around it.
+
+    ``before`` is the entry's shown rating when the result was stored; ``after`` (with its interval)
+    the version's fitted rating from the first refit that included the match (null until then). Rows
+    written before the batch fit hold the fixed-K Elo of their time.
+    """
 
     ladder = models.ForeignKey(Ladder, on_delete=models.CASCADE, related_name="rating_changes")
     match = models.ForeignKey("matches.Match", on_delete=models.CASCADE, related_name="rating_changes")
     entry = models.ForeignKey(LadderEntry, on_delete=models.CASCADE, related_name="rating_changes")
     bot_version = models.ForeignKey("bots.BotVersion", on_delete=models.PROTECT, related_name="rating_changes")
     rank = models.PositiveSmallIntegerField()
+    forfeited = models.BooleanField(default=False)
     before = models.DecimalField(max_digits=7, decimal_places=2)
-    after = models.DecimalField(max_digits=7, decimal_places=2)
+    after = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
+    after_low = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
+    after_high = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
     # The entry's rated matches after this one (the interval's n).
     matches_after = models.PositiveIntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
@@ -209,11 +296,16 @@ class RatingChange(models.Model):
             models.UniqueConstraint(fields=["match", "entry"], name="rating_change_once_per_match_entry"),
             models.CheckConstraint(condition=models.Q(rank__gte=1), name="rating_change_rank_positive"),
         ]
-        indexes = [models.Index(fields=["ladder", "entry"], name="rating_change_ladder_entry")]
+        indexes = [
+            models.Index(fields=["ladder", "entry"], name="rating_change_ladder_entry"),
+            # an entry's last change and its wins in the table (ladders.selectors._entries_with_stats):
+            # without it the newest-first LIMIT 1 walked the whole table's pk index per entry
+            models.Index(fields=["entry", "-id"], name="rating_change_entry_newest"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.bot_version} in match {self.match_id}: {self.before} -> {self.after}"
 
     @property
-    def delta(self) -> Decimal:
-        return self.after - self.before
+    def delta(self) -> Decimal | None:
+        return None if self.after is None else self.after - self.before

@@ -5,21 +5,43 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db import connection
+from django.db.models import (
+    Case,
+    Count,
+    F,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+    Window,
+)
+from django.db.models.functions import Coalesce, Rank
 
 from bots.models import Bot
 from bots.selectors import bot_playing_version
 from matches.models import Match, MatchSeat
+from matches.selectors import match_seats
 
 from . import ratings
 from .models import Ladder, LadderEntry, RatingChange
 
 
+def _count(queryset: QuerySet) -> Coalesce:
+    # A scalar subquery per count: two joined counts would build the cross product of entries and matches.
+    counted = queryset.order_by().values("ladder_id").annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+
 def ladder_list(*, active_only: bool = False) -> QuerySet[Ladder]:
-    """Ladders with their numbers of active entries and rated matches, active ones first."""
+    """Ladders with their numbers of active entries (``entry_count``) and rated matches (the stored
+    ``rated_matches``), active ones first."""
     ladders = Ladder.objects.annotate(
-        entry_count=Count("entries", filter=Q(entries__status=LadderEntry.Status.ACTIVE), distinct=True),
-        rated_count=Count("ladder_matches", filter=Q(ladder_matches__rated=True), distinct=True),
+        entry_count=_count(LadderEntry.objects.filter(ladder=OuterRef("pk"), status=LadderEntry.Status.ACTIVE)),
     )
     if active_only:
         ladders = ladders.filter(active=True)
@@ -28,15 +50,16 @@ def ladder_list(*, active_only: bool = False) -> QuerySet[Ladder]:
 
 @dataclass(frozen=True)
 class Standing:
-    """One row of a ladder table."""
+    """One row of a ladder table (stored columns only: no fit on page load)."""
 
     rank: int | None  # None for entries not in the ranking (left, suspended)
     entry: LadderEntry
     wins: int
     last_change: Decimal | None
+    below: LadderEntry | None = None  # the next row of the ranking, whom ``los_below`` is about
 
     @property
-    def rating(self) -> ratings.Rating:
+    def rating(self) -> ratings.Shown:
         return self.entry.elo
 
     @property
@@ -45,34 +68,123 @@ class Standing:
         games = self.entry.matches_played
         return self.wins / games if games else None
 
+    @property
+    def los_percent(self) -> int | None:
+        """The likelihood (whole percent) that this version is stronger than the next row's."""
+        return ratings.los_percent(self.entry.los_below) if self.rank is not None else None
+
+    @property
+    def deals(self) -> int:
+        """Deals played in the entry's rated matches (each deal once per seat rotation in duplicate)."""
+        ladder = self.entry.ladder
+        return self.entry.matches_played * ladder.games * (ladder.seats if ladder.duplicate else 1)
+
+
+#: rows per page of a ladder table
+TABLE_PAGE_SIZE = 50
+
 
 def _entries_with_stats(entries: QuerySet[LadderEntry]) -> QuerySet[LadderEntry]:
-    latest = RatingChange.objects.filter(entry=OuterRef("pk")).order_by("-pk")
-    return entries.select_related("bot__owner").annotate(
-        wins=Count("rating_changes", filter=Q(rating_changes__rank=1)),
-        last_change=Subquery(latest.annotate(delta=F("after") - F("before")).values("delta")[:1]),
-    )
+    # wins and the last change are stored columns (the result hook and the refit write them)
+    return entries.select_related("bot__owner", "ladder")
 
 
-def ladder_standings(ladder: Ladder) -> list[Standing]:
-    """Active entries ranked by rating (equal ratings share a rank), then the others unranked."""
-    rows: list[Standing] = []
-    entries = _entries_with_stats(LadderEntry.objects.filter(ladder=ladder)).order_by("-rating", "entered_at", "pk")
-    ranked = [e for e in entries if e.status == LadderEntry.Status.ACTIVE]
-    previous, rank = None, 0
-    for position, entry in enumerate(ranked, start=1):
-        if entry.rating != previous:
-            rank, previous = position, entry.rating
-        rows.append(Standing(rank, entry, entry.wins, _decimal(entry.last_change)))
-    rows.extend(
-        Standing(None, e, e.wins, _decimal(e.last_change)) for e in entries if e.status != LadderEntry.Status.ACTIVE
-    )
-    return rows
+def _table_order(entries: QuerySet[LadderEntry]) -> QuerySet[LadderEntry]:
+    # Active entries ranked first (by rating), then the others: the order of the refit's LOS.
+    unranked = Case(When(status=LadderEntry.Status.ACTIVE, then=Value(0)), default=Value(1))
+    return entries.annotate(unranked=unranked).order_by("unranked", "-rating", "entered_at", "pk")
 
 
-def _decimal(value) -> Decimal | None:
-    # SQLite hands back the subquery's difference as a float; PostgreSQL as a Decimal.
-    return None if value is None else Decimal(str(value)).quantize(ratings.CENT)
+@dataclass(frozen=True)
+class TablePage:
+    """A page of a ladder table: its rows, the page number, whether there are more, the search."""
+
+    rows: list[Standing]
+    number: int
+    has_previous: bool
+    has_next: bool
+    query: str
+    total: int
+
+
+def ladder_table_page(ladder: Ladder, *, page: int = 1, query: str = "", size: int = TABLE_PAGE_SIZE) -> TablePage:
+    """One page of the ladder table, optionally only bots whose name or owner contains ``query``.
+
+    A constant number of queries whatever the number of entries: the page's
+    rows (with their wins and last change as subqueries), their ranks among
+    the active entries (equal ratings share one) and the count. Ranks and LOS
+    come from the stored columns the last refit wrote.
+    """
+    table = LadderTable(ladder, query)
+    page = min(max(1, page), 1_000_000)
+    standings, has_next = table.rows((page - 1) * size, size)
+    return TablePage(standings, page, page > 1, has_next, table.query, table.count())
+
+
+class LadderTable:
+    """The ladder table (optionally searched) as a sequence of Standing rows a paginator slices: its
+    length is one count, a slice one page of rows (``rows``); the API's standings page over it."""
+
+    def __init__(self, ladder: Ladder, query: str = "") -> None:
+        self.ladder = ladder
+        self.query = (query or "").strip()[:100]
+        entries = LadderEntry.objects.filter(ladder=ladder)
+        if self.query:
+            entries = entries.filter(
+                Q(bot__name__icontains=self.query) | Q(bot__owner__username__icontains=self.query)
+            )
+        self.entries = entries
+
+    def count(self) -> int:
+        return self.entries.count()
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, index: slice) -> list[Standing]:
+        if not isinstance(index, slice) or index.step not in (None, 1):
+            raise TypeError("a ladder table is read a slice at a time")
+        start = index.start or 0
+        stop = index.stop if index.stop is not None else start + TABLE_PAGE_SIZE
+        return self.rows(start, max(0, stop - start))[0]
+
+    def rows(self, start: int, size: int) -> tuple[list[Standing], bool]:
+        """``size`` rows from ``start`` in table order, and whether more follow.
+
+        Two queries whatever the size of the ladder: the rows (one more than asked: whether more
+        follow, and the last row's LOS neighbour) with their stored columns, and their ranks among
+        the active entries.
+        """
+        if size <= 0:
+            return [], False
+        rows = list(_entries_with_stats(_table_order(self.entries))[start : start + size + 1])
+        active = [e.pk for e in rows if e.status == LadderEntry.Status.ACTIVE]
+        ranks = {}
+        if active:
+            ranked = LadderEntry.objects.filter(ladder=self.ladder, status=LadderEntry.Status.ACTIVE).annotate(
+                position=Window(Rank(), order_by=F("rating").desc())
+            )
+            ranks = _ranks(ranked, active)
+        standings = [Standing(ranks.get(e.pk), e, e.wins, e.last_change) for e in rows]
+        # each ranked row's LOS is about the next active row of the unfiltered table (a page past
+        # the end has no rows)
+        if not self.query and standings:
+            standings = [
+                Standing(s.rank, s.entry, s.wins, s.last_change, nxt.entry if nxt.rank is not None else None)
+                if s.rank is not None
+                else s
+                for s, nxt in zip(standings, [*standings[1:], Standing(None, None, 0, None)], strict=True)
+            ]
+        return standings[:size], len(rows) > size
+
+
+def _ranks(ranked: QuerySet[LadderEntry], pks: list[int]) -> dict[int, int]:
+    """{pk: rank} of ``pks`` in the window ``ranked`` (one query: the window is computed, then filtered)."""
+    sql, params = ranked.annotate(entry_pk=F("pk")).values("entry_pk", "position").query.sql_with_params()
+    marks = ", ".join(["%s"] * len(pks))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT * FROM ({sql}) AS ranked WHERE ranked.entry_pk IN ({marks})", [*params, *pks])
+        return {pk: position for pk, position in cursor.fetchall()}
 
 
 def ladder_pending_count(ladder: Ladder) -> int:
@@ -84,9 +196,11 @@ def ladder_pending_count(ladder: Ladder) -> int:
 
 def ladder_matches(ladder: Ladder, *, entry: LadderEntry | None = None, limit: int = 20) -> QuerySet[Match]:
     """The ladder's matches, newest first, with seats (and each seat's rating change when rated)."""
-    matches = Match.objects.defer("replay_gz", "timings").filter(ladder_match__ladder=ladder)
+    matches = Match.objects.defer("replay_gz", "decision_ms_gz", "timings").filter(ladder_match__ladder=ladder)
     if entry is not None:
-        matches = matches.filter(seats__bot_version__bot_id=entry.bot_id).distinct()
+        # the bot's newest seats on this ladder, read from the seats' (bot, queued_at, match) index
+        seats = match_seats(bot=entry.bot_id).filter(match__ladder_match__ladder=ladder)[:limit]
+        matches = matches.filter(pk__in=seats.values("match_id"))
     return matches.prefetch_related(
         Prefetch(
             "seats",
@@ -98,18 +212,64 @@ def ladder_matches(ladder: Ladder, *, entry: LadderEntry | None = None, limit: i
 
 def entry_standing(ladder: Ladder, bot_id: int) -> Standing:
     """The standing of bot ``bot_id`` on ``ladder`` (LadderEntry.DoesNotExist when it never entered)."""
-    entry = _entries_with_stats(LadderEntry.objects.filter(ladder=ladder)).get(bot_id=bot_id)
+    entry = (
+        _entries_with_stats(LadderEntry.objects.filter(ladder=ladder))
+        .select_related("rated_version")
+        .defer("rated_version__source", "rated_version__validation_log")
+        .get(bot_id=bot_id)
+    )
     rank = None
     if entry.status == LadderEntry.Status.ACTIVE:
         above = LadderEntry.objects.filter(ladder=ladder, status=LadderEntry.Status.ACTIVE, rating__gt=entry.rating)
         rank = above.count() + 1
-    return Standing(rank, entry, entry.wins, _decimal(entry.last_change))
+    return Standing(rank, entry, entry.wins, entry.last_change)
 
 
-def entry_history(entry: LadderEntry) -> list[RatingChange]:
-    """The entry's rating changes, oldest first."""
-    return list(
-        RatingChange.objects.filter(entry=entry).select_related("bot_version", "match").order_by("pk")
+#: points of a bot's rating chart at most: its newest fitted changes
+CHART_POINTS = 200
+#: rows per page of a bot's rating history on its ladder page
+HISTORY_PAGE_SIZE = 20
+
+
+def entry_chart_changes(entry: LadderEntry, *, limit: int = CHART_POINTS) -> list[RatingChange]:
+    """The entry's newest ``limit`` fitted rating changes, oldest first (read newest first from the
+    (entry, -id) index: the cost is the window's, never the whole history's)."""
+    newest = (
+        RatingChange.objects.filter(entry=entry, after__isnull=False)
+        .select_related("bot_version")
+        .only("pk", "match_id", "rank", "before", "after", "after_low", "after_high", "matches_after", "bot_version__number")
+        .order_by("-pk")[:limit]
+    )
+    return list(reversed(newest))
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    """A page of an entry's rating history, newest first; ``older`` the cursor of the next page."""
+
+    changes: list[RatingChange]
+    older: int | None
+    newest: bool
+
+
+def entry_history_page(entry: LadderEntry, *, before: int | None = None, size: int = HISTORY_PAGE_SIZE) -> HistoryPage:
+    """``size`` rating changes of the entry older than change ``before`` (the newest without it), by
+    keyset on the (entry, -id) index: one query at any depth."""
+    changes = entry_history(entry).order_by("-pk")
+    if before is not None:
+        changes = changes.filter(pk__lt=before)
+    rows = list(changes[: size + 1])
+    older = rows[size - 1].pk if len(rows) > size else None
+    return HistoryPage(rows[:size], older, before is None)
+
+
+def entry_history(entry: LadderEntry) -> QuerySet[RatingChange]:
+    """The entry's rating changes, oldest first (a paginator reads only its page)."""
+    return (
+        RatingChange.objects.filter(entry=entry)
+        .select_related("bot_version")
+        .defer("bot_version__source", "bot_version__validation_log")
+        .order_by("pk")
     )
 
 

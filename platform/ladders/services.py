@@ -1,9 +1,12 @@
-"""Services of the ladders app: entering and leaving, matchmaking, rating results, recomputing.
+"""Services of the ladders app: entering and leaving, matchmaking, rating results, refitting, checking.
 
-Ratings are written by ``ladder_match_finish``, the matches hook of kind
-"ladder", inside the transaction that stores the match result: a result and
-its rating changes are stored together, exactly once. The arithmetic is
-``ladders.ratings`` (docs/ratings.md).
+``ladder_match_finish``, the matches hook of kind "ladder", stores each
+result's rows (RatingChange: version, rank, forfeit) inside the transaction
+that stores the match result, exactly once, and asks for a refit after the
+commit. ``ladder_refit`` (the ``ladder_refit`` task, maintenance queue) fits
+every stored result again with ``tournaments.rating.fit_ratings``, warm-started
+from the stored ratings, without any lock, then writes the entries' columns in
+one short transaction. The model: docs/ratings.md.
 """
 
 from __future__ import annotations
@@ -13,16 +16,21 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Count, DecimalField, F, IntegerField, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from bots.models import Bot, BotVersion
-from bots.selectors import bot_playing_version
+from bots.selectors import bot_playing_version, bot_playing_versions
 from engine.rules import Rules, RulesError
 from matches.models import Match
 from matches.services import MatchError, match_create
+from tournaments import rating as fit_model
 
 from . import ratings
 from .models import Ladder, LadderEntry, LadderMatch, RatingChange
@@ -57,11 +65,11 @@ def ladder_rules_clean(rules, seats: int) -> dict:
 
 
 #: the ladder's fields that make up the format of its matches (and of challenges under its rules)
-MATCH_FORMAT_FIELDS = ("games", "duplicate", "time_per_decision", "time_bank")
+MATCH_FORMAT_FIELDS = ("games", "duplicate", "time_per_decision", "time_bank", "time_per_match")
 
 
 def ladder_match_format(ladder: Ladder) -> dict:
-    """The match options a ladder gives its matches: games, duplicate and clock, within the model's bounds.
+    """The match options a ladder gives its matches: games, duplicate and the three clocks, within bounds.
 
     The bounds are the Ladder fields' validators (the one place that states them); a stored value
     out of them (written around validation) is a LadderError naming the field, never a huge match.
@@ -73,6 +81,46 @@ def ladder_match_format(ladder: Ladder) -> dict:
         problems = "; ".join(f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items())
         raise LadderError(f"the ladder {ladder.name!r} has settings out of bounds ({problems})") from None
     return {field: getattr(ladder, field) for field in MATCH_FORMAT_FIELDS}
+
+
+def ladder_time_check(ladder: Ladder) -> None:
+    """LadderError when a match of the ladder's format and clocks could outlast MATCH_TIME_LIMIT.
+
+    Such a match would be refused at creation (``matches.services.match_create``), so the ladder
+    would never play: the organizer hears it when saving, on the time per match.
+    """
+    from matches.sandboxing import match_limits
+    from matches.selectors import match_time_limit
+
+    match_format = ladder_match_format(ladder)
+    limits = match_limits(match_format["time_per_decision"], match_format["time_bank"], match_format["time_per_match"])
+    needed = match_time_limit(
+        players=ladder.seats, games=match_format["games"], duplicate=match_format["duplicate"], limits=limits
+    )
+    if needed > settings.MATCH_TIME_LIMIT:
+        raise LadderError(
+            f"a match of this ladder could need {needed:.0f} s ({ladder.games} deals, {ladder.seats} seats, "
+            f"duplicate={ladder.duplicate}, {limits.time_per_match:g} s of thinking per bot), more than the longest "
+            f"match allowed (MATCH_TIME_LIMIT={settings.MATCH_TIME_LIMIT} s): fewer deals or a shorter time per match"
+        )
+
+
+def ladder_owners_check(ladder: Ladder, bots: list[Bot]) -> None:
+    """LadderError when two of ``bots`` have one owner and ``ladder`` does not allow that at a table.
+
+    Matchmaking keeps owners apart itself (``pick_table_informative``'s ``owner``); this is the same
+    rule for a table someone asks for, such as a challenge under the ladder's rules.
+    """
+    if ladder.allow_same_owner:
+        return
+    seen: dict[int, Bot] = {}
+    for bot in bots:
+        if bot.owner_id in seen:
+            raise LadderError(
+                f"{seen[bot.owner_id]} and {bot} have the same owner, and the ladder {ladder.name!r} never seats "
+                "one owner's bots at one table; pick another owner's bot, or a ladder that allows it"
+            )
+        seen[bot.owner_id] = bot
 
 
 def ladder_enter(ladder: Ladder, bot: Bot) -> LadderEntry:
@@ -107,6 +155,7 @@ def ladder_enter(ladder: Ladder, bot: Bot) -> LadderEntry:
         entry.suspended_reason = ""
         entry.suspended_version = None
         entry.save(update_fields=["status", "fault_streak", "suspended_reason", "suspended_version"])
+        transaction.on_commit(lambda: _request_refit(ladder.pk, force=True))
     return entry
 
 
@@ -118,6 +167,7 @@ def ladder_leave(ladder: Ladder, bot: Bot) -> LadderEntry:
             raise LadderError(f"{bot} is not entered in {ladder.name}")
         entry.status = LadderEntry.Status.LEFT
         entry.save(update_fields=["status"])
+        transaction.on_commit(lambda: _request_refit(ladder.pk, force=True))
     return entry
 
 
@@ -131,11 +181,18 @@ def ladder_matchmake(ladder: Ladder, *, rng: random.Random | None = None, now: d
     """Create the ladder's next matches, up to its cap of queued and running matches.
 
     Each match starts from the free entry that has waited longest since its
-    last match (never matched first), and fills the other seats with the free
-    entries closest in rating after adding a random spread (wider for
-    uncertain ratings, so new bots meet a variety and settle fast). An entry
-    sits in at most one pending match; only active entries whose bot has an
-    active playing version play. Returns the matches created (enqueued on commit).
+    last match (never matched first); ``tournaments.rating.pick_table_informative``
+    fills the other seats, drawing opponents by how much their result would
+    teach the fit (neighbours of the fitted order whose order is uncertain, new
+    and provisional versions: a version the fit does not know yet has the
+    prior's wide interval) with a fairness factor that passes over entries
+    already beyond their share of matches. The fit is the stored columns
+    (``ratings.matchmaking_fit``): no refit here. An entry sits in at most one
+    pending match; only active entries whose bot has an active playing version
+    play. Unless the ladder ``allow_same_owner``, every seat of a table has a
+    different owner, and with fewer owners than seats among the free entries no
+    match is made. A constant number of queries whatever the number of entries
+    (no source bytes). Returns the matches created (enqueued on commit).
     """
     rng = rng or random.Random()
     now = now or timezone.now()
@@ -153,21 +210,45 @@ def ladder_matchmake(ladder: Ladder, *, rng: random.Random | None = None, now: d
             return created
         busy_versions = {seat.bot_version_id for match in pending for seat in match.seats.all()}
         busy_bots = set(BotVersion.objects.filter(pk__in=busy_versions).values_list("bot_id", flat=True))
-        candidates = []
-        entries = (
-            LadderEntry.objects.filter(ladder=ladder, status=LadderEntry.Status.ACTIVE)
-            .exclude(bot_id__in=busy_bots)
-            .select_related("bot")
+        free = LadderEntry.objects.filter(ladder=ladder, status=LadderEntry.Status.ACTIVE).exclude(bot_id__in=busy_bots)
+        # only the columns read here (a thousand rows of every column cost more than the queries)
+        entries = list(free.select_related("bot").only(*_MATCHMAKING_FIELDS))
+        # the bots by a subquery, not an IN list of a thousand ids; the versions' keys only
+        playing = bot_playing_versions([e.bot for e in entries], bot_ids=free.values("bot_id"), only=())
+        candidates = [_Candidate(e, playing[e.bot_id]) for e in entries if e.bot_id in playing]
+        if len(candidates) < ladder.seats:
+            return created
+        # The fit as stored: a version is known to it once it has rated results.
+        fit = ratings.matchmaking_fit(
+            {
+                c.version.pk: (c.entry.rating, c.entry.rating_low, c.entry.rating_high)
+                for c in candidates
+                if c.entry.rated_version_id == c.version.pk
+            }
         )
-        for entry in entries:
-            version = bot_playing_version(entry.bot)
-            if version is not None:
-                candidates.append(_Candidate(entry, version))
         rules = Rules.from_dict(ladder.rules)
         match_format = ladder_match_format(ladder)
+        # One owner's bots never share a table unless the ladder allows it (no bot feeding another).
+        owner = None if ladder.allow_same_owner else (lambda c: c.entry.bot.owner_id)
+        # The fit's players are versions: the table is drawn over the candidates' playing versions.
+        by_version = {c.version.pk: c for c in candidates}
+        # the longest waiting first; a table's entries leave the list, the others keep their order
+        candidates.sort(key=_waiting_order)
         while free_slots > 0 and len(candidates) >= ladder.seats:
-            candidates.sort(key=_waiting_order)
-            table = ratings.pick_table(candidates[0], candidates[1:], ladder.seats, lambda c: c.entry.elo, rng)
+            drawn = fit_model.pick_table_informative(
+                candidates[0].version.pk,
+                [c.version.pk for c in candidates[1:]],
+                ladder.seats,
+                fit,
+                rng,
+                games=lambda v: by_version[v].entry.matches_played,
+                owner=None if owner is None else (lambda v: owner(by_version[v])),
+            )
+            table = None if drawn is None else [by_version[v] for v in drawn]
+            if table is None:
+                # Fewer owners than seats among the free entries: no anchor can fill a table
+                # without seating one owner twice, so wait for other owners' bots.
+                break
             match = match_create(
                 kind=Match.Kind.LADDER,
                 rules=rules,
@@ -178,9 +259,17 @@ def ladder_matchmake(ladder: Ladder, *, rng: random.Random | None = None, now: d
             LadderMatch.objects.create(ladder=ladder, match=match)
             LadderEntry.objects.filter(pk__in=[c.entry.pk for c in table]).update(last_matched_at=now)
             created.append(match)
-            candidates = [c for c in candidates if c not in table]
+            seated = {c.entry.pk for c in table}  # by pk: comparing the candidates compares model rows
+            candidates = [c for c in candidates if c.entry.pk not in seated]
             free_slots -= 1
     return created
+
+
+#: what matchmaking reads of an entry and its bot (``_waiting_order``, the fit, fairness, owners)
+_MATCHMAKING_FIELDS = (
+    "bot_id", "rating", "rating_low", "rating_high", "rated_version_id", "matches_played", "last_matched_at",
+    "entered_at", "bot__owner_id", "bot__pinned_version_id",
+)
 
 
 def _waiting_order(candidate: _Candidate):
@@ -202,16 +291,25 @@ def ladder_matchmake_all(*, rng: random.Random | None = None) -> dict[str, int]:
     return created
 
 
-def ladder_match_finish(match: Match) -> None:
-    """Hook for finished ladder matches: store every rating change and track forfeits, once.
+#: seconds between a result and its refit task: results arriving meanwhile share the one refit
+REFIT_DELAY = 2
 
-    A failed match (platform trouble, no bot to blame) changes nothing.
+
+def ladder_match_finish(match: Match) -> None:
+    """Hook for finished ladder matches: store each rated seat's result and track forfeits, once.
+
+    A row per rated seat (RatingChange: version, rank, forfeit; ``before`` the
+    entry's shown rating; ``after`` filled by the refit that first includes the
+    match), the entries' match counts and fault tracking, all under the
+    ladder's row lock (a few rows: the fit is not done here); after the commit
+    a ``ladder_refit`` task refits the ladder. A failed match (platform
+    trouble, no bot to blame) stores nothing and counts no fault.
     """
     link = LadderMatch.objects.filter(match=match).first()
     if link is None:
         logger.warning("ladder match %s has no ladder; not rated", match.pk)
         return
-    # The ladder's row lock orders all rating writes of a ladder: pk order is rating order.
+    # The ladder's row lock orders all result writes of a ladder: pk order is rating order.
     ladder = Ladder.objects.select_for_update().get(pk=link.ladder_id)
     link = LadderMatch.objects.select_for_update().get(pk=link.pk)
     if link.rated or match.status != Match.Status.DONE:
@@ -230,8 +328,6 @@ def ladder_match_finish(match: Match) -> None:
         logger.error("ladder match %s seats one bot twice; not rated", match.pk)
         rated = []
     if len(rated) >= 2:
-        before = {entry.pk: entry.elo for _, entry in rated}
-        after = ratings.rate_match(before, [(entry.pk, seat.rank) for seat, entry in rated])
         RatingChange.objects.bulk_create(
             RatingChange(
                 ladder=ladder,
@@ -239,37 +335,194 @@ def ladder_match_finish(match: Match) -> None:
                 entry=entry,
                 bot_version=seat.bot_version,
                 rank=seat.rank,
-                before=before[entry.pk].value,
-                after=after[entry.pk].value,
-                matches_after=after[entry.pk].matches,
+                forfeited=seat.forfeited,
+                before=entry.rating,
+                after=None,
+                matches_after=entry.matches_played + 1,
             )
             for seat, entry in rated
         )
-        for _, entry in rated:
-            entry.rating = after[entry.pk].value
-            entry.matches_played = after[entry.pk].matches
+        for seat, entry in rated:
+            entry.matches_played += 1
+            entry.wins += seat.rank == 1
+        transaction.on_commit(lambda: _request_refit(ladder.pk))
     for seat, entry in rated:
-        _track_faults(ladder, entry, seat, match)
+        was = entry.status
+        _track_faults(ladder, entry, seat, match, counted=len(rated) >= 2)
+        if entry.status != was:
+            transaction.on_commit(lambda: _request_refit(ladder.pk, force=True))
         entry.save(
-            update_fields=["rating", "matches_played", "fault_streak", "status", "suspended_reason", "suspended_version"]
+            update_fields=["matches_played", "wins", "fault_streak", "status", "suspended_reason", "suspended_version"]
         )
     link.rated = True
     link.save(update_fields=["rated"])
+    Ladder.objects.filter(pk=ladder.pk).update(rated_matches=F("rated_matches") + 1)  # its row is locked
 
 
-def _track_faults(ladder: Ladder, entry: LadderEntry, seat, match: Match) -> None:
-    if not seat.forfeited:
-        entry.fault_streak = 0
+def _request_refit(ladder_id: int, *, force: bool = False) -> None:
+    """Queue the ladder's refit (``force``: even without new results, e.g. after a status change)."""
+    from arena import queues
+
+    from .tasks import ladder_refit
+
+    try:
+        ladder_refit.apply_async(
+            args=[ladder_id], kwargs={"force": force}, countdown=REFIT_DELAY, queue=queues.MAINTENANCE
+        )
+    except Exception:  # noqa: BLE001 - a broker hiccup must not fail the stored result; beat asks again
+        logger.exception("ladder %s: refit not queued (the next matchmaking run asks again)", ladder_id)
+
+
+def _track_faults(ladder: Ladder, entry: LadderEntry, seat, match: Match, *, counted: bool) -> None:
+    """Forfeits in a row, and the version's forfeits among its last ``fault_window`` rated matches.
+
+    Only forfeits are faults: an infrastructure failure fails the match (no result, no hook run).
+    """
+    version = seat.bot_version
+    entry.fault_streak = entry.fault_streak + 1 if seat.forfeited else 0
+    if not seat.forfeited or entry.status != LadderEntry.Status.ACTIVE:
         return
-    entry.fault_streak += 1
-    if entry.fault_streak >= ladder.fault_limit and entry.status == LadderEntry.Status.ACTIVE:
-        entry.status = LadderEntry.Status.SUSPENDED
-        entry.suspended_version = seat.bot_version
-        entry.suspended_reason = (
-            f"suspended after forfeiting {entry.fault_streak} ladder matches in a row "
-            f"(limit {ladder.fault_limit}); the last, match #{match.pk} with version "
-            f"{seat.bot_version.number}: {seat.fault_kind or 'forfeit'}: {seat.fault_reason}"
-        )[:2000]
+    reason = None
+    if entry.fault_streak >= ladder.fault_limit:
+        reason = f"suspended after forfeiting {entry.fault_streak} ladder matches in a row (limit {ladder.fault_limit})"
+    elif counted:
+        recent = list(
+            RatingChange.objects.filter(entry=entry, bot_version=version)
+            .order_by("-pk")
+            .values_list("forfeited", flat=True)[: ladder.fault_window]
+        )
+        faults = sum(recent)
+        if faults >= ladder.fault_window_limit:
+            reason = (
+                f"suspended after forfeiting {faults} of its last {len(recent)} ladder matches "
+                f"(limit {ladder.fault_window_limit} in {ladder.fault_window})"
+            )
+    if reason is None:
+        return
+    entry.status = LadderEntry.Status.SUSPENDED
+    entry.suspended_version = version
+    entry.suspended_reason = (
+        f"{reason}; the last, match #{match.pk} with version "
+        f"{version.number}: {seat.fault_kind or 'forfeit'}: {seat.fault_reason}"
+    )[:2000]
+
+
+@dataclass(frozen=True)
+class LadderFit:
+    """A refit of a ladder: the fit, the last rating change it includes, and each entry's rated version."""
+
+    fit: fit_model.Fit
+    through: int
+    versions: dict[int, int]  # entry id -> version of its last rated result
+
+
+def ladder_fit(ladder: Ladder, *, through: int | None = None, warm: bool = True) -> LadderFit:
+    """Fit every stored result of ``ladder`` (up to rating change ``through``): no lock, one read.
+
+    Results are the stored rows in the order they were rated; a forfeit ranks
+    last. ``warm`` starts from the stored ratings of the entries' rated versions.
+    """
+    rows = RatingChange.objects.filter(ladder=ladder).order_by("pk")
+    if through is not None:
+        rows = rows.filter(pk__lte=through)
+    data = list(rows.values_list("pk", "match_id", "entry_id", "bot_version_id", "rank", "forfeited"))
+    results = ratings.ladder_results((m, v, r, f) for _, m, _, v, r, f in data)
+    versions = {entry_id: version_id for _, _, entry_id, version_id, _, _ in data}
+    start = None
+    if warm:
+        start = {
+            v: float(r)
+            for v, r in LadderEntry.objects.filter(ladder=ladder, rated_version__isnull=False).values_list(
+                "rated_version_id", "rating"
+            )
+        }
+    fit = fit_model.fit_ratings(results, start=start)
+    return LadderFit(fit, data[-1][0] if data else 0, versions)
+
+
+def ladder_refit(ladder: Ladder, *, force: bool = False) -> bool:
+    """Refit ``ladder`` when results arrived since the stored ratings; True when it wrote them.
+
+    Debounced: when the stored ratings already include the last rating change
+    (another refit got there first), nothing is done. The fit runs outside any
+    transaction and lock; the write is one short transaction that takes the
+    ladder's row only to keep refits in order (an older fit never overwrites a
+    newer one), then the entries' columns and the pending history points.
+    """
+    last = _last_change(ladder.pk)
+    done = Ladder.objects.filter(pk=ladder.pk).values_list("refit_through", flat=True).first()
+    if done is None or (last <= done and not force):
+        return False
+    result = ladder_fit(ladder, through=last)
+    entries = list(LadderEntry.objects.filter(ladder=ladder).order_by("pk"))
+    columns = _entry_columns(result, entries)
+    pending = list(
+        RatingChange.objects.filter(ladder=ladder, after__isnull=True, pk__lte=result.through)
+        .only("pk", "bot_version_id", "entry_id", "before")
+        .order_by("pk")
+    )
+    for change in pending:
+        shown = ratings.shown(result.fit, change.bot_version_id)
+        change.after, change.after_low, change.after_high = shown.rating, shown.low, shown.high
+        # the entry's newest fitted change (pk order): the table's "last change"
+        if change.entry_id in columns:
+            columns[change.entry_id]["last_change"] = change.after - change.before
+    with transaction.atomic():
+        newer = Ladder.objects.filter(pk=ladder.pk, refit_through__lte=result.through)
+        if not newer.update(refit_through=result.through):
+            return False  # a refit of more results was written meanwhile
+        changed = []
+        for entry in entries:
+            values = columns[entry.pk]
+            if any(getattr(entry, field) != value for field, value in values.items()):
+                for field, value in values.items():
+                    setattr(entry, field, value)
+                changed.append(entry)
+        LadderEntry.objects.bulk_update(changed, [*ENTRY_COLUMNS, "last_change"], batch_size=500)
+        RatingChange.objects.bulk_update(pending, ["after", "after_low", "after_high"], batch_size=1000)
+    return True
+
+
+#: the entry columns a refit writes (and ``recompute_ratings --check`` compares)
+ENTRY_COLUMNS = ("rating", "rating_low", "rating_high", "games", "rated_version_id", "los_below")
+
+
+def _entry_columns(result: LadderFit, entries: list[LadderEntry]) -> dict[int, dict]:
+    """Each entry's columns from a fit: its rated version's rating, interval and results, and LOS below."""
+    columns = {}
+    for entry in entries:
+        version = result.versions.get(entry.pk)
+        shown = ratings.shown(result.fit, version)
+        columns[entry.pk] = {
+            "rating": shown.rating,
+            "rating_low": shown.low,
+            "rating_high": shown.high,
+            "games": shown.games,
+            "rated_version_id": version,
+            "los_below": None,
+        }
+    # The table's order (active entries by rating, then entry order): each row's LOS over the next.
+    active = [e for e in entries if e.status == LadderEntry.Status.ACTIVE and result.versions.get(e.pk)]
+    active.sort(key=lambda e: (-columns[e.pk]["rating"], e.entered_at, e.pk))
+    for above, below in zip(active, active[1:], strict=False):
+        los = result.fit.los(result.versions[above.pk], result.versions[below.pk])
+        columns[above.pk]["los_below"] = round(los, 4)
+    return columns
+
+
+def _last_change(ladder_id: int) -> int:
+    return RatingChange.objects.filter(ladder_id=ladder_id).order_by("-pk").values_list("pk", flat=True).first() or 0
+
+
+def ladder_refit_stale() -> list[int]:
+    """Ask for a refit of every ladder with results newer than its stored ratings (beat's safety net).
+
+    A refit request lost on the way (broker down when the result was stored) is made good here.
+    """
+    stale = [pk for pk, done in Ladder.objects.values_list("pk", "refit_through") if _last_change(pk) > done]
+    for pk in stale:
+        _request_refit(pk)
+    return stale
 
 
 @dataclass(frozen=True)
@@ -285,45 +538,97 @@ class RatingDifference:
 
 
 def ladder_ratings_recompute(ladder: Ladder, *, write: bool = False) -> list[RatingDifference]:
-    """Rate the ladder's whole history again from START and compare with what is stored.
+    """Fit the ladder's stored results again from scratch and compare with the stored columns.
 
-    The history is every stored rating change, match by match in the order
-    they were rated, with the ranks stored. Returns the differences; with
-    ``write`` the recomputed values replace the stored ones.
+    The check refits the results the stored ratings were fitted on (rating
+    changes up to ``refit_through``: later results are not shown yet) from a
+    cold start and compares every entry's rating (within
+    ``ratings.CHECK_TOLERANCE``), interval ends (plus ``CHECK_INTERVAL_SHARE`` of
+    the half-width), results, rated version and LOS (within 0.002). It holds no lock and
+    writes nothing. With ``write`` the ladder is refitted on all its results
+    and the columns written (``ladder_refit``), and the differences returned are
+    those found before. History rows are a record of each refit and are not
+    recomputed.
     """
-    differences: list[RatingDifference] = []
-    with transaction.atomic():
-        ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)
-        changes = list(RatingChange.objects.filter(ladder=ladder).select_related("entry__bot").order_by("pk"))
-        by_match: dict[int, list[RatingChange]] = {}
-        for change in changes:
-            by_match.setdefault(change.match_id, []).append(change)
-        current: dict[int, ratings.Rating] = {}
-        for match_id, rows in sorted(by_match.items(), key=lambda item: item[1][0].pk):
-            after = ratings.rate_match(current, [(row.entry_id, row.rank) for row in rows])
-            for row in rows:
-                expected_before = current.get(row.entry_id, ratings.Rating())
-                new = after[row.entry_id]
-                label = f"match #{match_id} {row.entry.bot}"
-                if row.before != expected_before.value:
-                    differences.append(RatingDifference(f"{label} before", str(row.before), str(expected_before.value)))
-                if row.after != new.value:
-                    differences.append(RatingDifference(f"{label} after", str(row.after), str(new.value)))
-                if row.matches_after != new.matches:
-                    differences.append(RatingDifference(f"{label} matches", str(row.matches_after), str(new.matches)))
-                if write:
-                    row.before, row.after, row.matches_after = expected_before.value, new.value, new.matches
-            current.update(after)
-        if write:
-            RatingChange.objects.bulk_update(changes, ["before", "after", "matches_after"])
-        for entry in LadderEntry.objects.filter(ladder=ladder).select_related("bot"):
-            new = current.get(entry.pk, ratings.Rating())
-            if entry.rating != new.value:
-                differences.append(RatingDifference(f"{entry.bot} rating", str(entry.rating), str(new.value)))
-            if entry.matches_played != new.matches:
-                differences.append(
-                    RatingDifference(f"{entry.bot} matches", str(entry.matches_played), str(new.matches))
-                )
-            if write:
-                LadderEntry.objects.filter(pk=entry.pk).update(rating=new.value, matches_played=new.matches)
+    through = Ladder.objects.filter(pk=ladder.pk).values_list("refit_through", flat=True).get()
+    result = ladder_fit(ladder, through=through, warm=False)
+    entries = list(LadderEntry.objects.filter(ladder=ladder).select_related("bot").order_by("pk"))
+    columns = _entry_columns(result, entries)
+    differences = []
+    for entry in entries:
+        for field, value in columns[entry.pk].items():
+            stored = getattr(entry, field)
+            if field == "los_below":
+                same = (stored is None) == (value is None) and (value is None or abs(stored - value) <= 2e-3)
+            elif field in ("games", "rated_version_id"):
+                same = stored == value
+            elif field == "rating":
+                same = abs(stored - value) <= ratings.CHECK_TOLERANCE
+            else:
+                half = (columns[entry.pk]["rating_high"] - columns[entry.pk]["rating_low"]) / 2
+                same = abs(stored - value) <= ratings.CHECK_TOLERANCE + ratings.CHECK_INTERVAL_SHARE * half
+            if not same:
+                differences.append(RatingDifference(f"{entry.bot.name} {field}", str(stored), str(value)))
+    differences += ladder_counts_check(ladder)
+    if write:
+        ladder_refit(ladder, force=True)
+        ladder_counts_rewrite(ladder)
     return differences
+
+
+def _history_counts() -> dict:
+    """The stored counts of an entry (OuterRef "pk") as its rating changes give them: one place for
+    what ``matches_played``, ``wins`` and ``last_change`` mean (the hook and the refit keep them)."""
+    changes = RatingChange.objects.filter(entry=OuterRef("pk")).order_by().values("entry_id")
+    fitted = RatingChange.objects.filter(entry=OuterRef("pk"), after__isnull=False).order_by("-pk")
+    return {
+        "matches_played": _counted(changes),
+        "wins": _counted(changes.filter(rank=1)),
+        "last_change": Subquery(
+            fitted.annotate(delta=F("after") - F("before")).values("delta")[:1],
+            output_field=DecimalField(max_digits=7, decimal_places=2),
+        ),
+    }
+
+
+def _counted(rows) -> Coalesce:
+    return Coalesce(Subquery(rows.annotate(n=Count("pk")).values("n"), output_field=IntegerField()), Value(0))
+
+
+def _rated_count() -> Coalesce:
+    """The ladder's (OuterRef "pk") rated matches as its match links give them."""
+    return _counted(LadderMatch.objects.filter(ladder=OuterRef("pk"), rated=True).order_by().values("ladder_id"))
+
+
+def ladder_counts_check(ladder: Ladder) -> list[RatingDifference]:
+    """The stored counts (the ladder's rated matches, the entries' matches, wins and last change) that
+    the history does not reproduce (each read one statement: one snapshot, so a result stored
+    meanwhile is never a difference; no lock)."""
+    stored, history = Ladder.objects.filter(pk=ladder.pk).values_list("rated_matches", _rated_count()).get()
+    differences = []
+    if stored != history:
+        differences.append(RatingDifference("the ladder's rated matches", str(stored), str(history)))
+    counts = _history_counts()
+    rows = (
+        LadderEntry.objects.filter(ladder=ladder)
+        .annotate(**{f"history_{field}": value for field, value in counts.items()})
+        .select_related("bot")
+        .order_by("pk")
+    )
+    for entry in rows:
+        for field in counts:
+            stored, history = getattr(entry, field), getattr(entry, f"history_{field}")
+            if history is not None and field == "last_change":
+                history = Decimal(str(history)).quantize(ratings.CENT)  # SQLite: a float
+            if stored != history:
+                differences.append(RatingDifference(f"{entry.bot.name} {field}", str(stored), str(history)))
+    return differences
+
+
+def ladder_counts_rewrite(ladder: Ladder) -> int:
+    """Write the ladder's and every entry's counts from the history (under the ladder's row lock, so
+    no result is stored meanwhile); returns the entries updated."""
+    with transaction.atomic():
+        Ladder.objects.select_for_update().get(pk=ladder.pk)
+        Ladder.objects.filter(pk=ladder.pk).update(rated_matches=_rated_count())
+        return LadderEntry.objects.filter(ladder=ladder).update(**_history_counts())

@@ -11,5 +11,20 @@ from . import services
 
 @shared_task
 def ladder_matchmake_all(seed: int | None = None) -> dict[str, int]:
-    """Beat's matchmaking run; ``seed`` makes its pairings and match seeds reproducible."""
-    return services.ladder_matchmake_all(rng=None if seed is None else random.Random(seed))
+    """Beat's matchmaking run; ``seed`` makes its pairings and match seeds reproducible.
+
+    It also asks for the refit of any ladder whose stored ratings are behind its results
+    (a refit request lost with the broker).
+    """
+    created = services.ladder_matchmake_all(rng=None if seed is None else random.Random(seed))
+    services.ladder_refit_stale()
+    return created
+
+
+@shared_task
+def ladder_refit(ladder_id: int, force: bool = False) -> bool:
+    """Refit one ladder's ratings (maintenance queue; queued after each result, debounced by the service)."""
+    from .models import Ladder
+
+    ladder = Ladder.objects.filter(pk=ladder_id).first()
+    return False if ladder is None else services.ladder_refit(ladder, force=force)

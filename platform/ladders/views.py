@@ -11,9 +11,12 @@ from django.views.decorators.http import require_POST
 from bots.models import Bot
 from bots.selectors import user_is_owner_or_staff
 
-from . import charts, selectors, services
+from . import charts, ratings, selectors, services
 from .forms import EnterForm
 from .models import Ladder, LadderEntry
+
+#: opponents shown on a bot's ladder page (the most met first)
+HEAD_TO_HEAD_ROWS = 30
 
 
 def ladder_list(request):
@@ -22,12 +25,19 @@ def ladder_list(request):
 
 def ladder_detail(request, slug: str):
     ladder = get_object_or_404(Ladder, slug=slug)
+    try:
+        page = int(request.GET.get("page", "1"))
+    except ValueError:
+        page = 1
+    table = selectors.ladder_table_page(ladder, page=page, query=request.GET.get("q", ""))
     return render(
         request,
         "ladders/ladder_detail.html",
         {
             "ladder": ladder,
-            "standings": selectors.ladder_standings(ladder),
+            "table": table,
+            "standings": table.rows,
+            "provisional_margin": ratings.PROVISIONAL_MARGIN,
             "matches": selectors.ladder_matches(ladder, limit=20),
             "pending": selectors.ladder_pending_count(ladder),
         },
@@ -41,10 +51,20 @@ def entry_detail(request, slug: str, bot_id: int):
     except LadderEntry.DoesNotExist:
         raise Http404(f"bot {bot_id} is not on the ladder {slug!r}") from None
     entry = standing.entry
-    history = selectors.entry_history(entry)
+    try:
+        before = int(request.GET["before"]) if "before" in request.GET else None
+    except ValueError:
+        raise Http404("before must be a rating change id") from None
+    head_to_head = selectors.entry_head_to_head(entry)
+    # the chart: the newest fitted changes only (a bounded window of a long history)
+    window = selectors.entry_chart_changes(entry)
     chart = charts.rating_chart(
-        [change.after for change in history],
-        labels=[f"match #{c.match_id} (v{c.bot_version.number}, rank {c.rank})" for c in history],
+        [change.after for change in window],
+        labels=[f"match #{c.match_id} (v{c.bot_version.number}, rank {c.rank})" for c in window],
+        lows=[change.after_low for change in window],
+        highs=[change.after_high for change in window],
+        start=window[0].before if window and window[0].matches_after > 1 else None,
+        first=window[0].matches_after if window else 1,
     )
     return render(
         request,
@@ -54,9 +74,13 @@ def entry_detail(request, slug: str, bot_id: int):
             "entry": entry,
             "standing": standing,
             "chart": chart,
-            "head_to_head": selectors.entry_head_to_head(entry),
+            "chart_window": len(window) if window and window[0].matches_after > 1 else None,
+            "history": selectors.entry_history_page(entry, before=before),
+            "head_to_head": head_to_head[:HEAD_TO_HEAD_ROWS],
+            "opponents": len(head_to_head),
             "matches": selectors.ladder_matches(ladder, entry=entry, limit=20),
             "is_owner": user_is_owner_or_staff(request.user, entry.bot),
+            "provisional_margin": ratings.PROVISIONAL_MARGIN,
         },
     )
 

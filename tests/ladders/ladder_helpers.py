@@ -19,9 +19,13 @@ def user(name: str):
     return User.objects.filter(username=name).first() or User.objects.create_user(name)  # no password: hashing one is slow and force_login needs none
 
 
-def active_bot(name: str, owner: str = "owner") -> Bot:
-    """A bot whose first version is active (its validation is not what these tests are about)."""
-    bot = bot_services.bot_create(owner=user(owner), name=name)
+def active_bot(name: str, owner: str | None = None) -> Bot:
+    """A bot whose first version is active (its validation is not what these tests are about).
+
+    Each bot has its own owner (``<name>-owner``) unless ``owner`` is given: ladders keep one
+    owner's bots apart unless they allow it.
+    """
+    bot = bot_services.bot_create(owner=user(owner or f"{name}-owner"), name=name)
     new_version(bot)
     return bot
 
@@ -45,8 +49,12 @@ def ladder(**fields) -> Ladder:
     return item
 
 
-def record(match: Match, ranks: dict[int, int], forfeits: frozenset[int] = frozenset()) -> None:
-    """Store a result as the worker would: ``ranks`` maps bot id -> rank; ``forfeits`` holds bot ids."""
+def record(match: Match, ranks: dict[int, int], forfeits: frozenset[int] = frozenset(), *, refit: bool = True) -> None:
+    """Store a result as the worker would: ``ranks`` maps bot id -> rank; ``forfeits`` holds bot ids.
+
+    With ``refit``, then what the ``ladder_refit`` task queued by the result hook does (tests run in
+    one transaction that never commits, so the hook's on-commit request does not run by itself).
+    """
     token = match_services.match_start(match.pk)
     assert token is not None
     seats = []
@@ -61,6 +69,13 @@ def record(match: Match, ranks: dict[int, int], forfeits: frozenset[int] = froze
         )
     outcome = Outcome(seats=seats, rounds=1, games=1, timings={}, replay={"version": 1})
     assert match_services.match_record_result(match.pk, token, outcome)
+    if refit:
+        from ladders.models import LadderMatch
+        from ladders.services import ladder_refit
+
+        link = LadderMatch.objects.filter(match_id=match.pk).select_related("ladder").first()
+        if link is not None:
+            ladder_refit(link.ladder)
 
 
 def bots_of(match: Match) -> list[int]:

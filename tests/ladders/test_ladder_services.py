@@ -9,11 +9,12 @@ import pytest
 from django.core.exceptions import ValidationError
 from ladder_helpers import active_bot, bots_of, ladder, new_version, record
 
-from ladders import services
+from ladders import ratings, services
 from ladders.models import LadderEntry, LadderMatch, RatingChange
 from matches import services as match_services
 from matches.models import Match
 from matches.sandboxing import Outcome, SeatOutcome
+from tournaments import rating as fit_model
 
 pytestmark = pytest.mark.django_db
 
@@ -80,40 +81,59 @@ def test_a_closed_ladder_takes_no_entries():
 
 # --- ratings stored with the result
 
-def test_a_two_seat_result_stores_both_rating_changes_once():
+def fitted(*results):
+    """The batch fit of ``results`` ({version id: rank}, forfeits) as the refit stores it, per version."""
+    data = fit_model.Results()
+    for ranks, forfeits in results:
+        data.add(ranks, forfeits=forfeits)
+    fit = fit_model.fit_ratings(data)
+    return lambda version: ratings.shown(fit, version.pk)
+
+
+def test_a_two_seat_result_stores_both_rows_once_and_the_refit_writes_the_fit():
     on = ladder()
     a, b = active_bot("a"), active_bot("b")
     for bot in (a, b):
         services.ladder_enter(on, bot)
+    va, vb = a.versions.get(), b.versions.get()
     [match] = services.ladder_matchmake(on, rng=random.Random(1))
     record(match, {a.pk: 1, b.pk: 2})
+    expect = fitted(({va.pk: 1, vb.pk: 2}, ()))
     changes = {c.entry.bot_id: c for c in RatingChange.objects.select_related("entry")}
-    assert (changes[a.pk].before, changes[a.pk].after) == (D("1500.00"), D("1516.00"))
-    assert (changes[b.pk].before, changes[b.pk].after) == (D("1500.00"), D("1484.00"))
-    assert changes[a.pk].bot_version == a.versions.get() and changes[a.pk].matches_after == 1
-    assert entry_of(a, on).rating == D("1516.00") and entry_of(b, on).matches_played == 1
+    assert (changes[a.pk].before, changes[a.pk].after) == (D("1500.00"), expect(va).rating)
+    assert (changes[b.pk].before, changes[b.pk].after) == (D("1500.00"), expect(vb).rating)
+    assert changes[a.pk].after > D(1500) > changes[b.pk].after  # the winner above the mean, symmetric
+    assert changes[a.pk].after - 1500 == 1500 - changes[b.pk].after
+    assert (changes[a.pk].after_low, changes[a.pk].after_high) == (expect(va).low, expect(va).high)
+    assert changes[a.pk].bot_version == va and changes[a.pk].matches_after == 1
+    entry = entry_of(a, on)
+    assert (entry.rating, entry.rating_low, entry.rating_high, entry.games) == (
+        expect(va).rating, expect(va).low, expect(va).high, 1
+    )
+    assert entry.rated_version == va and entry_of(b, on).matches_played == 1
     # The hook runs again (a redelivered result): nothing is counted twice.
     services.ladder_match_finish(Match.objects.get(pk=match.pk))
-    assert RatingChange.objects.count() == 2 and entry_of(a, on).rating == D("1516.00")
+    assert RatingChange.objects.count() == 2 and entry_of(a, on).matches_played == 1
     assert LadderMatch.objects.get(match=match).rated
 
-    # Second match from 1516 vs 1484, b wins: E(b) = 1 / (1 + 10**(32/400)) = 0.4539876
-    # b: 1484 + 32 * (1 - 0.4539876) = 1501.472 -> 1501.47; a: 1516 - 17.472 = 1498.53
+    # b wins the second: one win each, both back at the mean, the intervals narrower.
     [match] = services.ladder_matchmake(on, rng=random.Random(2))
     record(match, {a.pk: 2, b.pk: 1})
-    assert (entry_of(a, on).rating, entry_of(b, on).rating) == (D("1498.53"), D("1501.47"))
+    assert (entry_of(a, on).rating, entry_of(b, on).rating) == (D("1500.00"), D("1500.00"))
+    assert entry_of(a, on).rating_high - entry_of(a, on).rating_low < entry.rating_high - entry.rating_low
 
 
-def test_a_three_seat_ranking_with_a_tie_is_rated_pairwise():
+def test_a_three_seat_ranking_with_a_tie_is_fitted_as_plackett_luce():
     on = ladder(name="Three", slug="three", seats=3)
     a, b, c = active_bot("a"), active_bot("b"), active_bot("c")
-    for bot, rating in ((a, "1600"), (b, "1500"), (c, "1400")):
+    for bot in (a, b, c):
         services.ladder_enter(on, bot)
-        LadderEntry.objects.filter(bot=bot).update(rating=D(rating))
     [match] = services.ladder_matchmake(on, rng=random.Random(3))
     record(match, {a.pk: 1, b.pk: 1, c.pk: 3})
-    # docs/ratings.md worked example: weight 32/2, a +1.603, b +8.000, c -9.603
-    assert [entry_of(bot, on).rating for bot in (a, b, c)] == [D("1601.60"), D("1508.00"), D("1390.40")]
+    va, vb, vc = (bot.versions.get() for bot in (a, b, c))
+    expect = fitted(({va.pk: 1, vb.pk: 1, vc.pk: 3}, ()))
+    assert [entry_of(bot, on).rating for bot in (a, b, c)] == [expect(v).rating for v in (va, vb, vc)]
+    assert entry_of(a, on).rating == entry_of(b, on).rating > D(1500) > entry_of(c, on).rating
 
 
 def test_a_failed_match_changes_no_rating():
@@ -134,7 +154,8 @@ def test_a_bot_that_left_is_still_rated_for_the_match_it_was_playing():
     [match] = services.ladder_matchmake(on, rng=random.Random(1))
     services.ladder_leave(on, a)
     record(match, {a.pk: 1, b.pk: 2})
-    assert entry_of(a, on).rating == D("1516.00") and entry_of(a, on).status == "left"
+    assert entry_of(a, on).rating > D(1500) > entry_of(b, on).rating and entry_of(a, on).status == "left"
+    assert entry_of(a, on).los_below is None  # not in the ranking: no neighbour below it
 
 
 # --- suspension after forfeits in a row
@@ -182,3 +203,70 @@ def test_a_hand_made_ladder_match_seating_one_bot_twice_is_stored_unrated():
     assert match_services.match_record_result(match.pk, token, outcome)
     assert Match.objects.get(pk=match.pk).status == "done"
     assert not RatingChange.objects.exists() and LadderMatch.objects.get(match=match).rated
+
+
+def test_a_challenge_between_two_of_ones_own_bots_is_refused_unless_the_ladder_allows_it():
+    from api.services import ApiRefusal, challenge_create
+
+    strict = ladder(name="Strict", slug="strict")
+    mine, also_mine = active_bot("mine", owner="ann"), active_bot("alsomine", owner="ann")
+    services.ladder_enter(strict, also_mine)  # an active entry makes it public, so only the owner rule refuses
+    with pytest.raises(ApiRefusal, match="ann/mine and ann/alsomine have the same owner.*never seats one owner"):
+        challenge_create(challenger=mine.owner, bot=mine, opponent=also_mine, ladder=strict)
+    assert not Match.objects.exists()
+    # Another owner's bot is fine on the same ladder; and a ladder that allows it takes the pair.
+    other = active_bot("other", owner="bob")
+    services.ladder_enter(strict, other)
+    assert challenge_create(challenger=mine.owner, bot=mine, opponent=other, ladder=strict).match.kind == "challenge"
+    lenient = ladder(name="Lenient", slug="lenient", allow_same_owner=True)
+    challenge = challenge_create(challenger=mine.owner, bot=mine, opponent=also_mine, ladder=lenient)
+    assert bots_of(challenge.match) == [mine.pk, also_mine.pk]
+
+
+def test_the_owner_check_names_the_pair_and_passes_distinct_owners():
+    strict = ladder()
+    a, b, c = active_bot("a", owner="ann"), active_bot("b", owner="bob"), active_bot("c", owner="ann")
+    services.ladder_owners_check(strict, [a, b])
+    with pytest.raises(services.LadderError, match="ann/a and ann/c have the same owner"):
+        services.ladder_owners_check(strict, [a, b, c])
+
+
+# --- the match clock (BOT_CONTRACT.md, time_per_match)
+
+THINKER_SOURCE = b"""import time
+
+
+def agent(observation, configuration):
+    time.sleep(0.9)  # legal and within its 1 s per decision every time
+    return observation["legal_actions"][0]
+"""
+
+
+# transaction=True: the match plays for more than MATCH_LEASE_RENEW_SECONDS, and its lease is renewed
+# from a thread with a connection of its own, which cannot see rows inside a test's transaction.
+@pytest.mark.slow  # it plays for the match clock's 3 s and more
+@pytest.mark.django_db(transaction=True)
+def test_a_bot_slow_within_its_decision_clock_forfeits_on_the_match_clock_and_the_ladder_match_is_rated():
+    """Issue 14 point 2: 0.9 s a decision never breaks a rule, but uses up a 3 s match clock; the
+    match completes (done, not failed), the slow bot forfeits and both bots are rated for it."""
+    from bots import services as bot_services
+    from matches import tasks
+
+    on = ladder(time_per_decision=1.0, time_bank=1.0, time_per_match=3.0, rules={"players": 2, "rounds": 3})
+    thinker, steady = active_bot("thinker"), active_bot("steady")
+    version = bot_services.bot_version_create(bot=thinker, filename="thinker.py", data=THINKER_SOURCE, validate=False)
+    version.status = version.Status.ACTIVE
+    version.save(update_fields=["status"])
+    for bot in (thinker, steady):
+        services.ladder_enter(on, bot)
+    [match] = services.ladder_matchmake(on, rng=random.Random(3))
+    assert match.time_per_match == 3.0
+    assert tasks.match_play.apply(args=[match.pk]).get() is True
+    match.refresh_from_db()
+    assert match.status == Match.Status.DONE, match.error
+    slow = match.seats.get(bot_version=version)
+    assert slow.forfeited and slow.fault_reason.startswith("out of match time"), (slow.fault_kind, slow.fault_reason)
+    services.ladder_refit(on)  # what the result hook's ladder_refit task does after the commit
+    changes = RatingChange.objects.filter(ladder=on, match=match)
+    assert changes.count() == 2
+    assert entry_of(steady, on).rating > D(1500) > entry_of(thinker, on).rating

@@ -69,11 +69,20 @@ def test_a_ladder_of_the_reference_bots_played_by_a_real_worker_ends_in_strength
     def rated() -> int:
         return LadderMatch.objects.filter(ladder=ladder, rated=True).count()
 
+    def refitted() -> bool:
+        # the ladder_refit task (maintenance queue) has fitted every stored result
+        last = RatingChange.objects.filter(ladder=ladder).order_by("-pk").values_list("pk", flat=True).first()
+        return Ladder.objects.get(pk=ladder.pk).refit_through == last
+
     for round_ in range(ROUNDS):
         # What beat does every LADDER_MATCHMAKE_SECONDS, seeded: the task runs on the maintenance queue.
         tasks.ladder_matchmake_all.delay(seed=1000 * LADDER_SEED + round_)
-        wait_for(f"match {round_ + 1} rated", lambda n=round_ + 1: rated() == n, 300, worker)
-    assert "ladders.tasks.ladder_matchmake_all" in worker.log
+        # A match is 400 games, each starting a fresh bot process per seat (BOT_CONTRACT.md): 107 to
+        # 284 s each on the shared 2-core machine at load 8, so the wait is generous.
+        wait_for(f"match {round_ + 1} rated", lambda n=round_ + 1: rated() == n, 900, worker)
+        # matchmaking reads the refitted columns: the next round waits for them, as the simulation does
+        wait_for(f"match {round_ + 1} refitted", refitted, 120, worker)
+    assert "ladders.tasks.ladder_matchmake_all" in worker.log and "ladders.tasks.ladder_refit" in worker.log
 
     ladder_matches = Match.objects.filter(ladder_match__ladder=ladder)
     assert ladder_matches.count() == ROUNDS
@@ -85,7 +94,7 @@ def test_a_ladder_of_the_reference_bots_played_by_a_real_worker_ends_in_strength
 
     rating = {e.bot.name: e.rating for e in LadderEntry.objects.filter(ladder=ladder).select_related("bot")}
     assert sorted(rating, key=rating.get) == list(REFERENCE_BOTS), rating
-    # The worker, the sandbox and the result hook played and rated exactly what the in-process
-    # referee and ladders.ratings give for the same seeds: the simulation's figures hold here.
+    # The worker, the sandbox, the result hook and the refit task played and rated exactly what the
+    # in-process referee, matchmaking and fit give for the same seeds: the simulation's figures hold here.
     assert rating == simulate(list(REFERENCE_BOTS), 4, DEALS, ROUNDS, LADDER_SEED)
     call_command("recompute_ratings", "--check", "--ladder", "worker")

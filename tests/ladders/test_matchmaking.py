@@ -99,6 +99,7 @@ def test_an_inactive_ladder_gets_no_matches():
     assert services.ladder_matchmake_all() == {}
 
 
+@pytest.mark.slow  # plays many matches: seconds of CPU, left out of make check
 @pytest.mark.parametrize(("seats", "max_pending"), [(2, 3), (3, 2)])
 def test_every_bot_gets_at_least_half_its_fair_share_of_games(seats, max_pending):
     rng = random.Random(2026 + seats)
@@ -122,6 +123,7 @@ def test_every_bot_gets_at_least_half_its_fair_share_of_games(seats, max_pending
     assert rating[bots[-1].pk] > rating[bots[0].pk] + 200
 
 
+@pytest.mark.slow  # plays many matches: seconds of CPU, left out of make check
 def test_a_strong_newcomer_climbs_into_the_top_two_within_fifteen_matches():
     rng = random.Random(11)
     on = ladder(max_pending=3)
@@ -150,3 +152,81 @@ def test_a_ladder_with_broken_stored_rules_does_not_stop_the_others(caplog):
     type(broken).objects.filter(pk=broken.pk).update(rules={"players": 2, "wd4": "sometimes"})
     assert services.ladder_matchmake_all(rng=random.Random(1)) == {"broken": 0, "good": 1}
     assert "ladder broken: no matchmaking: rule option 'wd4'" in caplog.text
+
+
+def _owners_at_tables():
+    """Per ladder match, the owners of its seats (in seat order)."""
+    return [
+        [seat.bot_version.bot.owner_id for seat in match.seats.select_related("bot_version__bot").order_by("seat")]
+        for match in Match.objects.filter(kind="ladder").order_by("pk")
+    ]
+
+
+def _run_team_ladder(allow_same_owner: bool, seed: int) -> list[list[int]]:
+    """Four owners with three bots each on a 3-seat ladder, 25 matchmaking passes with results."""
+    rng = random.Random(seed)
+    on = ladder(seats=3, max_pending=4, allow_same_owner=allow_same_owner)
+    bots = [active_bot(f"{team}{i}", owner=f"team-{team}") for team in "wxyz" for i in range(3)]
+    enter_all(on, bots)
+    strength = {bot.pk: 1300 + 50 * i for i, bot in enumerate(bots)}
+    now = timezone.now()
+    for step in range(25):
+        created = services.ladder_matchmake(on, rng=rng, now=now + timedelta(minutes=step))
+        assert created, f"pass {step}: no match although four owners' bots were free"
+        simulate_results(created, strength, rng)
+    return _owners_at_tables()
+
+
+@pytest.mark.slow  # plays many matches: seconds of CPU, left out of make check
+def test_one_owners_bots_never_share_a_table_unless_the_ladder_allows_it():
+    tables = _run_team_ladder(allow_same_owner=False, seed=14)
+    assert len(tables) >= 25 * 2
+    crowded = [owners for owners in tables if len(set(owners)) < len(owners)]
+    assert crowded == []
+
+
+@pytest.mark.slow  # plays many matches: seconds of CPU, left out of make check
+def test_a_ladder_that_allows_it_may_seat_one_owners_bots_together():
+    tables = _run_team_ladder(allow_same_owner=True, seed=14)
+    # Twelve bots of four owners, three seats, seated by rating alone: 68 of this run's 100 tables
+    # hold one owner twice (with the rule: 0 of 80), so fewer than 10 would mean the rule leaked in.
+    crowded = [owners for owners in tables if len(set(owners)) < len(owners)]
+    assert len(crowded) >= 10, (len(crowded), len(tables))
+
+
+@pytest.mark.parametrize(("seats", "teams"), [(2, {"solo": 4}), (3, {"big": 5, "small": 2})])
+def test_a_ladder_without_enough_owners_to_fill_a_table_makes_no_match(seats, teams):
+    on = ladder(seats=seats, max_pending=10)
+    enter_all(on, [active_bot(f"{team}{i}", owner=team) for team, count in teams.items() for i in range(count)])
+    assert services.ladder_matchmake(on, rng=random.Random(3)) == []
+    assert not Match.objects.exists()
+    # One more owner is all it takes; the table then holds one bot of each owner.
+    services.ladder_enter(on, active_bot("stranger"))
+    [match] = services.ladder_matchmake(on, rng=random.Random(4))
+    [owners] = _owners_at_tables()
+    assert len(set(owners)) == seats == len(owners)
+    assert bots_of(match)[0] != bots_of(match)[1]
+
+
+def test_the_owner_rule_passes_over_a_closer_bot_of_the_anchors_owner():
+    on = ladder(max_pending=1)
+    mine = [active_bot(f"mine{i}", owner="me") for i in range(3)]
+    other = active_bot("far", owner="someone")
+    enter_all(on, [*mine, other])
+    LadderEntry.objects.filter(bot=other).update(rating=2400)  # far from every one of mine: still the only choice
+    [match] = services.ladder_matchmake(on, rng=random.Random(9))
+    assert other.pk in bots_of(match)
+
+
+def test_every_ladder_match_and_challenge_carries_the_ladders_three_clocks():
+    from api.services import challenge_create
+
+    on = ladder(time_per_decision=0.5, time_bank=4, time_per_match=120, max_pending=10)
+    bots = [active_bot(f"b{i}") for i in range(4)]
+    enter_all(on, bots)
+    matches = services.ladder_matchmake(on, rng=random.Random(11))
+    challenge = challenge_create(challenger=bots[0].owner, bot=bots[0], opponent=bots[1], ladder=on)
+    assert len(matches) == 2
+    for match in [*matches, challenge.match]:
+        match.refresh_from_db()
+        assert (match.time_per_decision, match.time_bank, match.time_per_match) == (0.5, 4.0, 120.0)

@@ -7,7 +7,7 @@ from decimal import Decimal as D
 
 import pytest
 
-from ladders.ratings import PROVISIONAL_MATCHES, START, Rating, rate_match, replay
+from ladders.ratings import PROVISIONAL_MATCHES, START, Rating, pick_table, rate_match, replay
 
 
 def values(result):
@@ -132,3 +132,17 @@ def test_rate_match_rejects_bad_rankings_naming_them(ranking, message):
 def test_rating_rejects_values_that_are_not_finite_numbers(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Rating(**kwargs)
+
+
+def test_pick_table_with_owners_seats_each_owner_once_or_makes_no_table():
+    # (name, owner, rating): the two closest to the anchor belong to the anchor's owner.
+    bots = {"anchor": ("x", 1500), "x1": ("x", 1501), "x2": ("x", 1502), "y1": ("y", 1700), "y2": ("y", 1710),
+            "z1": ("z", 1900)}
+    rating, owner = (lambda b: Rating(bots[b][1], 50)), (lambda b: bots[b][0])
+    others = [b for b in bots if b != "anchor"]
+    for seed in range(50):
+        table = pick_table("anchor", others, 3, rating, random.Random(seed), owner=owner)
+        assert sorted(owner(b) for b in table) == ["x", "y", "z"]
+        assert pick_table("anchor", others, 4, rating, random.Random(seed), owner=owner) is None
+    # Without owners the closest two sit, whoever owns them.
+    assert sorted(pick_table("anchor", others, 3, rating, random.Random(0))) == ["anchor", "x1", "x2"]

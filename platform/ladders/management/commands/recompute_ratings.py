@@ -1,15 +1,18 @@
-"""manage.py recompute_ratings [--ladder SLUG] [--check]: rate every ladder's history again from 1500."""
+"""manage.py recompute_ratings [--ladder SLUG] [--check]: fit every ladder's results again from scratch."""
 
 from django.core.management.base import BaseCommand, CommandError
 
 from ladders.models import Ladder
+from ladders.ratings import CHECK_TOLERANCE
 from ladders.services import ladder_ratings_recompute
 
 
 class Command(BaseCommand):
     help = (
-        "Recompute ladder ratings from the whole match history. With --check, only compare with the "
-        "stored values, print every difference and exit non-zero when there is one."
+        "Fit ladder ratings again from the stored results (a cold start) and compare with the stored "
+        f"ratings, intervals, results and likelihoods of superiority (within {CHECK_TOLERANCE} points). "
+        "With --check, change nothing (and lock nothing), print every difference and exit non-zero when "
+        "there is one; without it, refit and write the ladder's ratings."
     )
 
     def add_arguments(self, parser):
@@ -30,7 +33,11 @@ class Command(BaseCommand):
             for difference in differences:
                 self.stdout.write(f"{item.slug}: {difference}")
             verb = "differ from" if check else "rewritten from"
-            status = f"{len(differences)} stored value(s) {verb} the history" if differences else "reproduced exactly"
+            status = (
+                f"{len(differences)} stored value(s) {verb} a refit of the results"
+                if differences
+                else f"reproduced by a refit of the results (within {CHECK_TOLERANCE} points)"
+            )
             self.stdout.write(f"{item.slug}: {status}")
         if check and total:
-            raise CommandError(f"{total} stored rating value(s) differ from a recomputation of the history")
+            raise CommandError(f"{total} stored rating value(s) differ from a refit of the stored results")
