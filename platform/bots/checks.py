@@ -33,4 +33,9 @@ def validation_settings_check(app_configs=None, **kwargs):
                     id="bots.E003",
                 )
             )
+        for players in settings.VALIDATION_SEATS:
+            try:
+                Rules.from_dict({**rules.to_dict(), "players": players})
+            except RulesError as exc:
+                errors.append(Error(f"VALIDATION_SEATS={settings.VALIDATION_SEATS!r}: {exc}", id="bots.E004"))
     return errors

@@ -54,6 +54,9 @@ class BotVersion(models.Model):
     rejection_reason = models.TextField(blank=True)
     validation_log = models.TextField(blank=True)
     validated_at = models.DateTimeField(null=True, blank=True)
+    #: the validation's plan and results, one run per configuration (bots.validation):
+    #: [{"label": "4 seats", "match": id, "status": "pending|passed|failed", "reason": ""}]
+    validation_runs = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["bot", "-number"]
@@ -80,3 +83,37 @@ class BotVersion(models.Model):
     def label(self) -> str:
         """Display name used in seats and tables: ``owner/bot v3``."""
         return f"{self.bot} v{self.number}"
+
+
+class SourceAccess(models.Model):
+    """One read of a bot's private part (source, validation log, seat log) by someone other than
+    its owner: an organizer judging an entrant or a superuser. Written by the pages and the API
+    that show it, read by superusers in the admin, never changed."""
+
+    class What(models.TextChoices):
+        SOURCE = "source", "source"
+        VALIDATION_LOG = "validation_log", "validation log"
+        SEAT_LOG = "seat_log", "seat log"
+
+    # SET_NULL and the copies below: the record outlives the reader's account and the bot.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="source_accesses"
+    )
+    username = models.CharField(max_length=150)
+    bot_version = models.ForeignKey(
+        BotVersion, null=True, on_delete=models.SET_NULL, related_name="accesses"
+    )
+    label = models.CharField(max_length=255, help_text="owner/bot vN at the time of the read")
+    what = models.CharField(max_length=16, choices=What.choices)
+    match_id = models.PositiveBigIntegerField(null=True, blank=True, help_text="the match of a seat log")
+    reason = models.CharField(max_length=200, help_text="why the reader was allowed")
+    path = models.CharField(max_length=500, help_text="the page or API path of the read")
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+        verbose_name = "source and log access"
+        verbose_name_plural = "source and log accesses"
+
+    def __str__(self) -> str:
+        return f"{self.username} read {self.get_what_display()} of {self.label}"

@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
 
 from .models import Bot, BotVersion
 
 
-def bot_list(*, owner=None) -> QuerySet[Bot]:
-    """Bots with their version counts, optionally of one owner."""
+def _version_count(**filters):
+    """The bot's versions (matching ``filters``) counted by one scalar subquery: no join, no GROUP BY
+    over the bot list."""
+    counted = (
+        BotVersion.objects.filter(bot=OuterRef("pk"), **filters).order_by().values("bot").annotate(n=Count("pk")).values("n")
+    )
+    return Coalesce(Subquery(counted[:1], output_field=IntegerField()), Value(0))
+
+
+def bot_list(*, owner=None, search: str = "") -> QuerySet[Bot]:
+    """Bots with their version counts, optionally of one owner, and those whose name or owner's
+    username contains ``search`` (any case)."""
     bots = Bot.objects.select_related("owner").annotate(
-        version_count=Count("versions", distinct=True),
-        active_count=Count("versions", filter=Q(versions__status=BotVersion.Status.ACTIVE), distinct=True),
+        version_count=_version_count(),
+        active_count=_version_count(status=BotVersion.Status.ACTIVE),
     )
     if owner is not None:
         bots = bots.filter(owner=owner)
-    return bots.order_by("name")
+    search = (search or "").strip()
+    if search:
+        bots = bots.filter(Q(name__icontains=search) | Q(owner__username__icontains=search))
+    return bots.order_by("name", "pk")
 
 
 def bot_playing_version(bot: Bot) -> BotVersion | None:
@@ -23,28 +37,50 @@ def bot_playing_version(bot: Bot) -> BotVersion | None:
     return bot_playing_versions([bot], with_source=True).get(bot.pk)
 
 
-def bot_playing_versions(bots, *, with_source: bool = False) -> dict[int, BotVersion]:
-    """``bot_playing_version`` of many bots in two queries: bot id -> the version that plays."""
+def bot_playing_versions(bots, *, with_source: bool = False, bot_ids=None, only=None) -> dict[int, BotVersion]:
+    """``bot_playing_version`` of many bots in one query: bot id -> the version that plays.
+
+    ``bot_ids``, a queryset of the same bots' ids, filters in SQL by a subquery instead of an
+    IN list of every id, and ``only``, the fields the caller reads, loads no others (what a
+    1,000-entry ladder's matchmaking passes)."""
     bots = list(bots)
-    active = BotVersion.objects.filter(bot_id__in=[b.pk for b in bots], status=BotVersion.Status.ACTIVE)
-    numbers = {pk: (bot_id, number) for pk, bot_id, number in active.values_list("pk", "bot_id", "number")}
-    newest: dict[int, tuple[int, int]] = {}  # bot id -> (number, pk)
-    for pk, (bot_id, number) in numbers.items():
-        newest[bot_id] = max(newest.get(bot_id, (0, 0)), (number, pk))
+    if not bots:
+        return {}
+    active = BotVersion.objects.filter(
+        bot_id__in=bot_ids if bot_ids is not None else [b.pk for b in bots], status=BotVersion.Status.ACTIVE
+    )
+    if only is not None:
+        active = active.only("bot_id", "number", "status", *only)
+    elif not with_source:
+        active = active.defer("source")
+    active_of: dict[int, dict[int, BotVersion]] = {}  # bot id -> {pk: version}
+    for version in active:
+        active_of.setdefault(version.bot_id, {})[version.pk] = version
     chosen = {}
     for bot in bots:
-        pinned = numbers.get(bot.pinned_version_id)
-        if pinned is not None and pinned[0] == bot.pk:
-            chosen[bot.pk] = bot.pinned_version_id
-        elif bot.pk in newest:
-            chosen[bot.pk] = newest[bot.pk][1]
-    if not chosen:
-        return {}
-    versions = BotVersion.objects.filter(pk__in=chosen.values())
-    if not with_source:
-        versions = versions.defer("source")
-    by_pk = versions.in_bulk()
-    return {bot_id: by_pk[pk] for bot_id, pk in chosen.items()}
+        versions = active_of.get(bot.pk, {})
+        pk = _playing_choice(bot, [(v.pk, v.number) for v in versions.values()])
+        if pk is not None:
+            chosen[bot.pk] = versions[pk]
+    return chosen
+
+
+def _playing_choice(bot: Bot, active: list[tuple[int, int]]) -> int | None:
+    """The pk of the version that plays among the bot's active ``(pk, number)``: the owner's pick
+    while active, else the newest active; None when none is active.
+
+    >>> _playing_choice(Bot(pinned_version_id=7), [(7, 1), (9, 2)]), _playing_choice(Bot(), [(7, 1), (9, 2)])
+    (7, 9)
+    """
+    if any(pk == bot.pinned_version_id for pk, _ in active):
+        return bot.pinned_version_id
+    return max(active, key=lambda row: row[1])[0] if active else None
+
+
+def playing_among(bot: Bot, versions: list[BotVersion]) -> BotVersion | None:
+    """``bot_playing_version`` from the bot's versions already loaded (the bot page's list): no query."""
+    pk = _playing_choice(bot, [(v.pk, v.number) for v in versions if v.status == BotVersion.Status.ACTIVE])
+    return next((v for v in versions if v.pk == pk), None)
 
 
 def bot_versions(bot: Bot) -> QuerySet[BotVersion]:
@@ -52,13 +88,71 @@ def bot_versions(bot: Bot) -> QuerySet[BotVersion]:
     return bot.versions.defer("source").order_by("-number")
 
 
+def user_is_owner(user, bot: Bot) -> bool:
+    """Only the owner uploads into, edits, renames, pins or changes the visibility of a bot."""
+    return bool(user is not None and user.is_authenticated and user.pk == bot.owner_id)
+
+
 def user_is_owner_or_staff(user, bot: Bot) -> bool:
+    """Owner or any staff user. Kept for the ladder pages; bots, versions and the API use
+    ``user_is_owner`` to act on a bot and ``private_read_reason`` to read its private parts."""
     return bool(user.is_authenticated and (user.is_staff or user.pk == bot.owner_id))
 
 
+#: why a private part of a bot may be read: the owner's own reads are never audited
+OWNER = "owner"
+#: matches of these kinds are events an organizer runs and judges
+EVENT_MATCH_KINDS = ("ladder", "tournament")
+
+
+def bot_plays_in_events(bot: Bot) -> bool:
+    """True when a version of the bot has a seat in a ladder or tournament match (any status):
+    the bot is an entrant that organizers may have to judge. Cached on the bot instance."""
+    known = getattr(bot, "_plays_in_events", None)
+    if known is None:
+        from matches.models import MatchSeat
+
+        known = MatchSeat.objects.filter(bot_version__bot=bot, match__kind__in=EVENT_MATCH_KINDS).exists()
+        bot._plays_in_events = known
+    return known
+
+
+def private_read_reason(user, bot: Bot, *, match_kind: str | None = None) -> str | None:
+    """Why ``user`` may read the private parts of ``bot`` (its source when not public, its
+    validation logs, and, with ``match_kind``, its seat log in a match of that kind), or None.
+
+    - the owner: ``OWNER``, never audited;
+    - a superuser: everything, audited;
+    - an organizer (staff): the source and validation logs of a bot that plays in events (a seat
+      in a ladder or tournament match), and seat logs of ladder and tournament matches only (not
+      challenges, not validation matches), audited;
+    - anyone else: nothing.
+    """
+    from core.roles import is_organizer, is_superuser
+
+    if user is None or not user.is_authenticated:
+        return None
+    if user.pk == bot.owner_id:
+        return OWNER
+    if is_superuser(user):
+        return "superuser"
+    if not is_organizer(user):
+        return None
+    if match_kind is not None:
+        return f"organizer judging a {match_kind} match" if match_kind in EVENT_MATCH_KINDS else None
+    if bot_plays_in_events(bot):
+        return "organizer judging an entrant (the bot plays in ladder or tournament matches)"
+    return None
+
+
 def can_view_source(user, bot: Bot) -> bool:
-    """Source is for everyone when the bot's source is public, else for the owner and staff."""
-    return bot.source_public or user_is_owner_or_staff(user, bot)
+    """Source is for everyone when the bot's source is public, else as ``private_read_reason`` says."""
+    return bot.source_public or private_read_reason(user, bot) is not None
+
+
+def can_read_seat_log(user, bot: Bot, match_kind: str) -> bool:
+    """A seat's log in a match of ``match_kind``: as ``private_read_reason`` says."""
+    return private_read_reason(user, bot, match_kind=match_kind) is not None
 
 
 def can_revalidate(version: BotVersion) -> bool:
@@ -67,6 +161,9 @@ def can_revalidate(version: BotVersion) -> bool:
 
     if version.status != BotVersion.Status.REJECTED:
         return False
+    failed = next((run for run in version.validation_runs or [] if run.get("status") == "failed"), None)
+    if failed is not None:  # the configuration that rejected it: did the platform fail that match?
+        return Match.objects.filter(pk=failed["match"], status=Match.Status.FAILED).exists()
     last = (
         Match.objects.filter(kind=Match.Kind.VALIDATION, seats__bot_version=version)
         .order_by("-queued_at", "-pk")
@@ -77,7 +174,8 @@ def can_revalidate(version: BotVersion) -> bool:
 
 
 def can_view_validation_log(user, bot: Bot) -> bool:
-    return user_is_owner_or_staff(user, bot)
+    return private_read_reason(user, bot) is not None
+
 
 
 def site_counts() -> dict:
@@ -88,4 +186,236 @@ def site_counts() -> dict:
         "bots": Bot.objects.count(),
         "active_versions": BotVersion.objects.filter(status=BotVersion.Status.ACTIVE).count(),
         "matches": Match.objects.filter(status=Match.Status.DONE).exclude(kind=Match.Kind.VALIDATION).count(),
+    }
+
+
+# --- a version's numbers for its author (the version page): every figure is one aggregate in the
+# database over the version's seats, read on the seat index (bot_version, -queued_at, -match); no
+# query per match, per seat or per opponent, so the page costs the same at 10 matches or 100,000.
+
+#: the opponents listed on a version's page: the most played against
+STATS_OPPONENTS = 20
+#: the version's most recent faults listed with their reasons
+STATS_RECENT_FAULTS = 10
+#: the version's most recent rated matches listed with their rating change
+STATS_RATING_MATCHES = 20
+#: upper bounds (seconds) of the decision-time histogram's buckets; the last bucket is open
+DECISION_BUCKETS = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
+
+#: the newest seats of a version (or, on the bot page, of each version) its numbers are computed
+#: over: the aggregates read at most this many rows whatever the history (100,000 matches of one
+#: version took 2.7 s a page over the whole history, measured; over 2,000 seats 16-60 ms each)
+STATS_WINDOW = 2000
+
+
+def stats_available() -> bool:
+    """The version numbers are PostgreSQL aggregates (JSON operators, FILTER, LATERAL, percentiles):
+    on another database (the embedded default's SQLite) the pages say they are not computed there."""
+    from django.db import connection
+
+    return connection.vendor == "postgresql"
+
+
+def _played(extra_from: str = "", key: str = "%s") -> str:
+    """FROM and WHERE of a version's played seats: its newest STATS_WINDOW seats on the seat index
+    (bot_version, -queued_at, -match), of finished matches, validation matches left out (they are
+    the platform's test, not competition). ``key``: the version id (a parameter, or a column of an
+    outer query); ``extra_from``: joins after the match's."""
+    return (
+        " FROM (SELECT match_id, seat, bot_version_id, rank, score, forfeited, strikes, fault_kind, faults, queued_at"
+        f" FROM matches_matchseat WHERE bot_version_id = {key} ORDER BY queued_at DESC, match_id DESC"
+        f" LIMIT {STATS_WINDOW}) s JOIN matches_match m ON m.id = s.match_id{extra_from}"
+        " WHERE m.status = 'done' AND m.kind <> 'validation'"
+    )
+
+
+def _rows(sql: str, params) -> list[dict]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        names = [c[0] for c in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def _results(row: dict) -> dict:
+    games = row["matches"] or 0
+    row["win_rate"] = (row["wins"] / games) if games else None
+    return row
+
+
+def version_results_by_seats(version: BotVersion) -> list[dict]:
+    """Per seat count (2, 3, 4...): matches, wins (rank 1), mean rank, mean score, forfeits, strikes.
+    One GROUP BY over the version's played seats (``_played``: its newest STATS_WINDOW); ``windowed``
+    on each row when the version has older seats than that."""
+    return [_results(row) for row in _rows(
+        "SELECT (m.rules->>'players')::int AS players, count(*) AS matches,"
+        " count(*) FILTER (WHERE s.rank = 1) AS wins, avg(s.rank)::float AS mean_rank,"
+        " avg(s.score)::float AS mean_score, count(*) FILTER (WHERE s.forfeited) AS forfeits,"
+        " coalesce(sum(s.strikes), 0) AS strikes,"
+        # whether seats older than the window exist: the page then says its numbers are the newest's
+        " EXISTS (SELECT 1 FROM matches_matchseat WHERE bot_version_id = %s ORDER BY queued_at DESC, match_id DESC"
+        f" OFFSET {STATS_WINDOW} LIMIT 1) AS windowed" + _played() + " GROUP BY 1 ORDER BY 1",
+        [version.pk, version.pk],
+    )]
+
+
+def version_results_by_opponent(version: BotVersion, limit: int = STATS_OPPONENTS) -> list[dict]:
+    """The ``limit`` opponents (a bot, any of its versions, or a reference bot) the version met most:
+    matches together, how often it finished ahead of them / behind them, and its wins (rank 1) in those
+    matches, with the bot's name and owner. One GROUP BY over the version's seats joined to the other
+    seats of the same matches, the names joined to the ``limit`` rows only."""
+    rows = _rows(
+        "WITH top AS (SELECT o.bot_id, o.reference_bot, count(DISTINCT s.match_id) AS matches,"
+        " count(*) FILTER (WHERE s.rank < o.rank) AS ahead, count(*) FILTER (WHERE s.rank > o.rank) AS behind,"
+        " count(DISTINCT s.match_id) FILTER (WHERE s.rank = 1) AS wins"
+        + _played(" JOIN matches_matchseat o ON o.match_id = s.match_id AND o.seat <> s.seat")
+        + " GROUP BY o.bot_id, o.reference_bot ORDER BY 3 DESC, 1, 2 LIMIT %s)"
+        " SELECT top.*, b.name AS bot_name, u.username AS owner FROM top"
+        " LEFT JOIN bots_bot b ON b.id = top.bot_id LEFT JOIN auth_user u ON u.id = b.owner_id"
+        " ORDER BY top.matches DESC, top.bot_id, top.reference_bot",
+        [version.pk, limit],
+    )
+    return [_results(row) for row in rows]
+
+
+def version_faults(version: BotVersion, recent: int = STATS_RECENT_FAULTS) -> dict:
+    """The version's faults over all its finished matches: ``kinds`` (kind, count, matches with it;
+    timeouts are the kind ``timeout``), ``forfeits`` by the kind that ended them, and the ``recent``
+    newest faults with their reasons (match, game, round, kind, reason). Two queries."""
+    counted = _rows(
+        "(SELECT 'fault' AS what, f->>'kind' AS kind, count(*) AS faults, count(DISTINCT s.match_id) AS matches"
+        + _played(", jsonb_array_elements(s.faults) f")
+        + " AND s.fault_kind <> '' AND jsonb_typeof(s.faults) = 'array' GROUP BY 2)"
+        " UNION ALL (SELECT 'forfeit', s.fault_kind, count(*), count(*)" + _played() + " AND s.forfeited GROUP BY 2)"
+        " ORDER BY 1, 3 DESC, 2",
+        [version.pk, version.pk],
+    )
+    kinds = [row for row in counted if row["what"] == "fault"]
+    forfeits = [row for row in counted if row["what"] == "forfeit"]
+    # newest first on the seat index; only seats with a fault are expanded
+    latest = _rows(
+        "SELECT s.match_id AS match_id, s.seat AS seat, f->>'kind' AS kind, f->>'reason' AS reason,"
+        " (f->>'game')::int AS game, (f->>'round')::int AS round FROM ("
+        "  SELECT s.match_id, s.seat, s.faults, s.queued_at" + _played() + " AND s.fault_kind <> ''"
+        "  ORDER BY s.queued_at DESC, s.match_id DESC LIMIT %s) s, jsonb_array_elements(s.faults) WITH ORDINALITY AS e(f, n)"
+        " ORDER BY s.queued_at DESC, s.match_id DESC, e.n DESC LIMIT %s",
+        [version.pk, recent, recent],
+    )
+    return {"kinds": kinds, "forfeits": forfeits, "recent": latest}
+
+
+def version_decision_times(version: BotVersion) -> dict:
+    """The distribution of the version's decision times, computed in SQL over every finished match
+    (``width_bucket`` on DECISION_BUCKETS): per match, its mean and its slowest decision (the match's
+    ``timings``; single decisions' times are only in the gzipped per-match blobs, which SQL cannot
+    read). ``buckets``: label, matches by mean, matches by max; ``matches`` counted; ``p50``/``p95`` of
+    the means and ``max`` of the maxima, in seconds."""
+    rows = _rows(
+        # the window's timings first (MATERIALIZED: a filter on the JSON inside the join misleads the
+        # planner into a scan of every match, 450 ms at 100,000), then the seats that were timed
+        "WITH w AS MATERIALIZED (SELECT m.timings->'seats'->s.seat AS seat" + _played() + "),"
+        " t AS (SELECT (seat->>'mean')::float AS mean, (seat->>'max')::float AS max FROM w"
+        " WHERE jsonb_typeof(seat) = 'object' AND (seat->>'decisions')::int > 0)"
+        " SELECT 'mean' AS what, width_bucket(mean, %s::float8[]) AS bucket, count(*) AS n FROM t GROUP BY 2"
+        " UNION ALL SELECT 'max', width_bucket(max, %s::float8[]), count(*) FROM t GROUP BY 2"
+        " UNION ALL SELECT 'p50', NULL, (percentile_cont(0.5) WITHIN GROUP (ORDER BY mean) * 1e6)::bigint FROM t"
+        " UNION ALL SELECT 'p95', NULL, (percentile_cont(0.95) WITHIN GROUP (ORDER BY mean) * 1e6)::bigint FROM t"
+        " UNION ALL SELECT 'top', NULL, (max(max) * 1e6)::bigint FROM t",
+        [version.pk, list(DECISION_BUCKETS), list(DECISION_BUCKETS)],
+    )
+    counts = {(r["what"], r["bucket"]): r["n"] for r in rows}
+    bounds = (0.0, *DECISION_BUCKETS)
+    buckets = []
+    for i in range(len(bounds)):
+        low, high = bounds[i], (bounds[i + 1] if i + 1 < len(bounds) else None)
+        label = f"< {_ms(bounds[1])}" if i == 0 else (f"≥ {_ms(low)}" if high is None else _ms_range(low, high))
+        buckets.append({"label": label, "mean": counts.get(("mean", i), 0), "max": counts.get(("max", i), 0)})
+    total = sum(b["mean"] for b in buckets)
+    peak = max([b["mean"] for b in buckets] + [b["max"] for b in buckets] + [1])
+    for b in buckets:
+        b["mean_pct"], b["max_pct"] = round(100 * b["mean"] / peak), round(100 * b["max"] / peak)
+
+    def seconds(key):
+        value = counts.get((key, None))
+        return None if value is None else value / 1e6
+
+    return {"buckets": buckets, "matches": total, "p50": seconds("p50"), "p95": seconds("p95"), "max": seconds("top")}
+
+
+def _ms(seconds: float) -> str:
+    """A bucket bound as read: milliseconds below a second.
+
+    >>> _ms(0.003), _ms(1.0)
+    ('3 ms', '1 s')
+    """
+    return f"{seconds * 1000:g} ms" if seconds < 1 else f"{seconds:g} s"
+
+
+def _ms_range(low: float, high: float) -> str:
+    """A bucket's range, its unit written once when both bounds share it.
+
+    >>> _ms_range(0.001, 0.003), _ms_range(0.3, 1.0), _ms_range(1.0, 3.0)
+    ('1–3 ms', '300 ms–1 s', '1–3 s')
+    """
+    if high < 1:
+        return f"{low * 1000:g}–{high * 1000:g} ms"
+    if low >= 1:
+        return f"{low:g}–{high:g} s"
+    return f"{_ms(low)}–{_ms(high)}"
+
+
+def version_rating_changes(version: BotVersion, limit: int = STATS_RATING_MATCHES) -> dict:
+    """The version's rating change in each of its ``limit`` newest rated ladder matches (newest first,
+    with the ladder), and over all of them: rated matches and the sum of the changes. The newest come
+    from the seat index (the version's newest seats), the totals from one aggregate."""
+    from ladders.models import RatingChange
+    from matches.models import MatchSeat
+
+    newest = MatchSeat.objects.filter(bot_version=version, match__kind="ladder").order_by("-queued_at", "-match_id")
+    changes = list(
+        RatingChange.objects.filter(bot_version=version, match_id__in=newest.values("match_id")[:limit])
+        .select_related("ladder").only("match_id", "rank", "forfeited", "before", "after", "matches_after",
+                                       "ladder__slug", "ladder__name", "created_at")
+        .order_by("-match_id")[:limit]
+    )
+    totals = RatingChange.objects.filter(bot_version=version, after__isnull=False).aggregate(
+        rated=Count("pk"), gained=Sum(F("after") - F("before"))
+    )
+    return {"changes": changes, "rated": totals["rated"], "gained": totals["gained"]}
+
+
+def bot_version_results(bot: Bot) -> dict[int, dict] | None:
+    """Version id -> its finished non-validation matches (of its newest STATS_WINDOW seats), wins
+    (rank 1), win rate, forfeits and seats with a fault, ``windowed`` when it has older seats: the bot
+    page's line per version. One query: each version's window by LATERAL on the seat index. None
+    when ``stats_available`` is not."""
+    if not stats_available():
+        return None
+    rows = _rows(
+        "SELECT v.id AS version_id, r.* FROM bots_botversion v CROSS JOIN LATERAL ("
+        " SELECT count(*) AS matches, count(*) FILTER (WHERE s.rank = 1) AS wins,"
+        " count(*) FILTER (WHERE s.forfeited) AS forfeits, count(*) FILTER (WHERE s.fault_kind <> '') AS faulty,"
+        " EXISTS (SELECT 1 FROM matches_matchseat WHERE bot_version_id = v.id ORDER BY queued_at DESC, match_id DESC"
+        f" OFFSET {STATS_WINDOW} LIMIT 1) AS windowed"
+        + _played(key="v.id") + ") r WHERE v.bot_id = %s AND r.matches > 0",
+        [bot.pk],
+    )
+    return {row["version_id"]: _results(row) for row in rows}
+
+
+def version_stats(version: BotVersion) -> dict | None:
+    """Everything the version page shows of its play, in a fixed number of queries (None when
+    ``stats_available`` is not)."""
+    if not stats_available():
+        return None
+    by_seats = version_results_by_seats(version)
+    return {
+        "window": STATS_WINDOW,
+        "windowed": any(row["windowed"] for row in by_seats),
+        "by_seats": by_seats,
+        "by_opponent": version_results_by_opponent(version),
+        "faults": version_faults(version),
+        "decisions": version_decision_times(version),
+        "ratings": version_rating_changes(version),
     }

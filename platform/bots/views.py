@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
+from core import ratelimit
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import content_disposition_header
@@ -15,11 +19,19 @@ from sandbox.package import PackageError
 
 from . import selectors, services
 from .forms import BotEditForm, BotForm, CappedUploadHandler, UploadForm
-from .models import Bot, BotVersion
+from .models import Bot, BotVersion, SourceAccess
+
+#: bots per page of the bot list
+BOTS_PER_PAGE = 50
+#: the longest search text the bot list takes (names are at most 64, usernames 150)
+BOT_SEARCH_MAX = 150
 
 
 def bot_list(request):
-    return render(request, "bots/bot_list.html", {"bots": selectors.bot_list()})
+    """Every bot by name, a page at a time; ``?q=`` finds bots by name or owner."""
+    search = request.GET.get("q", "").strip()[:BOT_SEARCH_MAX]
+    page = Paginator(selectors.bot_list(search=search), BOTS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "bots/bot_list.html", {"bots": page.object_list, "page": page, "search": search})
 
 
 @login_required
@@ -37,8 +49,10 @@ def bot_new(request):
 
 
 def _owned_bot(request, bot_id: int) -> Bot:
+    """The bot when the request's user owns it: nobody else (organizers and superusers included)
+    uploads into, edits, pins or revalidates it here; superusers may in the admin."""
     bot = get_object_or_404(Bot.objects.select_related("owner"), pk=bot_id)
-    if not selectors.user_is_owner_or_staff(request.user, bot):
+    if not selectors.user_is_owner(request.user, bot):
         raise Http404("not your bot")
     return bot
 
@@ -56,20 +70,25 @@ def bot_edit(request, bot_id: int):
 
 def bot_detail(request, bot_id: int):
     bot = get_object_or_404(Bot.objects.select_related("owner"), pk=bot_id)
-    is_owner = selectors.user_is_owner_or_staff(request.user, bot)
+    is_owner = selectors.user_is_owner(request.user, bot)
     versions = list(selectors.bot_versions(bot))
+    results = selectors.bot_version_results(bot)
+    for version in versions:
+        version.results = results.get(version.pk) if results is not None else None
     return render(
         request,
         "bots/bot_detail.html",
         {
             "bot": bot,
             "versions": versions,
-            "playing": selectors.bot_playing_version(bot),
+            "playing": selectors.playing_among(bot, versions),
             "latest": versions[0] if versions else None,
             "is_owner": is_owner,
             "can_view_source": selectors.can_view_source(request.user, bot),
             "matches": match_list(bot=bot, limit=20),
             "upload_form": UploadForm() if is_owner else None,
+            "stats_window": selectors.STATS_WINDOW,
+            "stats_available": results is not None,
         },
     )
 
@@ -87,6 +106,13 @@ def bot_upload(request, bot_id: int):
 def _bot_upload(request, bot_id: int):
     bot = _owned_bot(request, bot_id)
     form = UploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and (waiting := ratelimit.hit("uploads", request)) is not None:
+        # the API's upload quota, per account and per address (core.ratelimit)
+        form.add_error(
+            None, f"Too many uploads; retry in {max(1, math.ceil(waiting))} s (the limit counts your account and "
+            "your address)."
+        )
+        return render(request, "bots/upload.html", {"bot": bot, "form": form}, status=429)
     if request.method == "POST" and form.is_valid():
         filename, data = form.upload()
         try:
@@ -131,18 +157,22 @@ def version_detail(request, bot_id: int, number: int):
         BotVersion.objects.defer("source").select_related("bot__owner"), bot_id=bot_id, number=number
     )
     bot = version.bot
+    can_view_log = services.private_read(
+        user=request.user, version=version, what=SourceAccess.What.VALIDATION_LOG, path=request.get_full_path()
+    )
     return render(
         request,
         "bots/version_detail.html",
         {
             "bot": bot,
             "version": version,
-            "is_owner": selectors.user_is_owner_or_staff(request.user, bot),
-            "can_view_log": selectors.can_view_validation_log(request.user, bot),
+            "is_owner": selectors.user_is_owner(request.user, bot),
+            "can_view_log": can_view_log,
             "can_view_source": selectors.can_view_source(request.user, bot),
             "playing": selectors.bot_playing_version(bot),
             "matches": match_list(version=version, limit=50),
             "can_revalidate": selectors.can_revalidate(version),
+            "stats": selectors.version_stats(version),
         },
     )
 
@@ -162,8 +192,10 @@ def version_revalidate(request, bot_id: int, number: int):
 
 
 def version_source(request, bot_id: int, number: int):
-    version = get_object_or_404(BotVersion.objects.select_related("bot"), bot_id=bot_id, number=number)
-    if not selectors.can_view_source(request.user, version.bot):
+    version = get_object_or_404(BotVersion.objects.select_related("bot__owner"), bot_id=bot_id, number=number)
+    if not version.bot.source_public and not services.private_read(
+        user=request.user, version=version, what=SourceAccess.What.SOURCE, path=request.get_full_path()
+    ):
         raise Http404("the source of this bot is private")
     is_zip = version.filename.lower().endswith(".zip")
     response = HttpResponse(

@@ -19,6 +19,7 @@ class MatchAdmin(admin.ModelAdmin):
     exclude = ["replay_gz", "decision_ms_gz"]
     readonly_fields = [
         "kind", "status", "rules", "seed", "games", "duplicate", "queued_at", "started_at", "finished_at",
+        "time_per_decision", "time_bank", "time_per_match",
         "deadline", "attempts", "attempt_token", "rounds_played", "games_played", "timings", "error",
     ]
     inlines = [MatchSeatInline]

@@ -35,6 +35,7 @@ class Match(models.Model):
     # The bots' clock for this match; empty means the sandbox.limits default.
     time_per_decision = models.FloatField(null=True, blank=True, help_text="seconds; empty: the default")
     time_bank = models.FloatField(null=True, blank=True, help_text="seconds; empty: the default")
+    time_per_match = models.FloatField(null=True, blank=True, help_text="seconds; empty: the default")
 
     queued_at = models.DateTimeField(auto_now_add=True)
     # When the task was last sent; a queued match whose message was lost is sent again.
@@ -46,6 +47,17 @@ class Match(models.Model):
     # Each start takes a fresh token; only the holder of the current token may store a result.
     attempts = models.PositiveIntegerField(default=0)
     attempt_token = models.CharField(max_length=32, blank=True)
+    # The running attempt's lease, on the database's clock: its worker renews it every few
+    # seconds (MATCH_LEASE_RENEW_SECONDS); once it passed, any worker may take the match again.
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # The Celery worker (hostname) of the latest attempt.
+    worker = models.CharField(max_length=255, blank=True)
+    # After an infrastructure error on this worker, it leaves the match to another healthy
+    # worker until avoid_until (database clock), when there is one.
+    avoid_worker = models.CharField(max_length=255, blank=True)
+    avoid_until = models.DateTimeField(null=True, blank=True)
+    # Sending the match's task to the broker failed at this time: the sweeper sends it again.
+    send_failed_at = models.DateTimeField(null=True, blank=True)
 
     rounds_played = models.PositiveIntegerField(null=True, blank=True)
     games_played = models.PositiveIntegerField(null=True, blank=True)
@@ -59,7 +71,13 @@ class Match(models.Model):
     class Meta:
         ordering = ["-queued_at", "-pk"]
         verbose_name_plural = "matches"
-        indexes = [models.Index(fields=["status", "queued_at"], name="match_status_queued_idx")]
+        indexes = [
+            models.Index(fields=["status", "queued_at"], name="match_status_queued_idx"),
+            # the match list's order (matches.selectors.match_list)
+            models.Index(fields=["-queued_at", "-id"], name="match_list_order_idx"),
+            # the lease sweeper: running matches whose lease expired
+            models.Index(fields=["status", "lease_expires_at"], name="match_status_lease_idx"),
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(status__in=["queued", "running", "done", "failed", "cancelled"]),
@@ -101,6 +119,14 @@ class MatchSeat(models.Model):
     bot_version = models.ForeignKey(
         "bots.BotVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="seats"
     )
+    # Copies that never change, kept on the seat so a bot's or a version's matches are read newest
+    # first from one index ((bot or version, queued_at, match) below) without touching the rest of
+    # the history: the version's bot and the match's queued_at. Filled on creation (``save``,
+    # ``matches.services.match_create``); the migration that added them filled the older rows.
+    bot = models.ForeignKey(
+        "bots.Bot", null=True, blank=True, on_delete=models.PROTECT, related_name="+", db_index=False
+    )  # indexed with queued_at below
+    queued_at = models.DateTimeField()
     # A reference bot of engine.bots by name (our own code), e.g. the validation opponent.
     reference_bot = models.CharField(max_length=64, blank=True)
 
@@ -120,8 +146,18 @@ class MatchSeat(models.Model):
 
     class Meta:
         ordering = ["match", "seat"]
+        indexes = [
+            # a bot's and a version's matches, newest first (matches.selectors.match_seats)
+            models.Index(fields=["bot", "-queued_at", "-match"], name="seat_bot_matches_idx"),
+            models.Index(fields=["bot_version", "-queued_at", "-match"], name="seat_version_matches_idx"),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["match", "seat"], name="match_seat_unique"),
+            models.CheckConstraint(
+                condition=models.Q(bot_version__isnull=True, bot__isnull=True)
+                | models.Q(bot_version__isnull=False, bot__isnull=False),
+                name="match_seat_bot_with_version",
+            ),
             models.CheckConstraint(
                 condition=(
                     models.Q(bot_version__isnull=False, reference_bot="")
@@ -133,6 +169,19 @@ class MatchSeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.match} seat {self.seat}: {self.label}"
+
+    def save(self, *args, **kwargs) -> None:
+        self.fill_copies()
+        super().save(*args, **kwargs)
+
+    def fill_copies(self) -> MatchSeat:
+        """Set the copied columns (the version's bot, the match's queued_at) when not set yet: for
+        seats written by ``bulk_create`` or ``COPY``, which skip ``save``."""
+        if self.bot_version_id is not None and self.bot_id is None:
+            self.bot_id = self.bot_version.bot_id
+        if self.queued_at is None and self.match_id is not None:
+            self.queued_at = self.match.queued_at
+        return self
 
     @property
     def label(self) -> str:

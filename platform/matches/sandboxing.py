@@ -8,6 +8,7 @@ the runner's result into an ``Outcome`` the services store.
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -82,19 +83,142 @@ def _docker_answers() -> bool:
         return False
 
 
+#: the reaper never removes sandboxes younger than this (other databases' matches may share the engine)
+REAP_AFTER_AT_LEAST = 1920.0
+
+
+def reap_age() -> float:
+    """Seconds after which a sandbox container belongs to no live attempt: MATCH_STALE_AFTER when
+    set, else the longest deadline window of the matches running now, and at least
+    REAP_AFTER_AT_LEAST."""
+    from .models import Match
+
+    if settings.MATCH_STALE_AFTER:
+        return float(settings.MATCH_STALE_AFTER)
+    windows = [
+        (deadline - started).total_seconds()
+        for started, deadline in Match.objects.filter(status=Match.Status.RUNNING, started_at__isnull=False)
+        .values_list("started_at", "deadline")
+        if deadline
+    ]
+    return max([REAP_AFTER_AT_LEAST, *windows])
+
+
 def reap_sandboxes() -> int:
-    """Remove sandbox containers left by dead workers (older than MATCH_STALE_AFTER); how many."""
+    """Remove sandbox containers left by dead workers (older than ``reap_age()``); how many."""
     from engine.faults import InfrastructureError
     from sandbox import runner
 
     if settings.SANDBOX_BACKEND == "process":
         return 0
     try:
-        return runner.reap(max_age_seconds=settings.MATCH_STALE_AFTER)
+        label_sandboxes()
+        return runner.reap(max_age_seconds=reap_age())
     except InfrastructureError:
         if settings.SANDBOX_BACKEND == "auto":
             return 0  # no Docker engine here: the process sandbox leaves no containers
         raise
+
+
+def installation_id() -> str:
+    """The label of this installation's sandbox containers: SANDBOX_INSTALLATION, else derived
+    from the database in use (host, port, name), so installations sharing a Docker engine
+    never touch each other's containers."""
+    import hashlib
+
+    from django.db import connection
+
+    if settings.SANDBOX_INSTALLATION:
+        return settings.SANDBOX_INSTALLATION
+    db = connection.settings_dict
+    where = f"{db.get('HOST') or ''}:{db.get('PORT') or ''}/{db.get('NAME') or ''}"
+    return "db-" + hashlib.sha256(where.encode()).hexdigest()[:12]
+
+
+def label_sandboxes() -> None:
+    """Label this process's sandboxes with the installation (before it starts or removes any)."""
+    from sandbox import runner
+
+    runner.docker_installation(installation_id())
+
+
+def remove_attempt_sandboxes(label: str | None) -> int:
+    """Remove the sandbox containers of one abandoned attempt (``sandbox_label``; None: none)
+    on this worker's Docker engine, and what dead workers of this installation left on this
+    host; never raises (the reaper removes what this could not). How many went."""
+    from sandbox import runner
+
+    if settings.SANDBOX_BACKEND == "process":
+        return 0
+    try:
+        label_sandboxes()
+        return runner.remove_match_sandboxes(label)
+    except Exception as exc:  # no Docker engine here, or it failed: the reaper tries later
+        logger.warning("could not remove the sandboxes of attempt %s: %s: %s", label, type(exc).__name__, exc)
+        return 0
+
+
+def remove_dead_workers_sandboxes() -> int:
+    """Remove what dead workers of this installation left on this host; never raises."""
+    return remove_attempt_sandboxes(None)
+
+
+def active_ladder_seats() -> int:
+    """The most seats per match of an active ladder (0 without one)."""
+    from ladders.models import Ladder
+
+    return max(Ladder.objects.filter(active=True).values_list("seats", flat=True), default=0)
+
+
+def warm_seats_for(matches_at_once: int) -> int:
+    """How many warm Docker seats a worker process that plays ``matches_at_once`` matches at
+    once keeps: SANDBOX_DOCKER_WARM when a number, else (``auto``) that many matches of the
+    most seats of an active ladder, at least 2 (validation matches)."""
+    if settings.SANDBOX_DOCKER_WARM != "auto":
+        return int(settings.SANDBOX_DOCKER_WARM)
+    try:
+        seats = active_ladder_seats()
+    except Exception as exc:  # the database is away at the worker's start: the smallest match
+        logger.warning("warm seats: could not read the ladders' seat counts (%s); sizing for 2 seats", exc)
+        seats = 0
+    return max(1, matches_at_once) * max(2, seats)
+
+
+def start_warm_seats(matches_at_once: int, *, release_database: bool = False) -> int:
+    """In a worker process about to take matches, with the Docker backend: remove what dead
+    workers of this installation left on this host, then keep ``warm_seats_for`` warm seats
+    (filled in the background; seats removed in the background after their match). Returns
+    the pool's size (0: none).
+
+    ``release_database``: close this thread's database connections after reading the ladders
+    and before any seat thread starts. A worker asks for it at ``worker_process_init``, where
+    Celery's Django fixup closes each open connection's descriptor by number and then closes
+    the connection again (psycopg's PQfinish closes that number a second time): a socket a
+    seat thread opened in between got that number and was closed under it (warm seats that
+    exited with code 1, then the broker's 'Bad file descriptor')."""
+    from django.db import connections
+
+    from sandbox import runner
+
+    try:
+        if settings.SANDBOX_BACKEND == "process" or backend_name() != "docker":
+            return 0
+    except SandboxConfigurationError:
+        return 0
+    label_sandboxes()
+    size = warm_seats_for(matches_at_once)
+    if release_database:
+        connections.close_all()
+    removed = runner.start_warm_seats(size, match_limits(None, None), settings.SANDBOX_IMAGE)
+    logger.info("warm sandbox seats: %s in process %s (%s leftovers of dead workers removed)", size, os.getpid(), removed)
+    return size
+
+
+def stop_warm_seats() -> None:
+    """Remove this process's warm seats and seats waiting for removal (a worker's stop)."""
+    from sandbox import runner
+
+    runner.stop_warm_seats()
 
 
 def bots_of(match) -> list:
@@ -105,7 +229,8 @@ def bots_of(match) -> list:
             bots.append(seat.reference_bot)
         else:
             version = seat.bot_version
-            bots.append(BotPackage.from_bytes(version.filename, bytes(version.source)))
+            # the limits in force for uploads, so a cap an operator raised holds at match time too
+            bots.append(BotPackage.from_bytes(version.filename, bytes(version.source), settings.BOT_UPLOAD_LIMITS))
     return bots
 
 
@@ -114,11 +239,11 @@ def sandbox_label(match) -> str:
     return f"{match.pk}-{match.attempt_token[:8]}"
 
 
-def match_limits(time_per_decision: float | None, time_bank: float | None):
-    """The sandbox limits of a match: the defaults with its own clock where it has one."""
+def match_limits(time_per_decision: float | None, time_bank: float | None, time_per_match: float | None = None):
+    """The sandbox limits of a match: the defaults with its own clocks where it has them."""
     from sandbox.limits import DEFAULT_LIMITS
 
-    changes = {"time_per_decision": time_per_decision, "time_bank": time_bank}
+    changes = {"time_per_decision": time_per_decision, "time_bank": time_bank, "time_per_match": time_per_match}
     return DEFAULT_LIMITS.replace(**{k: float(v) for k, v in changes.items() if v is not None})
 
 
@@ -127,6 +252,7 @@ def play(match) -> Outcome:
     from sandbox import runner
 
     bots = bots_of(match)
+    label_sandboxes()
     result = runner.play_match(
         Rules.from_dict(match.rules),
         bots,
@@ -134,7 +260,7 @@ def play(match) -> Outcome:
         games=match.games,
         duplicate=match.duplicate,
         backend=backend_name(),
-        limits=match_limits(match.time_per_decision, match.time_bank),
+        limits=match_limits(match.time_per_decision, match.time_bank, match.time_per_match),
         # Labels the attempt's sandboxes: unique even across databases sharing one Docker engine.
         match_id=sandbox_label(match),
         allow_process=settings.SANDBOX_ALLOW_PROCESS,

@@ -4,39 +4,203 @@ from __future__ import annotations
 
 import gzip
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from core.models import WorkerHeartbeat
-from django.db.models import Count, Min, Prefetch, QuerySet
-from django.utils import timezone
+from django.conf import settings
+from django.db.models import Count, Min, Prefetch, Q, QuerySet
 
 from .models import Match, MatchSeat
 
 #: a worker whose last heartbeat is older than this is not counted as alive
 WORKER_ALIVE_WINDOW = timedelta(minutes=3)
 
+#: seconds per game for the engine, the fallback policy and the referee's bookkeeping
+#: (measured in milliseconds; generous, since it is only a margin)
+ENGINE_SECONDS_PER_GAME = 1.0
+#: seconds for storing the result and everything around the games of one match
+MATCH_BOOKKEEPING_SECONDS = 120.0
+#: seconds between a match's soft time limit (the task records an infrastructure error)
+#: and its hard one (Celery kills the worker process)
+HARD_LIMIT_GRACE = 60.0
+#: seconds after the hard limit before the sweeper presumes a running match abandoned
+STALE_GRACE = 60.0
+
+
+def games_per_match(players: int, games: int, duplicate: bool) -> int:
+    """How many games a match plays: each deal once, or once per seat rotation when duplicate
+    (as engine.match.play_match does; a test plays one to check)."""
+    return games * (players if duplicate else 1)
+
+
+def match_time_limit(*, players: int, games: int, duplicate: bool, limits) -> float:
+    """The seconds a match may take before it is an infrastructure fault (Celery's soft limit).
+
+    Derived from its format and the bots' clocks (``limits``: sandbox.limits.Limits), so a bot
+    that plays within its clocks can never reach it: every seat may think for its whole
+    ``time_per_match`` plus one decision's overshoot (time per decision and bank), every seat of
+    every game may take the whole ``start_seconds`` to start (a fresh bot process per game), plus
+    the engine per game and the bookkeeping.
+
+    >>> from sandbox.limits import Limits
+    >>> match_time_limit(players=2, games=1, duplicate=True, limits=Limits())
+    784.0
+    """
+    played = games_per_match(players, games, duplicate)
+    thinking = players * (limits.time_per_match + limits.time_per_decision + limits.time_bank)
+    starts = played * players * limits.start_seconds
+    return float(thinking + starts + played * ENGINE_SECONDS_PER_GAME + MATCH_BOOKKEEPING_SECONDS)
+
+
+def match_time_limits(match: Match) -> tuple[float, float]:
+    """(soft, hard) time limit in seconds of ``match``'s task: its own ``match_time_limit``, and
+    HARD_LIMIT_GRACE more for the task to record the infrastructure error."""
+    from . import sandboxing
+
+    soft = match_time_limit(
+        players=int(match.rules["players"]), games=match.games, duplicate=match.duplicate,
+        limits=sandboxing.match_limits(match.time_per_decision, match.time_bank, match.time_per_match),
+    )
+    return soft, soft + HARD_LIMIT_GRACE
+
+
+def match_stale_after(match: Match) -> float:
+    """Seconds after its start when a running match is presumed abandoned by a dead worker (the
+    sweeper's deadline): MATCH_STALE_AFTER when set, else its hard time limit plus STALE_GRACE."""
+    if settings.MATCH_STALE_AFTER:
+        return float(settings.MATCH_STALE_AFTER)
+    return match_time_limits(match)[1] + STALE_GRACE
+
+
+#: what lists of matches (pages, the API) never show: left in the database
+LIST_DEFERRED = ("replay_gz", "decision_ms_gz", "timings")
+SEAT_LIST_DEFERRED = (
+    "log", "log_marks", "faults", "bot_version__source", "bot_version__validation_log",
+    "bot_version__rejection_reason", "bot_version__bot__description",
+)
+
 
 def match_list(
     *, bot=None, version=None, kind: str | None = None, status: str | None = None, limit: int | None = 50
 ) -> QuerySet[Match]:
     """Recent matches with their seats (without replays or logs), newest first; ``limit=None``: all
-    (for a paginated list)."""
-    matches = Match.objects.defer("replay_gz", "decision_ms_gz").prefetch_related(
-        Prefetch(
-            "seats",
-            queryset=MatchSeat.objects.defer("log", "log_marks").select_related("bot_version__bot__owner").order_by("seat"),
-        )
-    )
-    if bot is not None:
-        matches = matches.filter(seats__bot_version__bot=bot).distinct()
-    if version is not None:
-        matches = matches.filter(seats__bot_version=version).distinct()
+    (for a paginated list: a bot's or a version's list pages by ``match_page(..., seats=match_seats(...))``).
+    A bot's or a version's newest ``limit`` matches come from its seats' index (``match_seats``) by one
+    subquery that reads only those seats, however long its history. Nothing a list does not show is
+    loaded: no replay, timings, logs or faults, and no version's source bytes."""
+    matches = _listed(Match.objects.all())
+    if bot is not None or version is not None:
+        seats = match_seats(bot=bot, version=version, kind=kind, status=status)
+        if limit is not None:
+            # the seats' index gives the newest ``limit`` in order; a bot seated twice in one match
+            # would make the page one match shorter, never wrong
+            seats = seats[:limit]
+        matches = matches.filter(pk__in=seats.values("match_id"))
     if kind is not None:
         matches = matches.filter(kind=kind)
     if status is not None:
         matches = matches.filter(status=status)
     matches = matches.order_by("-queued_at", "-pk")
     return matches if limit is None else matches[:limit]
+
+
+def _listed(matches: QuerySet[Match]) -> QuerySet[Match]:
+    return matches.defer(*LIST_DEFERRED).prefetch_related(
+        Prefetch(
+            "seats",
+            queryset=MatchSeat.objects.select_related("bot_version__bot__owner").defer(*SEAT_LIST_DEFERRED).order_by("seat"),
+        )
+    )
+
+
+def match_seats(*, bot=None, version=None, kind: str | None = None, status: str | None = None) -> QuerySet[MatchSeat]:
+    """The seats of ``bot`` (or of ``version``), newest match first, on the index (bot or version,
+    queued_at, match): the keys of a bot's match list (``match_list``, ``match_page``)."""
+    if (bot is None) == (version is None):
+        raise ValueError("match_seats: give a bot or a version")
+    seats = MatchSeat.objects.filter(bot=bot) if bot is not None else MatchSeat.objects.filter(bot_version=version)
+    if kind is not None:
+        seats = seats.filter(match__kind=kind)
+    if status is not None:
+        seats = seats.filter(match__status=status)
+    return seats.order_by("-queued_at", "-match_id")
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def match_cursor(match: Match) -> str:
+    """The match list's position of ``match`` (its sort key), for ``?before=`` and ``?after=``."""
+    since = match.queued_at - _EPOCH  # exact microseconds: a float timestamp would round them
+    return f"{(since.days * 86400 + since.seconds) * 1_000_000 + since.microseconds}_{match.pk}"
+
+
+def _cursor_key(cursor: str):
+    """(queued_at, pk) of a cursor, or None when it is not one."""
+    when, _, pk = (cursor or "").partition("_")
+    try:
+        moment = _EPOCH + timedelta(microseconds=int(when))
+        number = int(pk)
+    except (ValueError, OverflowError):
+        return None
+    if number < 1 or number > 2**63 - 1:
+        return None
+    return moment, number
+
+
+def match_page(matches: QuerySet[Match], *, before: str = "", after: str = "", oldest: bool = False,
+               size: int = 50, seats: QuerySet[MatchSeat] | None = None) -> dict:
+    """One page of ``matches`` (ordered newest first) by keyset: the ``size`` matches older than
+    the ``before`` cursor, newer than ``after``, the oldest ones with ``oldest``, else the newest.
+    Never counts or skips rows, so the last page costs what the first does (the
+    ``(queued_at DESC, id DESC)`` index serves both directions). With ``seats`` (``match_seats``:
+    a bot's or a version's list) the keyset runs on the seats' own index and ``matches`` only loads
+    the page's rows. Returns ``matches`` (newest first) and the cursors ``newer``/``older`` of the
+    neighbouring pages (None at either end); a cursor that is not one raises ValueError."""
+    keyed = matches if seats is None else seats
+    pk = "pk" if seats is None else "match_id"
+    ascending = False
+    if before:
+        key = _cursor_key(before)
+        if key is None:
+            raise ValueError(f"not a position in the match list: {before!r}")
+        # (queued_at <= q) as the index condition, the tie on q by pk as a filter: an OR of the two
+        # would be a filter over the whole index (5 s at 200,000 matches)
+        keyed = keyed.filter(queued_at__lte=key[0]).exclude(**{"queued_at": key[0], f"{pk}__gte": key[1]})
+    elif after:
+        key = _cursor_key(after)
+        if key is None:
+            raise ValueError(f"not a position in the match list: {after!r}")
+        keyed = keyed.filter(queued_at__gte=key[0]).exclude(**{"queued_at": key[0], f"{pk}__lte": key[1]})
+        ascending = True
+    elif oldest:
+        ascending = True
+    if ascending:
+        keyed = keyed.order_by("queued_at", pk)
+    if seats is None:
+        rows = list(keyed[: size + 1])
+        more = len(rows) > size
+        rows = rows[:size]
+    else:
+        ids = list(keyed.values_list("match_id", flat=True)[: size + 1])
+        more = len(ids) > size
+        ids = list(dict.fromkeys(ids[:size]))  # a bot seated twice in one match: the match once
+        found = matches.in_bulk(ids)
+        rows = [found[i] for i in ids if i in found]
+    if ascending:
+        rows.reverse()
+    if not rows:
+        return {"matches": [], "newer": None, "older": None}
+    # a further page exists beyond the fetched side when one more row came back; on the other side
+    # there is one whenever the page was reached from a cursor (the rows it came from)
+    if ascending:
+        newer, older = (match_cursor(rows[0]) if more else None), match_cursor(rows[-1])
+        if oldest and not after:
+            older = None
+    else:
+        newer = match_cursor(rows[0]) if before else None
+        older = match_cursor(rows[-1]) if more else None
+    return {"matches": rows, "newer": newer, "older": older}
 
 
 def match_detail(match_id: int) -> Match:
@@ -49,13 +213,48 @@ def match_detail(match_id: int) -> Match:
     )
 
 
-def can_view_seat_log(user, seat: MatchSeat) -> bool:
-    """A seat's log is for its bot's owner and for staff; reference bots print nothing of interest."""
-    if not user.is_authenticated:
+def match_clocks(match: Match) -> list[dict]:
+    """The bots' three clocks of ``match`` in the order of sandbox.limits.CLOCKS: ``name`` (as in
+    the bots' configuration), ``label``, ``seconds`` and ``default`` (the match left it empty)."""
+    from sandbox.limits import CLOCKS
+
+    from . import sandboxing
+
+    limits = sandboxing.match_limits(match.time_per_decision, match.time_bank, match.time_per_match)
+    return [
+        {
+            "name": name,
+            "label": name.replace("_", " ").capitalize(),
+            "seconds": getattr(limits, name),
+            "default": getattr(match, name) is None,
+        }
+        for name in CLOCKS
+    ]
+
+
+def match_seating(match: Match) -> str | None:
+    """How the seats were balanced over the rotations of a duplicate match (the replay's
+    ``seating.description``), or None: not duplicate, not played, or a replay from before
+    the engine recorded it."""
+    if not match.duplicate or match.status != Match.Status.DONE:
+        return None
+    data = match_replay_json(match)
+    if data is None:
+        return None
+    seating = json.loads(data).get("seating")
+    description = seating.get("description") if isinstance(seating, dict) else None
+    return description if isinstance(description, str) and description else None
+
+
+def can_view_seat_log(user, seat: MatchSeat, match_kind: str | None = None) -> bool:
+    """May ``user`` read this seat's log? As ``bots.selectors.private_read_reason`` rules for a seat
+    log: the bot's owner, superusers, organizers for ladder and tournament matches only. Reference
+    bots print nothing of interest. Showing the log is ``services.seat_log_read``, which audits."""
+    from bots.selectors import can_read_seat_log
+
+    if seat.bot_version_id is None:
         return False
-    if user.is_staff:
-        return True
-    return seat.bot_version_id is not None and seat.bot_version.bot.owner_id == user.pk
+    return can_read_seat_log(user, seat.bot_version.bot, match_kind or seat.match.kind)
 
 
 def match_replay_json(match: Match) -> bytes | None:
@@ -121,8 +320,12 @@ def seat_decision_logs(seat: MatchSeat, replay: dict) -> list[list]:
 
 
 def queue_summary(*, now=None) -> dict:
-    """Counts of queued and running matches by queue kind, the oldest waiting, workers alive."""
-    now = now or timezone.now()
+    """Counts of queued and running matches by queue kind, the oldest waiting, workers alive (each
+    with its health: ``healthy``, ``health_reason``, ``consuming``), running matches whose lease
+    expired or that passed their deadline (``stuck``)."""
+    from .services import database_now
+
+    now = now or database_now()
     counts = {
         (row["kind"], row["status"]): row["n"]
         for row in Match.objects.filter(status__in=[Match.Status.QUEUED, Match.Status.RUNNING])
@@ -143,7 +346,11 @@ def queue_summary(*, now=None) -> dict:
         .order_by("queued_at", "pk")
         .first()
     )
-    stuck = Match.objects.filter(status=Match.Status.RUNNING, deadline__lt=now).count()
+    stuck = (
+        Match.objects.filter(status=Match.Status.RUNNING)
+        .filter(Q(deadline__lt=now) | Q(lease_expires_at__lte=now))
+        .count()
+    )
     workers = list(WorkerHeartbeat.objects.filter(last_seen__gte=now - WORKER_ALIVE_WINDOW))
     return {
         "kinds": kinds,
@@ -153,5 +360,39 @@ def queue_summary(*, now=None) -> dict:
         "oldest_wait": (now - oldest.queued_at) if oldest else None,
         "stuck": stuck,
         "workers": workers,
+        "workers_unhealthy": sum(1 for worker in workers if not worker.healthy),
         "workers_seen": WorkerHeartbeat.objects.aggregate(first=Min("last_seen"))["first"] is not None,
     }
+
+
+def match_event(match: Match) -> dict | None:
+    """The ladder or tournament ``match`` was played for: ``{"kind", "name", "url", "detail"}`` (detail:
+    the tournament's round and table), or None (a challenge, a validation, a match no event links).
+    One query, on the link's unique index."""
+    if match.kind == Match.Kind.LADDER:
+        from ladders.models import LadderMatch
+
+        link = LadderMatch.objects.filter(match=match).select_related("ladder").only("ladder__slug", "ladder__name").first()
+        if link is not None:
+            return {"kind": "ladder", "name": link.ladder.name, "url": link.ladder.get_absolute_url(), "detail": ""}
+    elif match.kind == Match.Kind.TOURNAMENT:
+        from tournaments.models import Pairing
+
+        pairing = (
+            Pairing.objects.filter(match=match).select_related("round__tournament")
+            .only("number", "round__number", "round__tournament__slug", "round__tournament__name").first()
+        )
+        if pairing is not None:
+            tournament = pairing.round.tournament
+            return {"kind": "tournament", "name": tournament.name, "url": tournament.get_absolute_url(),
+                    "detail": f"round {pairing.round.number}, table {pairing.number}"}
+    return None
+
+
+def match_rating_changes(match: Match) -> dict[int, object]:
+    """Bot version id -> its ladder RatingChange in ``match`` (rated ladder matches only). One query."""
+    if match.kind != Match.Kind.LADDER:
+        return {}
+    from ladders.models import RatingChange
+
+    return {change.bot_version_id: change for change in RatingChange.objects.filter(match=match)}

@@ -1,9 +1,12 @@
 """Services of the matches app: create, enqueue, start, play and record matches.
 
 The worker path: a Celery task calls ``match_play(match_id)``. Starting takes
-the row lock and a fresh attempt token; storing the result checks the token
-under the lock again, so a redelivered or duplicated task never plays or
-counts a match twice. Sandboxes are reached only through ``sandbox.runner``.
+the row lock, a fresh attempt token and a lease (database clock) that a thread
+of the worker renews while the match plays; storing the result checks the token
+and the lease under the lock again, so a redelivered or duplicated task never
+plays or counts a match twice, and a match whose lease expired (its worker died
+or lost the database) is taken again by any worker. Sandboxes are reached only
+through ``sandbox.runner``.
 """
 
 from __future__ import annotations
@@ -13,13 +16,17 @@ import json
 import logging
 import random
 import secrets
+import threading
+import time
 import uuid
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db.models import Q
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from arena import queues
@@ -27,17 +34,46 @@ from bots.models import BotVersion
 from engine.faults import InfrastructureError
 from engine.rules import Rules
 
-from . import hooks, sandboxing
+from . import hooks, sandboxing, selectors
 from .models import Match, MatchSeat
 
 logger = logging.getLogger(__name__)
 
 #: the queue of each kind of match; validation has its own so uploads never wait behind a tournament
 QUEUE_OF_KIND = {Match.Kind.VALIDATION: queues.VALIDATION}
+#: a queued match whose message is older than this (and MATCH_STALE_AFTER when that is set)
+#: is sent again by the sweeper: its message may have been lost with the broker
+RESEND_QUEUED_AFTER = 1800.0
+#: seconds a worker keeps trying a database step of the worker path (start, store, requeue)
+#: through connection errors before the task gives up to Celery's retry: outages of up to a
+#: minute delay a match but lose none
+DB_RETRY_SECONDS = 90.0
+#: seconds a worker that hit an infrastructure error leaves the match to another healthy worker
+AVOID_WORKER_SECONDS = 60.0
+#: seconds before a declined match (sick worker, or one it should avoid) is offered again
+DECLINE_COUNTDOWN = 1.0
+#: the broker's key whose absence means the broker lost its data (restarted empty): every
+#: queued match's message is sent again (one key per database sharing a broker)
+BROKER_MARKER_KEY = "uno-arena:broker-marker:{database}"
+
+DB_ERRORS = (OperationalError, InterfaceError)
 
 
 class MatchError(ValueError):
     """A match cannot be created as asked; the message says what and with which value."""
+
+
+def seat_log_read(user, seat: MatchSeat, *, path: str, match: Match | None = None) -> bool:
+    """May ``user`` be shown ``seat``'s log? Decided by ``selectors.can_view_seat_log``'s rule; a read
+    by anyone but the bot's owner is written to the audit log (``bots.SourceAccess``) first."""
+    from bots.services import private_read
+
+    if seat.bot_version_id is None:
+        return False
+    match = match or seat.match
+    return private_read(
+        user=user, version=seat.bot_version, what="seat_log", path=path, match_kind=match.kind, match_id=match.pk
+    )
 
 
 def match_create(
@@ -50,12 +86,13 @@ def match_create(
     duplicate: bool = False,
     time_per_decision: float | None = None,
     time_bank: float | None = None,
+    time_per_match: float | None = None,
     enqueue: bool = True,
 ) -> Match:
     """Create a queued match; a seat is a BotVersion or a reference bot's name.
 
-    ``time_per_decision`` and ``time_bank`` (seconds) set the bots' clock for this
-    match; None keeps the default of sandbox.limits.
+    ``time_per_decision``, ``time_bank`` and ``time_per_match`` (seconds) set the
+    bots' clocks for this match; None keeps the default of sandbox.limits.
 
     >>> match_create(kind="challenge", rules=Rules(players=2), seats=[v1, "random"])  # doctest: +SKIP
     """
@@ -67,9 +104,16 @@ def match_create(
     if isinstance(games, bool) or not isinstance(games, int) or games < 1:
         raise MatchError(f"games must be a positive whole number, got {games!r}")
     try:
-        sandboxing.match_limits(time_per_decision, time_bank)
+        limits = sandboxing.match_limits(time_per_decision, time_bank, time_per_match)
     except (TypeError, ValueError) as exc:
         raise MatchError(f"bad time limits: {exc}") from None
+    needed = selectors.match_time_limit(players=rules.players, games=games, duplicate=duplicate, limits=limits)
+    if needed > settings.MATCH_TIME_LIMIT:
+        raise MatchError(
+            f"this format could need {needed:.0f} s ({games} deals, {rules.players} seats, duplicate={duplicate}, "
+            f"{limits.time_per_match:g} s of thinking per bot), more than the longest match allowed "
+            f"(MATCH_TIME_LIMIT={settings.MATCH_TIME_LIMIT} s): fewer deals or a shorter time_per_match"
+        )
     for seat in seats:
         if isinstance(seat, BotVersion):
             if seat.status == BotVersion.Status.REJECTED:
@@ -85,7 +129,7 @@ def match_create(
     with transaction.atomic():
         match = Match.objects.create(
             kind=kind, rules=rules.to_dict(), seed=seed, games=games, duplicate=duplicate,
-            time_per_decision=time_per_decision, time_bank=time_bank,
+            time_per_decision=time_per_decision, time_bank=time_bank, time_per_match=time_per_match,
         )
         MatchSeat.objects.bulk_create(
             MatchSeat(
@@ -93,7 +137,7 @@ def match_create(
                 seat=index,
                 bot_version=seat if isinstance(seat, BotVersion) else None,
                 reference_bot=seat if isinstance(seat, str) else "",
-            )
+            ).fill_copies()
             for index, seat in enumerate(seats)
         )
         if enqueue:
@@ -107,13 +151,26 @@ def match_enqueue(match: Match, *, countdown: float | None = None) -> None:
 
     queue = QUEUE_OF_KIND.get(match.kind, queues.MATCHES)
     match_id = match.pk
-    Match.objects.filter(pk=match_id).update(enqueued_at=timezone.now())
-    # robust: the data is committed whatever happens to the message; a message
-    # that never reached the broker is sent again by the sweeper.
-    transaction.on_commit(
-        lambda: tasks.match_play.apply_async(args=[match_id], queue=queue, countdown=countdown),
-        robust=True,
-    )
+    # The match's own limits (its format and clocks), not a global one: reaching
+    # them is the platform's fault, never a bot's that played within its clocks.
+    soft, hard = selectors.match_time_limits(match)
+    Match.objects.filter(pk=match_id).update(enqueued_at=Now(), send_failed_at=None)  # the sweeper compares it with the database's clock
+
+    def send() -> None:
+        try:
+            tasks.match_play.apply_async(
+                args=[match_id], queue=queue, countdown=countdown, soft_time_limit=soft, time_limit=hard
+            )
+        except Exception as exc:  # the broker is down: the sweeper sends it again once it is back
+            logger.warning("match %s: sending its task failed (%s); the sweeper sends it again", match_id, exc)
+            try:
+                Match.objects.filter(pk=match_id, status=Match.Status.QUEUED).update(send_failed_at=Now())
+            except Exception:  # the database too: the sweeper's resend of old messages catches it
+                logger.exception("match %s: could not record the failed send", match_id)
+
+    # The data is committed whatever happens to the message; a message that never
+    # reached the broker is sent again by the sweeper.
+    transaction.on_commit(send, robust=True)
 
 
 def retry_backoff(attempts: int) -> float:
@@ -121,70 +178,283 @@ def retry_backoff(attempts: int) -> float:
     return min(300.0, 5.0 * 2 ** max(0, attempts - 1)) * random.uniform(0.8, 1.2)
 
 
-def match_start(match_id: int, *, now: datetime | None = None) -> str | None:
-    """Mark a match running and return the attempt token, or None when it must not start.
+def database_now() -> datetime:
+    """The database's clock: leases and deadlines are compared with it, never a host's, so
+    workers on hosts whose clocks disagree still agree on them. (SQLite, the embedded
+    single-host default: this host's clock.)"""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT statement_timestamp()")
+            return cursor.fetchone()[0]
+    return timezone.now()
 
-    Only a queued match, or a running one past its deadline (its worker died),
-    may start; anything else means another task has it or it is finished.
+
+def db_retry(what: str, fn, *args, budget: float = DB_RETRY_SECONDS, **kwargs):
+    """Call ``fn`` and, through database connection errors (a restarted or unreachable
+    PostgreSQL, a terminated connection), call it again with a fresh connection for up to
+    ``budget`` seconds; then the error is raised. Only for idempotent steps of the worker path;
+    inside a transaction it calls once (a connection cannot be replaced there)."""
+    if connection.in_atomic_block:
+        return fn(*args, **kwargs)
+    give_up = time.monotonic() + budget
+    pause = 0.25
+    while True:
+        try:
+            return fn(*args, **kwargs)
+        except DB_ERRORS as exc:
+            if time.monotonic() + pause > give_up:
+                raise
+            logger.warning("%s: database error, trying again in %.2f s: %s", what, pause, str(exc).strip())
+            _drop_connection()
+            time.sleep(pause)
+            pause = min(pause * 2, 4.0)
+
+
+def _drop_connection() -> None:
+    """Close this thread's database connection, broken or not (the next query opens a new one)."""
+    try:
+        connection.close()
+    except Exception:  # closing a dead connection may fail; it is gone either way
+        connection.connection = None
+
+
+def match_start(match_id: int, *, now: datetime | None = None, worker: str = "") -> str | None:
+    """Mark a match running, take its lease and return the attempt token, or None when it must not start.
+
+    Only a queued match, or a running one whose lease expired (its worker died or lost the
+    database) or that passed its deadline, may start; anything else means another attempt has
+    it or it is finished. ``now`` (tests) stands for the database's clock.
     """
-    now = now or timezone.now()
     with transaction.atomic():
         match = Match.objects.select_for_update().filter(pk=match_id).first()
         if match is None:
             logger.warning("match %s does not exist; task dropped", match_id)
             return None
-        stale = match.status == Match.Status.RUNNING and match.deadline and match.deadline < now
-        if match.status != Match.Status.QUEUED and not stale:
+        now = now or database_now()
+        if match.status == Match.Status.RUNNING:
+            expired = match.lease_expires_at is not None and match.lease_expires_at <= now
+            overdue = match.deadline is not None and match.deadline < now
+            if not (expired or overdue):
+                return None
+            logger.warning(
+                "match %s: attempt %s %s; starting again", match_id, match.attempts,
+                f"lost its lease (worker {match.worker or '?'})" if expired else "passed its deadline",
+            )
+        elif match.status != Match.Status.QUEUED:
             return None
-        if stale:
-            logger.warning("match %s: attempt %s passed its deadline; starting again", match_id, match.attempts)
         match.status = Match.Status.RUNNING
         match.attempts += 1
         match.attempt_token = uuid.uuid4().hex
         match.started_at = now
-        match.deadline = now + timedelta(seconds=settings.MATCH_STALE_AFTER)
-        match.save(update_fields=["status", "attempts", "attempt_token", "started_at", "deadline"])
+        match.deadline = now + timedelta(seconds=selectors.match_stale_after(match))
+        match.lease_expires_at = now + timedelta(seconds=settings.MATCH_LEASE_SECONDS)
+        match.worker = (worker or "")[:255]
+        match.save(
+            update_fields=["status", "attempts", "attempt_token", "started_at", "deadline", "lease_expires_at", "worker"]
+        )
         return match.attempt_token
 
 
-def match_play(match_id: int) -> bool:
+def match_lease_renew(match_id: int, token: str) -> bool:
+    """Extend the attempt's lease by MATCH_LEASE_SECONDS from the database's now; False when the
+    attempt no longer holds it (another took over, the match ended, or it expired first).
+
+    One short statement: it never waits long for the row (lock_timeout) and holds no lock that
+    storing a result or matchmaking would wait for."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL lock_timeout = '2s'; SET LOCAL statement_timeout = '5s'")
+        return bool(
+            Match.objects.filter(
+                pk=match_id, status=Match.Status.RUNNING, attempt_token=token, lease_expires_at__gt=Now()
+            ).update(lease_expires_at=Now() + timedelta(seconds=settings.MATCH_LEASE_SECONDS))
+        )
+
+
+class LeaseKeeper:
+    """Renews an attempt's lease from a thread of its own while the match plays.
+
+    Database errors do not stop it: it tries again every second. ``lost`` is set once the lease
+    is gone: the database refused the renewal (expired, taken over), or no renewal succeeded
+    within MATCH_LEASE_SECONDS (by this host's monotonic clock, which only measures a duration).
+    A lost attempt is abandoned: its result is not recorded.
+    """
+
+    def __init__(self, match_id: int, token: str):
+        self.match_id = match_id
+        self.token = token
+        self.lost = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"lease-{match_id}", daemon=True)
+
+    def __enter__(self) -> LeaseKeeper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        good_until = time.monotonic() + settings.MATCH_LEASE_SECONDS
+        wait = float(settings.MATCH_LEASE_RENEW_SECONDS)
+        try:
+            while not self._stop.wait(wait):
+                try:
+                    asked = time.monotonic()
+                    renewed = match_lease_renew(self.match_id, self.token)
+                except Exception as exc:
+                    _drop_connection()
+                    if self._stop.is_set():
+                        return  # the attempt ended meanwhile (its result holds the row lock)
+                    if time.monotonic() >= good_until and not self.lost.is_set():
+                        logger.warning("match %s: its lease expired while it could not be renewed (%s)", self.match_id, exc)
+                        self.lost.set()
+                        return
+                    logger.warning("match %s: renewing its lease failed, trying again: %s", self.match_id, exc)
+                    wait = 1.0
+                    continue
+                if not renewed:
+                    if self._stop.is_set():
+                        return  # the result was stored meanwhile: nothing to renew
+                    logger.warning("match %s: its lease is gone (expired or taken over): abandoning the attempt", self.match_id)
+                    self.lost.set()
+                    return
+                good_until = asked + settings.MATCH_LEASE_SECONDS
+                wait = float(settings.MATCH_LEASE_RENEW_SECONDS)
+        finally:
+            _drop_connection()
+
+
+def _declined(match_id: int, worker: str) -> bool:
+    """Should ``worker`` leave this match to another? It does (and sends the match's task again,
+    without an attempt) when it is unhealthy (core.worker.health_gate, which also stops its
+    consumers), or when its own infrastructure failed the match's last attempt within
+    AVOID_WORKER_SECONDS and another healthy worker is alive."""
+    from core import worker as worker_health
+
+    problem = worker_health.health_gate()
+    with transaction.atomic():
+        match = Match.objects.select_for_update().filter(pk=match_id).first()
+        if match is None or match.status != Match.Status.QUEUED:
+            # Nothing to hand over: a running match is the sweeper's once its lease expires.
+            if problem is not None:
+                logger.warning("match %s: not taken by %s, which is unhealthy: %s", match_id, worker, problem)
+            return problem is not None
+        if problem is None:
+            if match.avoid_worker != worker or match.avoid_until is None or match.avoid_until <= database_now():
+                return False
+            if not worker_health.other_healthy_workers(worker):
+                return False
+            reason = "its last attempt hit an infrastructure error on this worker"
+        else:
+            reason = f"this worker is unhealthy: {problem}"
+        logger.warning("match %s: declined by %s (%s); offered to another worker", match_id, worker, reason)
+        match_enqueue(match, countdown=DECLINE_COUNTDOWN)
+    return True
+
+
+def match_play(match_id: int, *, worker: str = "") -> bool:
     """Play a match in the sandbox and store the result; True when this call stored it.
 
-    Infrastructure trouble (the sandbox's InfrastructureError) sends the match
-    back to the queue with a growing delay, until MATCH_MAX_ATTEMPTS starts
-    were used up; database trouble is re-raised for the task to retry; any
-    other failure marks the match failed. A bot's fault is a result, never an error.
+    ``worker`` is the Celery worker's hostname (empty in-process). Infrastructure trouble (the
+    sandbox's InfrastructureError, the match's own time limit reached) sends the match back to
+    the queue with a growing delay, until MATCH_MAX_ATTEMPTS starts were used up, to another
+    worker when a healthy one is alive; database trouble is tried again for up to
+    DB_RETRY_SECONDS, then re-raised for the task to retry; the worker shutting down under the
+    match gives it back to the queue; an attempt whose lease was lost is abandoned; any other
+    failure marks the match failed. A bot's fault is a result, never an error.
     """
-    token = match_start(match_id)
+    if worker and db_retry(f"match {match_id}: health", _declined, match_id, worker):
+        return False
+    token = db_retry(f"match {match_id}: starting", match_start, match_id, worker=worker)
     if token is None:
         return False
-    match = Match.objects.prefetch_related("seats__bot_version__bot").get(pk=match_id)
+    match = db_retry(
+        f"match {match_id}: reading", lambda: Match.objects.prefetch_related("seats__bot_version__bot").get(pk=match_id)
+    )
+    with LeaseKeeper(match_id, token) as lease:
+        try:
+            outcome = sandboxing.play(match)
+        except InfrastructureError as exc:
+            logger.warning("match %s attempt %s: infrastructure error: %s", match_id, match.attempts, exc)
+            db_retry(f"match {match_id}: retrying", match_retry, match_id, token, f"{type(exc).__name__}: {exc}", worker=worker)
+            _recheck_worker_health()
+            return False
+        except DB_ERRORS:
+            match_release(match_id, token)
+            raise
+        except SoftTimeLimitExceeded:
+            soft, _ = selectors.match_time_limits(match)
+            reason = (
+                f"the match ran longer than its time limit of {soft:.0f} s (derived from its format and "
+                "clocks, which a bot within its clocks cannot reach): an infrastructure fault"
+            )
+            logger.warning("match %s attempt %s: %s", match_id, match.attempts, reason)
+            db_retry(f"match {match_id}: retrying", match_retry, match_id, token, reason, worker=worker)
+            return False
+        except Exception as exc:
+            if worker_stopping():
+                # A cold shutdown cancels the running task from a signal handler (with the
+                # solo pool as a NotImplementedError raised inside it): the worker's doing.
+                _retry_after_worker_stop(match_id, token, match.attempts, exc)
+                return False
+            logger.exception("match %s failed", match_id)
+            db_retry(f"match {match_id}: failing", match_fail, match_id, token, f"{type(exc).__name__}: {exc}")
+            return False
+        except BaseException as exc:
+            # The worker shutting down under the match (SystemExit, a cold shutdown's
+            # termination, Ctrl-C): nobody's fault; the match goes back to the queue.
+            _retry_after_worker_stop(match_id, token, match.attempts, exc)
+            raise
+        if lease.lost.is_set():
+            logger.warning(
+                "match %s attempt %s: its lease could not be renewed before it expired: abandoned, not recorded",
+                match_id, match.attempts,
+            )
+            db_retry(f"match {match_id}: requeueing", match_requeue_expired, match_id)
+            return False
+        try:
+            return db_retry(f"match {match_id}: storing the result", match_record_result, match_id, token, outcome)
+        except DB_ERRORS:
+            match_release(match_id, token)
+            raise
+        except Exception as exc:
+            # A hook (ratings, standings) refused the result: nothing was stored.
+            logger.exception("match %s: storing the result failed", match_id)
+            db_retry(
+                f"match {match_id}: failing", match_fail, match_id, token,
+                f"storing the result failed: {type(exc).__name__}: {exc}",
+            )
+            return False
+
+
+def _recheck_worker_health() -> None:
+    """After an infrastructure error: check this worker now, so a sick one stops taking matches."""
+    from core import worker as worker_health
+
     try:
-        outcome = sandboxing.play(match)
-    except InfrastructureError as exc:
-        logger.warning("match %s attempt %s: infrastructure error: %s", match_id, match.attempts, exc)
-        match_retry(match_id, token, f"{type(exc).__name__}: {exc}")
-        return False
-    except (OperationalError, InterfaceError):
-        match_release(match_id, token)
-        raise
-    except SoftTimeLimitExceeded:
-        match_fail(match_id, token, f"the match ran longer than the limit of {settings.MATCH_TIME_LIMIT} s")
-        return False
-    except Exception as exc:
-        logger.exception("match %s failed", match_id)
-        match_fail(match_id, token, f"{type(exc).__name__}: {exc}")
-        return False
+        worker_health.health_gate(fresh=True)
+    except Exception:  # the check itself failing must not hide the match's own error
+        logger.exception("checking the worker's health failed")
+
+
+def worker_stopping() -> bool:
+    """True in a Celery worker that was told to shut down (warm or cold)."""
+    from celery.worker import state
+
+    return state.should_stop not in (None, False) or state.should_terminate not in (None, False)
+
+
+def _retry_after_worker_stop(match_id: int, token: str, attempt: int, exc: BaseException) -> None:
+    """Queue the match again after its worker stopped under it (infrastructure, no bot blamed)."""
+    reason = f"the worker stopped during the match ({type(exc).__name__}: {exc})"
+    logger.warning("match %s attempt %s: %s; queued again", match_id, attempt, reason)
     try:
-        return match_record_result(match_id, token, outcome)
-    except (OperationalError, InterfaceError):
-        match_release(match_id, token)
-        raise
-    except Exception as exc:
-        # A hook (ratings, standings) refused the result: nothing was stored.
-        logger.exception("match %s: storing the result failed", match_id)
-        match_fail(match_id, token, f"storing the result failed: {type(exc).__name__}: {exc}")
-        return False
+        match_retry(match_id, token, reason)
+    except Exception:  # the database may be going away too; the sweeper requeues it at its deadline
+        logger.exception("match %s could not be queued again after its worker stopped", match_id)
 
 
 def match_release(match_id: int, token: str) -> bool:
@@ -193,15 +463,18 @@ def match_release(match_id: int, token: str) -> bool:
         with transaction.atomic():
             updated = Match.objects.filter(
                 pk=match_id, status=Match.Status.RUNNING, attempt_token=token
-            ).update(status=Match.Status.QUEUED, attempt_token="", deadline=None)
+            ).update(status=Match.Status.QUEUED, attempt_token="", deadline=None, lease_expires_at=None)
     except Exception:  # the database itself may be what failed; the sweeper will requeue
         logger.exception("match %s could not be released", match_id)
         return False
     return bool(updated)
 
 
-def match_retry(match_id: int, token: str, reason: str) -> bool:
-    """Queue a started match again after a delay, or fail it once its attempts are used up."""
+def match_retry(match_id: int, token: str, reason: str, *, worker: str = "") -> bool:
+    """Queue a started match again after a delay, or fail it once its attempts are used up.
+
+    ``worker``: the worker whose infrastructure failed the attempt; it leaves the match to
+    another healthy worker for AVOID_WORKER_SECONDS (``_declined``)."""
     with transaction.atomic():
         match = Match.objects.select_for_update().get(pk=match_id)
         if match.status != Match.Status.RUNNING or match.attempt_token != token:
@@ -213,8 +486,11 @@ def match_retry(match_id: int, token: str, reason: str) -> bool:
         match.status = Match.Status.QUEUED
         match.attempt_token = ""
         match.deadline = None
+        match.lease_expires_at = None
         match.error = sandboxing.clean_text(reason)[:4000]
-        match.save(update_fields=["status", "attempt_token", "deadline", "error"])
+        match.avoid_worker = (worker or "")[:255]
+        match.avoid_until = database_now() + timedelta(seconds=AVOID_WORKER_SECONDS) if worker else None
+        match.save(update_fields=["status", "attempt_token", "deadline", "lease_expires_at", "error", "avoid_worker", "avoid_until"])
         match_enqueue(match, countdown=retry_backoff(match.attempts))
     return True
 
@@ -225,13 +501,20 @@ def match_fail(match_id: int, token: str | None, reason: str) -> bool:
         match = Match.objects.select_for_update().get(pk=match_id)
         if match.is_finished or (token is not None and match.attempt_token != token):
             return False
-        match.status = Match.Status.FAILED
-        match.error = sandboxing.clean_text(reason)[:4000]
-        match.finished_at = timezone.now()
-        match.attempt_token = ""
-        match.save(update_fields=["status", "error", "finished_at", "attempt_token"])
-        _run_hooks_of_failed(match)
+        _fail_locked(match, reason)
     return True
+
+
+def _fail_locked(match: Match, reason: str) -> None:
+    """Mark ``match`` (its row locked by the caller) failed with ``reason``, its attempt and lease
+    ended, and run the hooks of a failed match."""
+    match.status = Match.Status.FAILED
+    match.error = sandboxing.clean_text(reason)[:4000]
+    match.finished_at = database_now()
+    match.attempt_token = ""
+    match.lease_expires_at = None
+    match.save(update_fields=["status", "error", "finished_at", "attempt_token", "lease_expires_at"])
+    _run_hooks_of_failed(match)
 
 
 def _run_hooks_of_failed(match: Match) -> None:
@@ -247,7 +530,7 @@ def match_cancel(match: Match) -> bool:
     """Cancel a match that has not started; a running or finished match is left alone."""
     with transaction.atomic():
         updated = Match.objects.filter(pk=match.pk, status=Match.Status.QUEUED).update(
-            status=Match.Status.CANCELLED, finished_at=timezone.now()
+            status=Match.Status.CANCELLED, finished_at=Now()
         )
     return bool(updated)
 
@@ -256,12 +539,17 @@ def match_record_result(match_id: int, token: str, outcome: sandboxing.Outcome) 
     """Store results, replay, logs and timings in one transaction, once; then run the kind's hooks.
 
     Returns False (and writes nothing) when the token is no longer the match's
-    current attempt: another worker took over, or the result is already stored.
+    current attempt (another worker took over, or the result is already stored) or
+    the attempt's lease expired (it is abandoned; the match is taken again).
+    Idempotent: calling it again after a lost connection stores nothing twice.
     """
     with transaction.atomic():
         match = Match.objects.select_for_update().get(pk=match_id)
         if match.status != Match.Status.RUNNING or match.attempt_token != token:
             logger.warning("match %s: result of a stale attempt discarded", match_id)
+            return False
+        if match.lease_expires_at is not None and match.lease_expires_at <= database_now():
+            logger.warning("match %s: the attempt's lease expired before its result was stored: abandoned", match_id)
             return False
         seats = list(match.seats.select_related("bot_version__bot").order_by("seat"))
         for seat, result in zip(seats, outcome.seats, strict=True):
@@ -280,7 +568,7 @@ def match_record_result(match_id: int, token: str, outcome: sandboxing.Outcome) 
             ["score", "rank", "wins", "strikes", "forfeited", "fault_kind", "fault_reason", "faults", "log", "log_marks"],
         )
         match.status = Match.Status.DONE
-        match.finished_at = timezone.now()
+        match.finished_at = database_now()  # started_at is on this clock too
         match.rounds_played = outcome.rounds
         match.games_played = outcome.games
         match.timings = outcome.timings
@@ -293,53 +581,132 @@ def match_record_result(match_id: int, token: str, outcome: sandboxing.Outcome) 
             else None
         )
         match.attempt_token = ""
+        match.lease_expires_at = None
         match.error = ""
         match.save()
         hooks.run(match)
     return True
 
 
-def match_sweep_stuck(*, now: datetime | None = None) -> list[int]:
-    """Requeue running matches past their deadline (their worker died), fail those out of
-    attempts, and send again queued matches whose message is older than MATCH_STALE_AFTER.
+def match_requeue_expired(match_id: int, *, now: datetime | None = None) -> bool:
+    """Queue again a running match whose lease expired or that passed its deadline (its token
+    is dropped, so the old holder's late result is refused); fail it once its attempts are used
+    up. True when it was sent to the queue. Skips a row another sweeper holds."""
+    with transaction.atomic():
+        match = Match.objects.select_for_update(skip_locked=True).filter(pk=match_id).first()
+        if match is None or match.status != Match.Status.RUNNING:
+            return False
+        now = now or database_now()
+        expired = match.lease_expires_at is not None and match.lease_expires_at <= now
+        overdue = match.deadline is not None and match.deadline < now
+        if not (expired or overdue):
+            return False
+        if match.attempts >= settings.MATCH_MAX_ATTEMPTS:
+            _fail_locked(
+                match,
+                f"abandoned: {match.attempts} attempts did not finish "
+                f"(limit MATCH_MAX_ATTEMPTS={settings.MATCH_MAX_ATTEMPTS})",
+            )
+            return False
+        logger.warning(
+            "match %s: attempt %s on %s %s; queued again", match_id, match.attempts, match.worker or "?",
+            "lost its lease" if expired else "passed its deadline",
+        )
+        # The abandoned attempt's seats (a killed worker's) go once this is committed.
+        label = sandboxing.sandbox_label(match)
+        transaction.on_commit(lambda: sandboxing.remove_attempt_sandboxes(label))
+        match.status = Match.Status.QUEUED
+        match.attempt_token = ""
+        match.deadline = None
+        match.lease_expires_at = None
+        match.save(update_fields=["status", "attempt_token", "deadline", "lease_expires_at"])
+        match_enqueue(match)
+    return True
 
-    Returns the ids sent (again) to the queue.
+
+def _resend(match_id: int, still_lost) -> bool:
+    """Send a queued match's task again when ``still_lost(match)`` holds under its row lock
+    (another sweeper may have sent it meanwhile)."""
+    with transaction.atomic():
+        match = Match.objects.select_for_update(skip_locked=True).filter(pk=match_id).first()
+        if match is None or match.status != Match.Status.QUEUED or not still_lost(match):
+            return False
+        match_enqueue(match)
+    return True
+
+
+def broker_lost_data() -> float | None:
+    """When the broker (Redis) lost its data since the last look (the marker key this database
+    keeps there is gone; it is set again now): the seconds it has been up since, so messages
+    sent before that are known lost; else None.
+
+    A duration, not the broker host's clock. The first look ever at a broker answers its
+    uptime too, which only resends matches queued before it started."""
+    url = settings.CELERY_BROKER_URL
+    if settings.CELERY_TASK_ALWAYS_EAGER or not url.startswith(("redis://", "rediss://", "unix://")):
+        return None
+    import redis
+
+    database = connection.settings_dict
+    key = BROKER_MARKER_KEY.format(database=f"{database.get('HOST') or ''}/{database.get('NAME')}")
+    client = redis.Redis.from_url(url, socket_timeout=3, socket_connect_timeout=3)
+    try:
+        if not client.set(key, str(time.time()), nx=True):
+            return None
+        return float(client.info("server")["uptime_in_seconds"])
+    finally:
+        client.close()
+
+
+def match_sweep_stuck(*, now: datetime | None = None) -> list[int]:
+    """Recover matches nobody will finish or send otherwise; returns the ids sent (again) to the queue.
+
+    - running matches whose lease expired (their worker died, or lost the database) or that
+      passed their deadline (``selectors.match_stale_after``): queued again, or failed once out
+      of attempts (``match_requeue_expired``);
+    - queued matches whose message could not be sent (broker down: ``send_failed_at``);
+    - queued matches sent before the broker restarted, once, when it lost its data
+      (``broker_lost_data``);
+    - queued matches whose message is older than MATCH_STALE_AFTER when set, else
+      RESEND_QUEUED_AFTER (a message lost some other way).
+
+    Every worker runs it every MATCH_SWEEP_SECONDS (core.worker) and beat every minute; the
+    row locks (skip locked) make concurrent sweeps harmless. ``now`` (tests) stands for the
+    database's clock.
     """
-    now = now or timezone.now()
-    stale = timedelta(seconds=settings.MATCH_STALE_AFTER)
+    now = now or database_now()
+    stale = timedelta(seconds=settings.MATCH_STALE_AFTER or RESEND_QUEUED_AFTER)
     requeued: list[int] = []
-    stuck = Match.objects.filter(status=Match.Status.RUNNING, deadline__lt=now).values_list("pk", flat=True)
-    for match_id in list(stuck):
-        with transaction.atomic():
-            match = Match.objects.select_for_update().get(pk=match_id)
-            if match.status != Match.Status.RUNNING or not match.deadline or match.deadline >= now:
-                continue
-            if match.attempts >= settings.MATCH_MAX_ATTEMPTS:
-                match.status = Match.Status.FAILED
-                match.error = (
-                    f"abandoned: {match.attempts} attempts did not finish "
-                    f"(limit MATCH_MAX_ATTEMPTS={settings.MATCH_MAX_ATTEMPTS})"
-                )
-                match.finished_at = now
-                match.attempt_token = ""
-                match.save(update_fields=["status", "error", "finished_at", "attempt_token"])
-                _run_hooks_of_failed(match)
-                continue
-            match.status = Match.Status.QUEUED
-            match.attempt_token = ""
-            match.deadline = None
-            match.save(update_fields=["status", "attempt_token", "deadline"])
-            match_enqueue(match)
-            requeued.append(match_id)
-    # A queued match whose message was lost (broker down when it was sent) would
-    # wait forever: send it again. A duplicate message finds nothing to do.
-    lost = Match.objects.filter(status=Match.Status.QUEUED, enqueued_at__lt=now - stale).exclude(
-        pk__in=requeued
+    expired = Match.objects.filter(status=Match.Status.RUNNING).filter(
+        Q(lease_expires_at__lte=now) | Q(deadline__lt=now)
     )
-    for match in lost.only("pk", "kind"):
-        with transaction.atomic():
-            match_enqueue(match)
-        requeued.append(match.pk)
+    for match_id in list(expired.values_list("pk", flat=True)):
+        if match_requeue_expired(match_id, now=now):
+            requeued.append(match_id)
+    queued = Match.objects.filter(status=Match.Status.QUEUED)
+    for match_id in list(queued.filter(send_failed_at__isnull=False).values_list("pk", flat=True)):
+        if _resend(match_id, lambda m: m.send_failed_at is not None):
+            requeued.append(match_id)
+    try:
+        up = broker_lost_data()
+    except Exception as exc:  # the broker is down: its messages are resent when it is back
+        logger.warning("cannot ask the broker whether it kept its data: %s", exc)
+        up = None
+    if up is not None:
+        # Every message sent before the broker (re)started is gone (the second its uptime
+        # rounds away only sends a few again: duplicates find nothing to do).
+        before = now - timedelta(seconds=up)
+        lost = queued.filter(enqueued_at__lt=before).exclude(pk__in=requeued).values_list("pk", flat=True)
+        ids = [pk for pk in lost if _resend(pk, lambda m: m.enqueued_at is not None and m.enqueued_at < before)]
+        if ids:
+            logger.warning("the broker lost its data: sent the %s queued matches again", len(ids))
+        requeued += ids
+    # A queued match whose message was lost some other way would wait forever: send it
+    # again. A duplicate message finds nothing to do.
+    old = now - stale
+    for match_id in list(queued.filter(enqueued_at__lt=old).exclude(pk__in=requeued).values_list("pk", flat=True)):
+        if _resend(match_id, lambda m: m.enqueued_at is not None and m.enqueued_at < old):
+            requeued.append(match_id)
     if requeued:
         logger.warning("requeued stuck matches: %s", requeued)
     return requeued

@@ -26,7 +26,9 @@ from . import sandboxing, services
     max_retries=5,
 )
 def match_play(self, match_id: int) -> bool:
-    return services.match_play(match_id)
+    # The worker's name: it checks its own health and hands over matches it should avoid.
+    worker = "" if self.request.is_eager else (self.request.hostname or "")
+    return services.match_play(match_id, worker=worker)
 
 
 @shared_task

@@ -16,7 +16,7 @@ from bots.models import BotVersion
 from engine.faults import InfrastructureError
 from engine.match import REPLAY_VERSION
 from engine.rules import Rules
-from matches import hooks, sandboxing, services, tasks
+from matches import hooks, sandboxing, selectors, services, tasks
 from matches.models import Match
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("process_sandbox")]
@@ -48,10 +48,17 @@ def test_validation_activates_a_good_bot_and_keeps_its_log(validated_version):
     assert validated_version.rejection_reason == ""
     assert "seat 0 plays" in validated_version.validation_log
     assert validated_version.validated_at is not None
-    match = Match.objects.get(kind="validation", seats__bot_version=validated_version)
-    assert match.status == Match.Status.DONE
-    assert [s.reference_bot for s in match.seats.order_by("seat")] == ["", "random"]
-    assert Rules.from_dict(match.rules).rounds == 1
+    # Issue 20 point 5: one match per configuration (VALIDATION_SEATS: 2 and 4), duplicate deals.
+    matches = Match.objects.filter(kind="validation", seats__bot_version=validated_version).order_by("pk")
+    assert [m.status for m in matches] == [Match.Status.DONE] * 2
+    assert [[s.reference_bot for s in m.seats.order_by("seat")] for m in matches] == [
+        ["", "random"], ["", "random", "random", "random"]
+    ]
+    assert all(m.duplicate and Rules.from_dict(m.rules).rounds == 1 for m in matches)
+    assert [(run["label"], run["match"], run["status"]) for run in validated_version.validation_runs] == [
+        ("2 seats", matches[0].pk, "passed"), ("4 seats", matches[1].pk, "passed")
+    ]
+    assert "[validation at 4 seats]" in validated_version.validation_log
 
 
 def test_validation_rejects_a_crashing_bot_with_the_reason_and_its_log(bot, run_on_commit):
@@ -324,25 +331,99 @@ def test_validation_rejects_a_bot_with_a_single_strike(bot, run_on_commit):
     with run_on_commit():
         version = bot_services.bot_version_create(bot=bot, filename="sloppy.py", data=ONE_ILLEGAL_MOVE_BOT)
     version.refresh_from_db()
-    seat = Match.objects.get(kind="validation").seats.get(seat=0)
-    assert (seat.strikes, seat.forfeited, seat.fault_kind) == (1, False, "illegal")
+    seat = Match.objects.filter(kind="validation").order_by("pk").first().seats.get(seat=0)
+    # One illegal move in each game of the duplicate deal (a fresh process per game): 2 strikes, no forfeit.
+    assert (seat.strikes, seat.forfeited, seat.fault_kind) == (2, False, "illegal")
     assert version.status == BotVersion.Status.REJECTED
     assert version.rejection_reason.startswith("illegal")
 
 
-def test_a_match_over_the_time_limit_fails_without_blaming_a_bot(validated_version, monkeypatch, settings):
+def test_a_match_over_its_time_limit_is_an_infrastructure_retry_without_blaming_a_bot(
+    validated_version, monkeypatch, settings, counted_hook
+):
     from celery.exceptions import SoftTimeLimitExceeded
 
     def endless_play(match):
         raise SoftTimeLimitExceeded()
 
     monkeypatch.setattr(sandboxing, "play", endless_play)
+    settings.MATCH_MAX_ATTEMPTS = 2
     match = challenge(validated_version)
-    assert tasks.match_play.apply(args=[match.pk]).get() is False
+    soft, _ = selectors.match_time_limits(match)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(services, "match_enqueue", lambda *a, **k: None)
+        assert tasks.match_play.apply(args=[match.pk]).get() is False
+        match.refresh_from_db()
+        assert match.status == Match.Status.QUEUED  # tried again, like any infrastructure error
+        assert f"longer than its time limit of {soft:.0f} s" in match.error and "infrastructure" in match.error
+        assert counted_hook == []
+        assert tasks.match_play.apply(args=[match.pk]).get() is False
     match.refresh_from_db()
-    assert match.status == Match.Status.FAILED
-    assert f"longer than the limit of {settings.MATCH_TIME_LIMIT} s" in match.error
-    assert not any(seat.fault_kind for seat in match.seats.all())
+    assert match.status == Match.Status.FAILED and "gave up after 2 attempts" in match.error
+    assert not any(seat.fault_kind or seat.strikes or seat.forfeited for seat in match.seats.all())
+
+
+def test_a_matchs_time_limit_comes_from_its_format_and_clocks():
+    from sandbox.limits import Limits
+
+    def limit(**kwargs):
+        return selectors.match_time_limit(**{"players": 2, "games": 1, "duplicate": False, "limits": Limits(), **kwargs})
+
+    base = limit()
+    # each seat's match clock (and one decision's overshoot) counts in full
+    assert limit(limits=Limits(time_per_match=400)) - base == pytest.approx(2 * 100)
+    assert limit(players=3) - base == pytest.approx(300 + 1 + 10 + (3 - 2) * 10)
+    # every seat of every game may take the whole start time (a fresh bot per game)
+    assert limit(games=5) - base == pytest.approx(4 * (2 * 10 + selectors.ENGINE_SECONDS_PER_GAME))
+    assert limit(duplicate=True) - base == pytest.approx(2 * 10 + selectors.ENGINE_SECONDS_PER_GAME)
+    assert base >= 2 * 300 + selectors.MATCH_BOOKKEEPING_SECONDS
+
+
+def test_games_per_match_counts_what_the_engine_plays(bot, run_on_commit):
+    version = bot_services.bot_version_create(bot=bot, filename="g.py", data=good_bot("g"), validate=False)
+    match = services.match_create(
+        kind="challenge", rules=Rules.parse(["players=3", "rounds=1", "hand_size=3"]),
+        seats=[version, "first", "random"], seed=5, games=2, duplicate=True, enqueue=False,
+    )
+    tasks.match_play.apply(args=[match.pk])
+    match.refresh_from_db()
+    assert match.status == Match.Status.DONE, match.error
+    assert match.games_played == selectors.games_per_match(3, 2, True)
+
+
+def test_the_task_is_sent_with_the_matchs_own_time_limits_and_its_deadline_follows_them(
+    validated_version, monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    from django.utils import timezone
+
+    sent = []
+    monkeypatch.setattr(tasks.match_play, "apply_async", lambda **kwargs: sent.append(kwargs))
+    match = services.match_create(
+        kind="challenge", rules=Rules.parse(["players=2", "rounds=1"]), seats=[validated_version, "first"],
+        seed=2, time_per_match=50.0, enqueue=False,
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        services.match_enqueue(match)
+    soft, hard = selectors.match_time_limits(match)
+    assert soft == selectors.match_time_limit(
+        players=2, games=1, duplicate=False, limits=sandboxing.match_limits(None, None, 50.0)
+    )
+    assert [(k["soft_time_limit"], k["time_limit"]) for k in sent] == [(soft, hard)]
+    assert hard == soft + selectors.HARD_LIMIT_GRACE
+    settings.MATCH_STALE_AFTER = 0
+    before = timezone.now()
+    assert services.match_start(match.pk, now=before)
+    match.refresh_from_db()
+    assert (match.deadline - before).total_seconds() == pytest.approx(hard + selectors.STALE_GRACE)
+
+
+def test_a_format_that_could_outlast_match_time_limit_is_refused(validated_version, settings):
+    settings.MATCH_TIME_LIMIT = 1000
+    with pytest.raises(services.MatchError, match=r"could need \d+ s .*MATCH_TIME_LIMIT=1000"):
+        services.match_create(
+            kind="challenge", rules=Rules.parse(["players=2"]), seats=[validated_version, "first"],
+            games=20, enqueue=False,
+        )
 
 
 NUL_BOT = b"""calls = 0
@@ -363,7 +444,7 @@ def test_nul_characters_a_bot_prints_or_raises_are_stored_safely(bot, run_on_com
         version = bot_services.bot_version_create(bot=bot, filename="bell\x07.py", data=NUL_BOT)
     version.refresh_from_db()
     assert version.filename == "bell_.py"
-    match = Match.objects.get(kind="validation")
+    match = Match.objects.filter(kind="validation").order_by("pk").first()
     assert match.status == Match.Status.DONE, match.error
     seat = match.seats.get(seat=0)
     assert "nul\ufffdbyte" in seat.log and "\x00" not in seat.log
@@ -396,7 +477,8 @@ def test_a_version_the_platform_failed_to_validate_can_be_validated_again(
         client.post(reverse("bots:revalidate", args=[bot.pk, 1]))
     version.refresh_from_db()
     assert version.status == BotVersion.Status.ACTIVE
-    assert Match.objects.filter(kind="validation").count() == 2
+    assert Match.objects.filter(kind="validation").count() == 4  # two configurations, twice
+    assert [run["status"] for run in version.validation_runs] == ["passed", "passed"]
 
 
 def test_a_version_rejected_for_its_own_fault_cannot_be_validated_again(bot, run_on_commit):
@@ -409,7 +491,8 @@ def test_a_version_rejected_for_its_own_fault_cannot_be_validated_again(bot, run
 
 
 CLOCK_BOT = b"""def agent(observation, configuration):
-    print("clock", configuration["time_per_decision"], configuration["time_bank"], flush=True)
+    print("clock", configuration["time_per_decision"], configuration["time_bank"],
+          configuration["time_per_match"], flush=True)
     return observation["legal_actions"][0]
 """
 
@@ -418,12 +501,13 @@ def test_a_match_plays_with_its_own_time_limits_and_the_bots_see_them(bot, run_o
     version = bot_services.bot_version_create(bot=bot, filename="clock.py", data=CLOCK_BOT, validate=False)
     match = services.match_create(
         kind="challenge", rules=Rules.parse(["players=2", "rounds=1"]), seats=[version, "first"],
-        seed=3, time_per_decision=0.75, time_bank=2.5, enqueue=False,
+        seed=3, time_per_decision=0.75, time_bank=2.5, time_per_match=42.0, enqueue=False,
     )
     tasks.match_play.apply(args=[match.pk])
     match.refresh_from_db()
     assert match.status == Match.Status.DONE
-    assert "clock 0.75 2.5" in match.seats.get(seat=0).log
+    assert match.time_per_match == 42.0
+    assert "clock 0.75 2.5 42.0" in match.seats.get(seat=0).log
 
 
 def test_a_match_with_a_bad_time_limit_is_refused_with_the_value(validated_version):
@@ -455,11 +539,14 @@ def test_stored_decision_times_and_log_marks_line_up_with_the_replays_actions(bo
     # the reference bot plays in-process and is timed as well
     assert all(isinstance(ms, float) for game in decision_ms for ms in game)
     seat = match.seats.get(seat=0)
+    # a fresh bot process per game (BOT_CONTRACT.md): the bot counts its decisions from 1 in each game
+    expected = [f"decision {[r for r in records if r[0] == g].index((g, i)) + 1}\n" for g, i in records]
+    assert len({g for g, _ in records}) == 2 and expected.count("decision 1\n") == 2
     assert seat.log_marks["decisions"] == len(records)
-    assert seat.log_marks["printed"] == [len(f"decision {k}\n") for k in range(1, len(records) + 1)]
+    assert seat.log_marks["printed"] == [len(text) for text in expected]
     lines = selectors.seat_decision_logs(seat, replay)
     assert [(g, i) for g, i, _ in lines] == records
-    assert [text for _, _, text in lines] == [f"decision {k}\n" for k in range(1, len(records) + 1)]
+    assert [text for _, _, text in lines] == expected
     assert match.seats.get(seat=1).log_marks == {}  # nothing printed, nothing stored
 
 
@@ -519,3 +606,47 @@ def test_decision_logs_keep_their_place_after_emoji_nul_and_broken_text(backend,
     assert len(texts) == len(selectors.bot_decision_records(result.replay, 0)) > 1
     for k, text in enumerate(texts, start=1):
         assert text.startswith(f"\U0001F600{k}\ufffd") and text.endswith(" " + "é" * k + "\n"), text
+
+
+# Legal and within its per-decision clock (1 s) every time, but 0.9 s a decision.
+THINKER_BOT = b"""import time
+
+
+def agent(observation, configuration):
+    time.sleep(0.9)
+    return observation["legal_actions"][0]
+"""
+
+
+def test_a_bot_that_uses_up_its_match_clock_forfeits_and_the_match_completes(bot):
+    version = bot_services.bot_version_create(bot=bot, filename="thinker.py", data=THINKER_BOT, validate=False)
+    match = services.match_create(
+        kind="challenge", rules=Rules.parse(["players=2", "rounds=3"]), seats=[version, "first"],
+        seed=4, time_per_decision=1.0, time_bank=1.0, time_per_match=3.0, enqueue=False,
+    )
+    assert tasks.match_play.apply(args=[match.pk]).get() is True
+    match.refresh_from_db()
+    assert match.status == Match.Status.DONE, match.error
+    assert match.attempts == 1 and match.error == ""
+    thinker, first = match.seats.order_by("seat")
+    assert thinker.forfeited, (thinker.fault_kind, thinker.fault_reason)
+    assert thinker.fault_reason.startswith("out of match time"), (thinker.fault_kind, thinker.fault_reason)
+    assert (thinker.rank, first.rank) == (2, 1)
+    # about 3 s of thinking (a few 0.9 s decisions), far below the match's own limit
+    assert match.duration_seconds < selectors.match_time_limits(match)[0]
+
+
+def test_the_reaper_waits_for_the_longest_running_match(validated_version, settings):
+    settings.MATCH_STALE_AFTER = 0
+    assert sandboxing.reap_age() == sandboxing.REAP_AFTER_AT_LEAST  # nothing running: the floor
+    long = services.match_create(
+        kind="challenge", rules=Rules.parse(["players=2", "rounds=1"]), seats=[validated_version, "first"],
+        seed=1, games=40, duplicate=True, time_per_match=600.0, enqueue=False,
+    )
+    assert services.match_start(long.pk)
+    long.refresh_from_db()
+    window = (long.deadline - long.started_at).total_seconds()
+    assert window > sandboxing.REAP_AFTER_AT_LEAST
+    assert sandboxing.reap_age() == pytest.approx(window)
+    settings.MATCH_STALE_AFTER = 90
+    assert sandboxing.reap_age() == 90

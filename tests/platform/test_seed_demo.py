@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 
 from bots.demo import DEMO_BOTS, DEMO_MATCHES, reference_bot_upload
@@ -23,6 +24,7 @@ def test_each_reference_bot_is_a_valid_upload_with_stable_bytes(module):
     assert package.sha256 == BotPackage.from_bytes(*reference_bot_upload(module)).sha256
 
 
+@pytest.mark.slow  # validates and plays the demo bots: tens of seconds, left out of make check
 def test_seed_demo_uploads_validates_plays_and_is_idempotent():
     out = io.StringIO()
     call_command("seed_demo", stdout=out)
@@ -32,7 +34,9 @@ def test_seed_demo_uploads_validates_plays_and_is_idempotent():
     challenges = Match.objects.filter(kind=Match.Kind.CHALLENGE)
     assert challenges.count() == len(DEMO_MATCHES)
     assert set(challenges.values_list("status", flat=True)) == {Match.Status.DONE}
-    assert Match.objects.filter(kind=Match.Kind.VALIDATION, status=Match.Status.DONE).count() == bots
+    # one validation match per configuration (2 and 4 seats) of each bot's version
+    validations = Match.objects.filter(kind=Match.Kind.VALIDATION, status=Match.Status.DONE).count()
+    assert validations == bots * len(settings.VALIDATION_SEATS)
 
     before = (Bot.objects.count(), BotVersion.objects.count(), Match.objects.count())
     out = io.StringIO()
