@@ -1,21 +1,22 @@
-"""Who may do what: owners manage their bots, staff organise."""
+"""Who may do what: owners manage their bots, organizers (staff) run events."""
 
 from __future__ import annotations
 
+from core.roles import is_organizer
 from rest_framework import permissions
 
-from bots.selectors import user_is_owner_or_staff
+from bots.selectors import user_is_owner
 
 
-class IsOwnerOrStaffOrReadOnly(permissions.BasePermission):
-    """Everyone reads a bot; only its owner (or staff) changes it."""
+class IsOwnerOrReadOnly(permissions.BasePermission):
+    """Everyone reads a bot; only its owner changes it (not organizers, not superusers)."""
 
     message = "only the bot's owner can do this"
 
     def has_object_permission(self, request, view, obj):
         if request.method in permissions.SAFE_METHODS:
             return True
-        return user_is_owner_or_staff(request.user, obj)
+        return user_is_owner(request.user, obj)
 
 
 class IsStaff(permissions.BasePermission):
@@ -24,4 +25,4 @@ class IsStaff(permissions.BasePermission):
     message = "only organizers (staff) can do this"
 
     def has_permission(self, request, view):
-        return bool(request.user and request.user.is_staff)
+        return is_organizer(request.user)

@@ -70,14 +70,33 @@ def validation_matches(version_ids) -> dict[int, int]:
 
 
 def match_query(*, bot=None, ladder=None, tournament=None, status=None, kind=None):
-    """Matches for the API list: ``bot`` an id, ``ladder`` and ``tournament`` slugs; unknown ones match none."""
+    """Matches for the API list: ``bot`` an id, ``ladder`` and ``tournament`` slugs; unknown ones match none.
+
+    With ``bot`` the list pages over ``match_seats_query`` (the bot's seats' index) and this queryset
+    only loads the page's matches, so it is not narrowed to the bot here."""
     from matches.selectors import match_list
 
     matches = match_list(kind=kind, status=status, limit=None)
     if bot is not None:
-        matches = matches.filter(seats__bot_version__bot_id=bot).distinct()
+        return matches
     if ladder is not None:
         matches = matches.filter(ladder_match__ladder__slug=ladder)
     if tournament is not None:
         matches = matches.filter(tournament_pairings__round__tournament__slug=tournament).distinct()
     return matches
+
+
+def match_seats_query(*, bot=None, ladder=None, tournament=None, status=None, kind=None):
+    """The seats of bot ``bot`` (an id) in the matches ``match_query`` lists, newest first on the
+    seats' (bot, queued_at, match) index: what a bot's API list pages over; None without ``bot``."""
+    from matches.selectors import match_seats
+    from tournaments.models import Pairing
+
+    if bot is None:
+        return None
+    seats = match_seats(bot=bot, kind=kind, status=status).only("pk", "match_id", "queued_at")
+    if ladder is not None:
+        seats = seats.filter(match__ladder_match__ladder__slug=ladder)
+    if tournament is not None:
+        seats = seats.filter(match_id__in=Pairing.objects.filter(round__tournament__slug=tournament).values("match_id"))
+    return seats

@@ -6,7 +6,9 @@ for the bot's owner and staff; for everyone else the field is null.
 
 from __future__ import annotations
 
-from django.urls import reverse
+import functools
+
+from django.urls import get_script_prefix, get_urlconf, reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -14,6 +16,7 @@ from bots import selectors as bot_selectors
 from bots.models import Bot, BotVersion
 from matches import selectors as match_selectors
 from matches.models import Match, MatchSeat
+from matches.sandboxing import match_limits
 
 from . import selectors
 from .models import ApiToken, Challenge
@@ -156,6 +159,23 @@ class UploadSerializer(serializers.Serializer):
     )
 
 
+#: a number no match has, put in a URL once and replaced by each match's id (``_match_url``)
+_URL_ID = 9_876_543_210_123
+
+
+@functools.lru_cache(maxsize=64)
+def _url_template(name: str, urlconf, prefix: str) -> str:
+    return reverse(name, args=[_URL_ID], urlconf=urlconf)
+
+
+def _match_url(name: str, match_id: int) -> str:
+    """``reverse(name, args=[match_id])`` for a URL whose one argument is a match id: reversed once
+    per URL configuration and script prefix, then the id put in (reverse cost ~20 µs a call, three a
+    match: a quarter of a page of 50 matches)."""
+    template = _url_template(name, get_urlconf(), get_script_prefix())
+    return template.replace(str(_URL_ID), str(match_id))
+
+
 class SeatSerializer(serializers.ModelSerializer):
     bot = serializers.SerializerMethodField(help_text="bot id, null for a reference bot")
     version = serializers.SerializerMethodField(help_text="version number, null for a reference bot")
@@ -169,6 +189,26 @@ class SeatSerializer(serializers.ModelSerializer):
             "forfeited", "fault_kind", "fault_reason", "log",
         ]
         read_only_fields = fields
+
+    def to_representation(self, seat: MatchSeat) -> dict:
+        # The fields above, read directly: DRF's per-field machinery cost more than the data
+        # (13 fields x 2-4 seats x 50 matches a page). The schema still comes from the fields.
+        version = seat.bot_version if seat.bot_version_id else None
+        return {
+            "seat": seat.seat,
+            "bot": version.bot_id if version else None,
+            "version": version.number if version else None,
+            "reference_bot": seat.reference_bot,
+            "label": seat.label,
+            "score": seat.score,
+            "rank": seat.rank,
+            "wins": seat.wins,
+            "strikes": seat.strikes,
+            "forfeited": seat.forfeited,
+            "fault_kind": seat.fault_kind,
+            "fault_reason": seat.fault_reason,
+            "log": self.get_log(seat),
+        }
 
     @extend_schema_field(NULLABLE_INT)
     def get_bot(self, seat: MatchSeat) -> int | None:
@@ -189,6 +229,12 @@ class SeatSerializer(serializers.ModelSerializer):
 
 class MatchSerializer(serializers.ModelSerializer):
     seats = SeatSerializer(many=True, read_only=True)
+    # The clocks the bots played (or will play) under: the match's own, else the contract's default.
+    time_per_decision = serializers.SerializerMethodField(help_text="seconds a decision may take")
+    time_bank = serializers.SerializerMethodField(help_text="seconds per match a bot may spend beyond time_per_decision")
+    time_per_match = serializers.SerializerMethodField(
+        help_text="seconds of thinking per bot per match; using it up forfeits (out of match time)"
+    )
     replay = serializers.SerializerMethodField(help_text="API URL of the replay JSON, null until done")
     page = serializers.SerializerMethodField(help_text="the match page")
     viewer = serializers.SerializerMethodField(help_text="the replay viewer page, null until done")
@@ -197,25 +243,72 @@ class MatchSerializer(serializers.ModelSerializer):
         model = Match
         fields = [
             "id", "kind", "status", "rules", "seed", "games", "duplicate", "time_per_decision", "time_bank",
-            "queued_at", "started_at",
+            "time_per_match", "queued_at", "started_at",
             "finished_at", "rounds_played", "games_played", "error", "seats", "replay", "page", "viewer",
         ]
         read_only_fields = fields
+
+    def to_representation(self, match: Match) -> dict:
+        # The fields above in their order, read directly (DRF's per-field work was most of a list
+        # page's CPU); the clocks computed once per match, the URLs by _match_url.
+        clocks = _clocks(match)
+        done = match.status == Match.Status.DONE
+        when = self._datetime.to_representation
+        seats = self.fields["seats"]
+        return {
+            "id": match.pk,
+            "kind": match.kind,
+            "status": match.status,
+            "rules": match.rules,
+            "seed": match.seed,
+            "games": match.games,
+            "duplicate": match.duplicate,
+            "time_per_decision": clocks.time_per_decision,
+            "time_bank": clocks.time_bank,
+            "time_per_match": clocks.time_per_match,
+            "queued_at": when(match.queued_at) if match.queued_at else None,
+            "started_at": when(match.started_at) if match.started_at else None,
+            "finished_at": when(match.finished_at) if match.finished_at else None,
+            "rounds_played": match.rounds_played,
+            "games_played": match.games_played,
+            "error": match.error,
+            "seats": seats.to_representation(match.seats.all()),
+            "replay": _match_url("api:match-replay", match.pk) if done else None,
+            "page": _match_url("matches:detail", match.pk),
+            "viewer": _match_url("web:replay", match.pk) if done else None,
+        }
+
+    @functools.cached_property
+    def _datetime(self) -> serializers.DateTimeField:
+        return serializers.DateTimeField()
+
+    def get_time_per_decision(self, match: Match) -> float:
+        return _clocks(match).time_per_decision
+
+    def get_time_bank(self, match: Match) -> float:
+        return _clocks(match).time_bank
+
+    def get_time_per_match(self, match: Match) -> float:
+        return _clocks(match).time_per_match
 
     @extend_schema_field(NULLABLE_STR)
     def get_replay(self, match: Match) -> str | None:
         if match.status != Match.Status.DONE:
             return None
-        return reverse("api:match-replay", args=[match.pk])
+        return _match_url("api:match-replay", match.pk)
 
     def get_page(self, match: Match) -> str:
-        return match.get_absolute_url()
+        return _match_url("matches:detail", match.pk)
 
     @extend_schema_field(NULLABLE_STR)
     def get_viewer(self, match: Match) -> str | None:
         if match.status != Match.Status.DONE:
             return None
-        return reverse("web:replay", args=[match.pk])
+        return _match_url("web:replay", match.pk)
+
+
+def _clocks(match: Match):
+    return match_limits(match.time_per_decision, match.time_bank, match.time_per_match)
 
 
 class ChallengeCreateSerializer(serializers.Serializer):
@@ -261,11 +354,15 @@ class LadderSerializer(serializers.Serializer):
     seats = serializers.IntegerField()
     games = serializers.IntegerField()
     duplicate = serializers.BooleanField()
-    time_per_decision = serializers.FloatField()
-    time_bank = serializers.FloatField()
+    time_per_decision = serializers.FloatField(help_text="seconds a decision may take (BOT_CONTRACT.md)")
+    time_bank = serializers.FloatField(help_text="seconds per match a bot may spend beyond time_per_decision")
+    time_per_match = serializers.FloatField(
+        help_text="seconds of thinking per bot per match; using it up forfeits (out of match time)"
+    )
+    allow_same_owner = serializers.BooleanField(help_text="whether one owner's bots may sit at one table")
     active = serializers.BooleanField()
     entries = serializers.IntegerField(source="entry_count", help_text="active entries")
-    rated_matches = serializers.IntegerField(source="rated_count")
+    rated_matches = serializers.IntegerField()
     page = serializers.CharField(source="get_absolute_url")
 
 
@@ -274,12 +371,26 @@ class StandingSerializer(serializers.Serializer):
     bot = serializers.IntegerField(source="entry.bot_id")
     name = serializers.SerializerMethodField()
     status = serializers.CharField(source="entry.status")
-    rating = serializers.DecimalField(source="entry.rating", max_digits=7, decimal_places=2)
-    margin = serializers.DecimalField(
-        source="rating.margin", max_digits=7, decimal_places=2, help_text="uncertainty: rating ± margin (95%)"
+    rating = serializers.IntegerField(
+        source="rating.value", help_text="the batch fit's rating of the entry's rated version, whole points"
     )
-    provisional = serializers.BooleanField(source="rating.provisional")
-    matches = serializers.IntegerField(source="entry.matches_played")
+    margin = serializers.IntegerField(source="rating.margin", help_text="uncertainty: rating ± margin (95%)")
+    low = serializers.IntegerField(source="rating.low_points", help_text="the 95% interval's low end")
+    high = serializers.IntegerField(source="rating.high_points", help_text="the 95% interval's high end")
+    provisional = serializers.BooleanField(
+        source="rating.provisional", help_text="the 95% interval is wider than ± ladders.ratings.PROVISIONAL_MARGIN"
+    )
+    version = serializers.IntegerField(
+        source="entry.rated_version_id", allow_null=True, help_text="id of the version the rating is of"
+    )
+    matches = serializers.IntegerField(source="entry.matches_played", help_text="rated matches, every version")
+    games = serializers.IntegerField(source="entry.games", help_text="rated matches of the rated version (the fit's)")
+    deals = serializers.IntegerField(help_text="deals played in the rated matches")
+    los_next = serializers.IntegerField(
+        source="los_percent",
+        allow_null=True,
+        help_text="likelihood (%) that this version is stronger than the next ranked one; null for the last",
+    )
     wins = serializers.IntegerField(help_text="matches finished first (shared first places count)")
     last_change = serializers.DecimalField(max_digits=7, decimal_places=2, allow_null=True)
 
@@ -291,8 +402,16 @@ class RatingChangeSerializer(serializers.Serializer):
     match = serializers.IntegerField(source="match_id")
     version = serializers.IntegerField(source="bot_version.number")
     rank = serializers.IntegerField()
-    before = serializers.DecimalField(max_digits=7, decimal_places=2)
-    after = serializers.DecimalField(max_digits=7, decimal_places=2)
+    forfeited = serializers.BooleanField(help_text="a forfeit: a last place in the fit")
+    before = serializers.DecimalField(max_digits=7, decimal_places=2, help_text="the entry's rating shown before")
+    after = serializers.DecimalField(
+        max_digits=7,
+        decimal_places=2,
+        allow_null=True,
+        help_text="the version's rating from the first refit that included the match (null until it ran)",
+    )
+    after_low = serializers.DecimalField(max_digits=7, decimal_places=2, allow_null=True)
+    after_high = serializers.DecimalField(max_digits=7, decimal_places=2, allow_null=True)
     matches_after = serializers.IntegerField()
     at = serializers.DateTimeField(source="created_at")
 
@@ -315,6 +434,16 @@ class TournamentSerializer(serializers.Serializer):
     games = serializers.IntegerField()
     duplicate = serializers.BooleanField()
     tie_breaks = serializers.ListField(child=serializers.CharField())
+    time_per_decision = serializers.FloatField(help_text="seconds a decision may take (BOT_CONTRACT.md)")
+    time_bank = serializers.FloatField(help_text="seconds per match a bot may spend beyond time_per_decision")
+    time_per_match = serializers.FloatField(
+        help_text="seconds of thinking per bot per match; using it up forfeits ('out of match time')"
+    )
+    allow_same_owner = serializers.BooleanField(help_text="whether one owner's bots may sit at one table")
+    seed_ladder = serializers.CharField(
+        source="seed_ladder.slug", allow_null=True, default=None,
+        help_text="slug of the ladder whose ratings seed round 1 of a Swiss (top half against bottom half), or null",
+    )
     current_round = serializers.IntegerField()
     total_rounds = serializers.IntegerField(allow_null=True)
     created_at = serializers.DateTimeField()

@@ -1,29 +1,25 @@
-"""Rate limits on what costs worker time: uploads and match requests (settings.API_THROTTLE_RATES)."""
+"""Rate limits on what costs worker time and on password guesses: uploads, match requests and logins,
+per account and per client address (``core.ratelimit``, ``settings.API_THROTTLE_RATES``)."""
 
 from __future__ import annotations
 
-from django.conf import settings
-from rest_framework.throttling import SimpleRateThrottle
+from core import ratelimit
+from rest_framework.throttling import BaseThrottle
 
 
-class _WriteThrottle(SimpleRateThrottle):
-    """Counts a user's (or an address's) writes; reads are never limited."""
+class _WriteThrottle(BaseThrottle):
+    """Counts writes by the account and by the client address; reads are never limited."""
 
-    def get_rate(self):
-        # Read per request (DRF makes a throttle per request), not at import: a changed setting applies.
-        return settings.API_THROTTLE_RATES.get(self.scope)
+    scope = ""
 
     def allow_request(self, request, view):
         if request.method in ("GET", "HEAD", "OPTIONS"):
             return True
-        return super().allow_request(request, view)
+        self._wait = ratelimit.hit(self.scope, request)
+        return self._wait is None
 
-    def get_cache_key(self, request, view):
-        if request.user and request.user.is_authenticated:
-            ident = f"user-{request.user.pk}"
-        else:
-            ident = f"addr-{self.get_ident(request)}"
-        return f"throttle_{self.scope}_{ident}"
+    def wait(self):
+        return self._wait
 
 
 class UploadThrottle(_WriteThrottle):
@@ -35,6 +31,6 @@ class MatchRequestThrottle(_WriteThrottle):
 
 
 class LoginThrottle(_WriteThrottle):
-    """Password guesses: counted per address, whoever they claim to be."""
+    """Token requests: counted per address, whoever they claim to be (and locked by axes on failures)."""
 
     scope = "login"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from core.clientip import client_address
+from core.roles import is_organizer
 from django.contrib.auth import authenticate
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
@@ -16,7 +18,7 @@ from rest_framework.views import APIView
 from bots import selectors as bot_selectors
 from bots import services as bot_services
 from bots.forms import CappedUploadHandler, read_capped, upload_read_cap
-from bots.models import Bot, BotVersion
+from bots.models import Bot, BotVersion, SourceAccess
 from ladders import selectors as ladder_selectors
 from ladders import services as ladder_services
 from ladders.models import Ladder, LadderEntry
@@ -28,7 +30,8 @@ from tournaments.models import Tournament
 
 from . import selectors, services
 from . import serializers as s
-from .permissions import IsOwnerOrStaffOrReadOnly, IsStaff
+from .pagination import MatchCursorPagination
+from .permissions import IsOwnerOrReadOnly, IsStaff
 from .throttles import LoginThrottle, MatchRequestThrottle, UploadThrottle
 
 ERRORS = {
@@ -45,11 +48,22 @@ def _errors(*codes: int) -> dict:
 
 
 def _owned_bot(request, bot_id: int) -> Bot:
-    """The bot, when the request's user may manage it (403 otherwise, 404 when it does not exist)."""
+    """The bot, when the request's user owns it (403 otherwise, organizers and superusers included;
+    404 when it does not exist)."""
     bot = get_object_or_404(Bot.objects.select_related("owner"), pk=bot_id)
-    if not bot_selectors.user_is_owner_or_staff(request.user, bot):
+    if not bot_selectors.user_is_owner(request.user, bot):
         raise exceptions.PermissionDenied(f"bot {bot.pk} ({bot}) is not yours")
     return bot
+
+
+def _record_log_reads(request, versions, body: list[dict]) -> None:
+    """Audit the validation logs ``body`` (serialized ``versions``) shows to someone not their owner."""
+    for version, item in zip(versions, body, strict=True):
+        if item.get("validation_log") is not None:
+            bot_services.private_read(
+                user=request.user, version=version, what=SourceAccess.What.VALIDATION_LOG,
+                path=request.get_full_path(),
+            )
 
 
 # --- the user and their tokens ------------------------------------------------------------------
@@ -154,9 +168,9 @@ class PublicBotListView(_BotPageMixin, generics.ListAPIView):
 
 
 class BotDetailView(generics.RetrieveUpdateAPIView):
-    """A bot; its owner (or staff) may PATCH its description and source visibility."""
+    """A bot; its owner may PATCH its description and source visibility."""
 
-    permission_classes = [IsOwnerOrStaffOrReadOnly]
+    permission_classes = [IsOwnerOrReadOnly]
     serializer_class = s.BotSerializer
     queryset = Bot.objects.select_related("owner")
     lookup_url_kwarg = "bot_id"
@@ -221,7 +235,9 @@ class VersionListView(generics.ListCreateAPIView):
         page = self.paginate_queryset(self.get_queryset())
         context = self.get_serializer_context()
         context["validation_matches"] = selectors.validation_matches(v.pk for v in page)
-        return self.get_paginated_response(s.VersionSerializer(page, many=True, context=context).data)
+        body = s.VersionSerializer(page, many=True, context=context).data
+        _record_log_reads(request, page, body)
+        return self.get_paginated_response(body)
 
     def initial(self, request, *args, **kwargs):
         # Before the body is parsed: never hold more of an upload than the largest allowed bot.
@@ -255,7 +271,9 @@ class VersionDetailView(APIView):
     def get(self, request, bot_id: int, number: int):
         """A version: status, rejection reason and (owner and staff only) its validation log."""
         version = _version(bot_id, number)
-        return Response(s.VersionSerializer(version, context={"request": request}).data)
+        body = s.VersionSerializer(version, context={"request": request}).data
+        _record_log_reads(request, [version], [body])
+        return Response(body)
 
 
 class VersionSourceView(APIView):
@@ -264,8 +282,10 @@ class VersionSourceView(APIView):
     )
     def get(self, request, bot_id: int, number: int):
         """The uploaded bytes: for everyone when the bot's source is public, else owner and staff."""
-        version = get_object_or_404(BotVersion.objects.select_related("bot"), bot_id=bot_id, number=number)
-        if not bot_selectors.can_view_source(request.user, version.bot):
+        version = get_object_or_404(BotVersion.objects.select_related("bot__owner"), bot_id=bot_id, number=number)
+        if not version.bot.source_public and not bot_services.private_read(
+            user=request.user, version=version, what=SourceAccess.What.SOURCE, path=request.get_full_path()
+        ):
             raise exceptions.PermissionDenied(f"the source of bot {version.bot} is private")
         response = HttpResponse(bytes(version.source), content_type="application/octet-stream")
         response["Content-Disposition"] = content_disposition_header(
@@ -291,11 +311,22 @@ class MatchListView(generics.ListAPIView):
 
     serializer_class = s.MatchSerializer
     queryset = Match.objects.none()  # for the schema; get_queryset answers
+    pagination_class = MatchCursorPagination
 
     def get_queryset(self):
         query = MatchFilterSerializer(data=self.request.query_params)
         query.is_valid(raise_exception=True)
+        self.seats = selectors.match_seats_query(**query.validated_data)
         return selectors.match_query(**query.validated_data)
+
+    def paginate_queryset(self, queryset):
+        if self.seats is None:
+            return super().paginate_queryset(queryset)
+        # a bot's matches: the page is taken from its seats' index, then only those matches loaded
+        seats = super().paginate_queryset(self.seats)
+        ids = list(dict.fromkeys(seat.match_id for seat in seats))  # seated twice: the match once
+        found = queryset.in_bulk(ids)
+        return [found[i] for i in ids if i in found]
 
 
 class MatchDetailView(APIView):
@@ -306,7 +337,18 @@ class MatchDetailView(APIView):
             match = match_selectors.match_detail(match_id)
         except Match.DoesNotExist:
             raise exceptions.NotFound(f"no match {match_id}") from None
-        return Response(s.MatchSerializer(match, context={"request": request, "with_logs": True}).data)
+        body = s.MatchSerializer(match, context={"request": request, "with_logs": True}).data
+        for seat, item in zip(match.seats.all(), body["seats"], strict=True):
+            if item["log"] is None:
+                continue
+            # bots.selectors.private_read_reason decides (and the read is audited), whatever the
+            # serializer's own check allowed
+            if seat.bot_version_id is None or not bot_services.private_read(
+                user=request.user, version=seat.bot_version, what=SourceAccess.What.SEAT_LOG,
+                path=request.get_full_path(), match_kind=match.kind, match_id=match.pk,
+            ):
+                item["log"] = None
+        return Response(body)
 
 
 class MatchReplayView(APIView):
@@ -368,7 +410,9 @@ class ChallengeListView(generics.ListCreateAPIView):
         ladder = Ladder.objects.filter(slug=data["ladder"]).first()
         if ladder is None:
             raise serializers.ValidationError({"ladder": [f"no ladder {data['ladder']!r}"]})
-        challenge = services.challenge_create(challenger=request.user, bot=bot, opponent=opponent, ladder=ladder)
+        challenge = services.challenge_create(
+            challenger=request.user, bot=bot, opponent=opponent, ladder=ladder, address=client_address(request)
+        )
         body = s.ChallengeSerializer(challenge, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED)
 
@@ -377,8 +421,9 @@ class ChallengeListView(generics.ListCreateAPIView):
 # --- ladders ------------------------------------------------------------------------------------
 
 
-def _ladder(slug: str) -> Ladder:
-    ladder = ladder_selectors.ladder_list().filter(slug=slug).first()
+def _ladder(slug: str, *, counts: bool = True) -> Ladder:
+    # the counts (entries, rated matches) only where the answer shows them
+    ladder = (ladder_selectors.ladder_list() if counts else Ladder.objects).filter(slug=slug).first()
     if ladder is None:
         raise exceptions.NotFound(f"no ladder {slug!r}")
     return ladder
@@ -401,14 +446,23 @@ class LadderDetailView(APIView):
         return Response(s.LadderSerializer(_ladder(slug)).data)
 
 
+class StandingFilterSerializer(serializers.Serializer):
+    q = serializers.CharField(required=False, max_length=100, help_text="only bots whose name or owner contains this")
+
+
+@extend_schema(parameters=[StandingFilterSerializer])
 class LadderStandingsView(generics.ListAPIView):
-    """The ladder table: active entries ranked by rating, then the others (rank null)."""
+    """The ladder table a page at a time (``?page=``, ``?page_size=``, ``?q=``): active entries ranked
+    by rating (equal ratings share a rank), then the others (rank null)."""
 
     serializer_class = s.StandingSerializer
     queryset = Ladder.objects.none()  # for the schema; get_queryset answers
 
     def get_queryset(self):
-        return ladder_selectors.ladder_standings(_ladder(self.kwargs["slug"]))
+        query = StandingFilterSerializer(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
+        # a sequence the paginator counts and slices: only the page's rows are read
+        return ladder_selectors.LadderTable(_ladder(self.kwargs["slug"], counts=False), query.validated_data.get("q", ""))
 
 
 class LadderHistoryView(generics.ListAPIView):
@@ -418,7 +472,7 @@ class LadderHistoryView(generics.ListAPIView):
     queryset = Ladder.objects.none()  # for the schema; get_queryset answers
 
     def get_queryset(self):
-        ladder = _ladder(self.kwargs["slug"])
+        ladder = _ladder(self.kwargs["slug"], counts=False)
         entry = LadderEntry.objects.filter(ladder=ladder, bot_id=self.kwargs["bot_id"]).first()
         if entry is None:
             raise exceptions.NotFound(f"bot {self.kwargs['bot_id']} never entered ladder {ladder.slug!r}")
@@ -512,7 +566,7 @@ class TournamentEntryView(APIView):
         incoming = s.BotOnLadderSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         bot = _owned_bot(request, incoming.validated_data["bot"])
-        if tournament.status != Tournament.Status.REGISTRATION and not request.user.is_staff:
+        if tournament.status != Tournament.Status.REGISTRATION and not is_organizer(request.user):
             raise services.ApiRefusal(f"{tournament} is {tournament.status}, not open for registration")
         entry = tournament_services.entry_add(tournament, bot, actor=request.user)
         return Response(s.TournamentEntrySerializer(entry).data, status=status.HTTP_201_CREATED)

@@ -5,6 +5,10 @@ Thin like the API views: the same services, the same rate limit on match request
 
 from __future__ import annotations
 
+import math
+
+from core import ratelimit
+from core.clientip import client_address
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
@@ -16,7 +20,6 @@ from matches.models import Match
 
 from . import selectors, services
 from .models import ApiToken
-from .throttles import MatchRequestThrottle
 
 
 @login_required
@@ -52,12 +55,17 @@ def challenge_new(request, bot_id: int):
     if mine is None or ladder is None:
         messages.error(request, "Choose one of your bots and a ladder whose rules to play.")
         return redirect(opponent)
-    throttle = MatchRequestThrottle()
-    if not throttle.allow_request(request, None):
-        messages.error(request, f"Too many challenges; retry in {int(throttle.wait() or 1)} s.")
+    waiting = ratelimit.hit("challenges", request)
+    if waiting is not None:
+        messages.error(
+            request, f"Too many challenges; retry in {max(1, math.ceil(waiting))} s (the limit counts your account "
+            "and your address)."
+        )
         return redirect(opponent)
     try:
-        challenge = services.challenge_create(challenger=request.user, bot=mine, opponent=opponent, ladder=ladder)
+        challenge = services.challenge_create(
+            challenger=request.user, bot=mine, opponent=opponent, ladder=ladder, address=client_address(request)
+        )
     except services.ApiRefusal as exc:
         messages.error(request, str(exc))
         return redirect(opponent)

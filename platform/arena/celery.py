@@ -14,9 +14,12 @@ app.autodiscover_tasks()
 
 
 def _add_worker_steps(app: Celery) -> None:
-    from core.worker import WorkerHeartbeatStep
+    from core.worker import MatchSweepStep, WarmSeatsStep, WorkerHealthStep, WorkerHeartbeatStep
 
     app.steps["worker"].add(WorkerHeartbeatStep)
+    app.steps["worker"].add(MatchSweepStep)
+    app.steps["worker"].add(WarmSeatsStep)
+    app.steps["consumer"].add(WorkerHealthStep)
 
 
 _add_worker_steps(app)

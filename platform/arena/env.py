@@ -59,7 +59,11 @@ def database_from_url(url: str, base_dir: Path) -> dict:
             name = str(base_dir / rest.lstrip("/"))
         else:
             name = ":memory:"
-        return {"ENGINE": "django.db.backends.sqlite3", "NAME": name, "OPTIONS": {"timeout": 20}}
+        # The embedded default's worker thread writes beside the web server: write-ahead logging lets
+        # readers go on during a write, and IMMEDIATE transactions take the write lock when they begin
+        # (a deferred one that reads and then writes fails at once when another writer holds it).
+        options = {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": name, "OPTIONS": options}
     if scheme in ("postgres", "postgresql", "pgsql"):
         name = unquote(parts.path.lstrip("/"))
         if not name:

@@ -17,4 +17,5 @@ urlpatterns = [
     path("", include("web.urls")),
     path("ladders/", include("ladders.urls")),
     path("tournaments/", include("tournaments.urls")),
+    path("versiontests/", include("versiontests.urls")),
 ]

@@ -14,7 +14,7 @@ from django.conf import settings
 
 from engine import rules as engine_rules
 from engine.game import Game
-from sandbox.limits import DEFAULT_LIMITS, describe_bytes
+from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS, describe_bytes
 
 STARTER_BOT = Path(__file__).resolve().parent / "files" / "starter_bot.py"
 
@@ -106,9 +106,13 @@ def limits() -> list[dict]:
     lim, up = DEFAULT_LIMITS, settings.BOT_UPLOAD_LIMITS
     return [
         {"name": "Time per decision", "value": f"{lim.time_per_decision:g} s",
-         "meaning": "A reply slower than this draws the difference from the time bank."},
+         "meaning": "A reply slower than this draws the difference from the time bank." + _event_range("time_per_decision")},
         {"name": "Time bank", "value": f"{lim.time_bank:g} s",
-         "meaning": "Extra time for the whole match; once it is used up, a slow reply is a timeout (a strike)."},
+         "meaning": "Extra time for the whole match; once it is used up, a slow reply is a timeout (a strike)."
+         + _event_range("time_bank")},
+        {"name": "Time per match", "value": f"{lim.time_per_match:g} s",
+         "meaning": "All the thinking your bot may do in one match, every decision counted (fast ones too); "
+         "once it is used up your bot forfeits the match, reason \"out of match time\"." + _event_range("time_per_match")},
         {"name": "Start and import", "value": f"{lim.start_seconds:g} s",
          "meaning": "Time to start the sandbox and import your module."},
         {"name": "Memory", "value": describe_bytes(lim.memory_bytes), "meaning": "RAM of the whole sandbox, no swap."},
@@ -117,7 +121,19 @@ def limits() -> list[dict]:
         {"name": ".py upload", "value": describe_bytes(up.py_bytes), "meaning": "Largest single-file bot."},
         {"name": ".zip upload", "value": f"{describe_bytes(up.zip_bytes)} packed, {describe_bytes(up.unpacked_bytes)} unpacked, "
          f"{up.zip_entries} entries", "meaning": "main.py at the root; no absolute paths, no .., no links."},
+        {"name": "Binary data file", "value": describe_bytes(up.binary_data_bytes),
+         "meaning": "Largest .bin, .dat or .npy file in a zip; every other file is .py source or UTF-8 text."},
     ]
+
+
+def binary_data_limit() -> str:
+    """The largest .bin/.dat/.npy data file a zip may hold, as the guide writes it."""
+    return describe_bytes(settings.BOT_UPLOAD_LIMITS.binary_data_bytes)
+
+
+def _event_range(clock: str) -> str:
+    low, high = CLOCK_BOUNDS[clock]
+    return f" A ladder or tournament may set {low:g} to {high:g} s (for arena play, --{clock.replace('_', '-')})."
 
 
 def configuration_keys() -> list[str]:

@@ -7,47 +7,21 @@ import json
 from django.urls import reverse
 
 from bots.models import BotVersion
-from engine import cards
 from engine.replay import SUPPORTED_VERSIONS
 from matches.models import Match
 from matches.selectors import (
-    can_view_seat_log,
     match_decision_ms,
     match_replay_json,
     queue_summary,
     seat_decision_logs,
 )
-
-#: rank number of engine.cards -> the word the viewer draws it by (number cards keep their number)
-_RANK_WORDS = {
-    cards.SKIP: "skip",
-    cards.REVERSE: "reverse",
-    cards.DRAW_TWO: "draw_two",
-    cards.WILD: "wild",
-    cards.WILD_DRAW_FOUR: "wild_draw_four",
-}
+from web.replay_page import card_table
 
 
-def card_table() -> dict:
-    """Every card code of engine.cards with its colour (None for a wild) and rank, in deck order,
-    so the viewer never parses a card code itself."""
-    return {
-        "colors": list(cards.COLORS),
-        "cards": {
-            code: {
-                "color": cards.COLORS[cards.KIND_COLOR[kind]] if cards.KIND_COLOR[kind] >= 0 else None,
-                "rank": _RANK_WORDS.get(cards.KIND_RANK[kind], cards.KIND_RANK[kind]),
-                "order": kind,
-            }
-            for kind, code in enumerate(cards.CODES)
-        },
-    }
-
-
-def replay_viewer_data(match: Match, user) -> dict:
+def replay_viewer_data(match: Match, readable_logs: frozenset[int] = frozenset()) -> dict:
     """What the viewer needs beside the replay JSON: who each bot is, timings (per bot and per
-    decision), and the logs ``user`` may read, whole and split by decision (a bot's owner and
-    staff only; nobody else receives them)."""
+    decision), and the logs of the seats in ``readable_logs``, whole and split by decision (the
+    caller decides and audits those reads: ``matches.services.seat_log_read``)."""
     bots = []
     logs = {}
     readable = []
@@ -65,7 +39,7 @@ def replay_viewer_data(match: Match, user) -> dict:
         else:
             bots.append({"label": seat.reference_bot, "url": "", "owner": "", "reference": True})
         # reference bots are our own code: their (empty) logs are nobody's business
-        if match.is_finished and seat.bot_version_id and can_view_seat_log(user, seat):
+        if match.is_finished and seat.bot_version_id and seat.seat in readable_logs:
             logs[str(seat.seat)] = seat.log
             readable.append(seat)
     decision_logs = {}

@@ -8,9 +8,10 @@ from django.views.decorators.cache import never_cache
 
 from bots.models import BotVersion
 from matches import selectors as match_selectors
+from matches import services as match_services
 from matches.models import Match
 
-from . import guide, selectors
+from . import guide, replay_page, selectors
 
 #: the largest id a database row can have (64-bit); SQLite raises OverflowError beyond it
 MAX_ID = 2**63 - 1
@@ -29,15 +30,29 @@ def replay(request, match_id: int):
     except Match.DoesNotExist:
         raise Http404(f"no match {match_id}") from None
     has_replay = match.status == Match.Status.DONE
+    viewer = None
+    if has_replay:
+        path = request.get_full_path()
+        readable = frozenset(
+            seat.seat
+            for seat in match.seats.all()
+            if match.is_finished and match_services.seat_log_read(request.user, seat, path=path, match=match)
+        )
+        viewer = selectors.replay_viewer_data(match, readable)
     return render(
         request,
         "web/replay.html",
         {
             "match": match,
             "has_replay": has_replay,
-            "viewer": selectors.replay_viewer_data(match, request.user) if has_replay else None,
+            "viewer": viewer,
         },
     )
+
+
+def replay_open(request):
+    """The viewer for a replay file from the visitor's own disk: the browser reads it, nothing is uploaded."""
+    return render(request, "web/replay_open.html", {"viewer": replay_page.local_viewer_meta()})
 
 
 def bot_guide(request):
@@ -50,6 +65,7 @@ def bot_guide(request):
             "limits": guide.limits(),
             "configuration_keys": guide.configuration_keys(),
             "starter_source": guide.STARTER_BOT.read_text(),
+            "binary_data_limit": guide.binary_data_limit(),
         },
     )
 

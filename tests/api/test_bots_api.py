@@ -112,14 +112,14 @@ def test_owner_edits_description_and_visibility(alice):
     assert bot.source_public is True
 
 
-def test_staff_may_edit_any_bot(alice, staff):
+def test_not_even_a_superuser_edits_another_users_bot_through_the_api(alice, staff):
     bot = make_bot(alice, status=None)
     response = client_for(staff).patch(f"/api/bots/{bot.pk}/", {"description": "moderated"}, format="json")
-    assert response.status_code == 200
-    assert Bot.objects.get(pk=bot.pk).description == "moderated"
+    assert_json_error(response, 403, "owner")
+    assert Bot.objects.get(pk=bot.pk).description == ""
 
 
-def test_validation_log_is_shown_to_the_owner_and_staff_only(alice, bob, staff):
+def test_validation_log_is_shown_to_the_owner_and_superusers_only(alice, bob, staff):
     bot = make_bot(alice, status="rejected", log="secret debug output")
     url = f"/api/bots/{bot.pk}/versions/1/"
     assert client_for(alice).get(url).json()["validation_log"] == "secret debug output"

@@ -6,6 +6,7 @@ from decimal import Decimal
 
 import pytest
 from api_helpers import assert_json_error, client_for, make_bot
+from django.db.models import F
 
 from ladders.models import Ladder, LadderEntry, LadderMatch, RatingChange
 from matches.models import Match
@@ -28,13 +29,17 @@ def _rated(ladder, winner, loser, before=(Decimal("1500"), Decimal("1500")), del
     )
     Match.objects.filter(pk=match.pk).update(status="done")
     LadderMatch.objects.create(ladder=ladder, match=match, rated=True)
+    Ladder.objects.filter(pk=ladder.pk).update(rated_matches=F("rated_matches") + 1)  # as the result hook counts it
     for entry, rank, start, change in ((winner, 1, before[0], delta), (loser, 2, before[1], -delta)):
         RatingChange.objects.create(
             ladder=ladder, match=match, entry=entry, bot_version=entry.bot.versions.get(), rank=rank,
             before=start, after=start + change, matches_after=entry.matches_played + 1,
         )
+        # the entry's stored columns as the result hook (matches, wins) and the refit (rating, last change) write them
         entry.rating = start + change
         entry.matches_played += 1
+        entry.wins += rank == 1
+        entry.last_change = change
         entry.save()
     return match
 
@@ -49,7 +54,7 @@ def test_ladder_list_detail_and_standings(alice, bob, ladder):
     assert client.get("/api/ladders/duel/").json()["rules"]["players"] == 2
     rows = client.get("/api/ladders/duel/standings/").json()["results"]
     assert [(r["rank"], r["name"], r["rating"], r["wins"]) for r in rows] == [
-        (1, "alice/a", "1516.00", 1), (2, "bob/b", "1484.00", 0),
+        (1, "alice/a", 1516, 1), (2, "bob/b", 1484, 0),
     ]
     assert rows[0]["last_change"] == "16.00" and rows[0]["provisional"] is True
 

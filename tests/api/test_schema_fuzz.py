@@ -69,6 +69,7 @@ def world(db, _keep_connection):
     return {"Authorization": f"Token {key}"}
 
 
+@pytest.mark.slow  # every operation of the schema fuzzed: minutes of CPU, left out of make check
 @schema.parametrize()
 @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 def test_api_answers_every_input_without_a_server_error(case, world):

@@ -169,6 +169,32 @@ def test_challenges_pending_at_once_are_capped(alice, bob, ladder, settings):
     assert client.post("/api/challenges/", payload, format="json").status_code == 201
 
 
+def test_the_pending_cap_counts_the_address_so_new_accounts_do_not_multiply_it(alice, bob, ladder, settings):
+    """Issue 16 point 3: a second account at the same client address shares the first one's cap;
+    an account at another address does not, and a finished challenge frees the address's place."""
+    from testsupport import make_user
+
+    settings.API_CHALLENGES_PENDING = 2
+    settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "challenges": "100/hour"}
+    settings.API_THROTTLE_RATES.pop("challenges_per_address", None)
+    carol, dave = make_user("carol"), make_user("dave")
+    theirs = make_bot(bob, "theirs", public=True)
+    here, there = {"REMOTE_ADDR": "203.0.113.7"}, {"REMOTE_ADDR": "198.51.100.9"}
+
+    def post(user, name, meta):
+        bot = make_bot(user, name)
+        payload = {"bot": bot.pk, "opponent": theirs.pk, "ladder": "duel"}
+        return client_for(user).post("/api/challenges/", payload, format="json", **meta)
+
+    assert [post(alice, f"a{n}", here).status_code for n in range(2)] == [201, 201]
+    assert_json_error(post(carol, "c1", here), 400, "2 challenges from your address are queued or running")
+    assert post(dave, "d1", there).status_code == 201
+    assert sorted(Challenge.objects.values_list("address", flat=True)) == ["198.51.100.9", "203.0.113.7", "203.0.113.7"]
+    Match.objects.filter(challenge__challenger=alice).update(status="done")
+    assert post(carol, "c2", here).status_code == 201
+    assert Challenge.objects.filter(challenger=carol).count() == 1
+
+
 def test_challenges_are_rate_limited_with_a_json_retry_time(alice, bob, ladder, settings):
     settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "challenges": "2/hour"}
     settings.API_CHALLENGES_PENDING = 100

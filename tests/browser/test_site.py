@@ -113,7 +113,7 @@ def test_queue_counts_refresh_by_themselves(page, live_server):
     queued = page.locator("[data-live-key=queued]")
     assert queued.inner_text() == "0"
     match_create(kind="ladder", rules={"players": 2}, seats=["random", "first"], enqueue=False)
-    page.wait_for_function("document.querySelector('[data-live-key=queued]').textContent === '1'", timeout=15_000)
+    page.wait_for_function("() => document.querySelector('[data-live-key=queued]').textContent === '1'", timeout=15_000)
     assert page.locator("[data-live-key='kinds.1.queued']").inner_text() == "1"
 
 
@@ -173,7 +173,7 @@ def test_replay_steps_follow_the_engine_and_a_seat_view_hides_other_hands(page, 
 
     page.select_option("#rv-speed", "8")
     page.click("#rv-play")
-    page.wait_for_function("Number(document.getElementById('replay').dataset.pos) > 5", timeout=10_000)
+    page.wait_for_function("() => Number(document.getElementById('replay').dataset.pos) > 5", timeout=10_000)
     page.keyboard.press(" ")
     paused = _shown(page)["pos"]
     page.wait_for_timeout(400)
@@ -210,7 +210,7 @@ def test_replay_of_a_500_point_four_seat_game_is_interactive_within_a_second(pag
         ready_ms = page.evaluate("performance.getEntriesByName('replay-ready')[0].startTime")
         started = time.perf_counter()
         page.keyboard.press("End")
-        page.wait_for_function(f"document.getElementById('replay').dataset.pos === '{events}'")
+        page.wait_for_function(f"() => document.getElementById('replay').dataset.pos === '{events}'")
         end_ms = (time.perf_counter() - started) * 1000
         timings.append((ready_ms, end_ms))
     shot(page, "replay-500-points")
@@ -288,7 +288,7 @@ def test_hostile_names_and_fault_reasons_are_shown_as_text(page, live_server, ea
     fault_at = next(at for a, at in zip(actions, action_points(actions), strict=True) if "fault" in a)
     page.goto(live_server.url + reverse("web:replay", args=[match.pk]) + f"#g=1&e={fault_at + 1}")
     page.wait_for_selector("#replay[data-state=ready]")
-    page.wait_for_function(f"document.getElementById('replay').dataset.pos === '{fault_at + 1}'")
+    page.wait_for_function(f"() => document.getElementById('replay').dataset.pos === '{fault_at + 1}'")
     assert "fault (illegal)" in page.inner_text("#rv-history") or "fault illegal" in page.inner_text("#rv-decision")
     assert "<img src=x" in page.inner_text(".seat[data-seat='0'] .seat-name")
     assert page.locator("#injected, #injected2").count() == 0

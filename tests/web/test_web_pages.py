@@ -69,7 +69,7 @@ def _meta(response) -> dict:
     return json.loads(found.group(1))
 
 
-def test_replay_page_gives_the_viewer_seats_and_logs_only_to_the_owner_and_staff(client, played):
+def test_replay_page_gives_the_viewer_seats_and_logs_only_to_the_owner_and_superusers(client, played):
     url = reverse("web:replay", args=[played.pk])
     response = client.get(url)
     assert response.status_code == 200
@@ -85,10 +85,13 @@ def test_replay_page_gives_the_viewer_seats_and_logs_only_to_the_owner_and_staff
     client.login(username="bob", password="correct horse battery")
     response = client.get(url)
     assert _meta(response)["logs"] == {} and b"secret plan" not in response.content
-    # the owner and staff: the bot's log, never the reference bot's
-    for who, staff in (("alice", False), ("root", True)):
-        if staff:
-            _user(who, staff=True)
+    # an organizer (staff) judges events, not challenges: no log of this challenge either
+    _user("olga", staff=True)
+    client.login(username="olga", password="correct horse battery")
+    assert _meta(client.get(url))["logs"] == {}
+    # the owner and a superuser: the bot's log, never the reference bot's
+    get_user_model().objects.create_superuser(username="root", password="correct horse battery")
+    for who in ("alice", "root"):
         client.login(username=who, password="correct horse battery")
         logs = _meta(client.get(url))["logs"]
         assert "secret plan of seat 0" in logs["0"] and "1" not in logs, who
@@ -183,7 +186,15 @@ def test_every_observation_key_is_explained_and_limits_come_from_sandbox_limits(
     limits = {row["name"]: row["value"] for row in guide.limits()}
     assert limits["Time per decision"] == f"{DEFAULT_LIMITS.time_per_decision:g} s"
     assert limits["Time bank"] == f"{DEFAULT_LIMITS.time_bank:g} s"
-    assert guide.configuration_keys() == ["rules", "time_per_decision", "time_bank"]
+    assert limits["Time per match"] == f"{DEFAULT_LIMITS.time_per_match:g} s" == "300 s"
+    meanings = {row["name"]: row["meaning"] for row in guide.limits()}
+    assert "forfeits the match" in meanings["Time per match"] and "out of match time" in meanings["Time per match"]
+    assert "timeout (a strike)" in meanings["Time bank"] and "from the time bank" in meanings["Time per decision"]
+    assert "may set 1 to 3600 s" in meanings["Time per match"] and "may set 0.1 to 60 s" in meanings["Time per decision"]
+    for name in ("Time per decision", "Time bank", "Time per match"):
+        assert name in html
+    assert "<code>time_per_match</code>" in html and "--time-per-match" in html
+    assert guide.configuration_keys() == ["rules", "time_per_decision", "time_bank", "time_per_match"]
 
 
 def test_starter_bot_download_is_the_file_and_passes_the_upload_checks(client, db):

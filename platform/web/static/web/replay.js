@@ -65,6 +65,7 @@ class Viewer {
     this.view = "full"; // or a seat number
     this.playing = null;
     this.speed = 1;
+    this.abort = new AbortController();
     // what a readable bot printed during each of its decisions: "bot:game:action index" -> text
     this.decisionLogs = new Map();
     for (const [bot, entries] of Object.entries(meta.decision_logs || {})) {
@@ -94,6 +95,7 @@ class Viewer {
   }
 
   setup() {
+    const signal = this.abort.signal; // every listener ends with this viewer (destroy)
     const games = $("rv-game");
     games.innerHTML = this.replay.games
       .map((g, i) => {
@@ -102,34 +104,43 @@ class Viewer {
       })
       .join("");
     games.disabled = this.replay.games.length < 2;
-    games.addEventListener("change", () => this.go(Number(games.value), null));
-    $("rv-round").addEventListener("change", (e) => this.goRound(Number(e.target.value)));
+    games.addEventListener("change", () => this.go(Number(games.value), null), { signal });
+    $("rv-round").addEventListener("change", (e) => this.goRound(Number(e.target.value)), { signal });
     $("rv-view").addEventListener("change", (e) => {
       this.view = e.target.value === "full" ? "full" : Number(e.target.value);
       this.render();
-    });
+    }, { signal });
     $("rv-speed").innerHTML = SPEEDS.map((s) => `<option value="${s}"${s === 1 ? " selected" : ""}>${s}×</option>`).join("");
     $("rv-speed").addEventListener("change", (e) => {
       this.speed = Number(e.target.value);
       if (this.playing) this.play();
-    });
-    $("rv-slider").addEventListener("input", (e) => this.go(this.game, Number(e.target.value)));
-    $("rv-start").addEventListener("click", () => this.go(this.game, 0));
-    $("rv-back").addEventListener("click", () => this.step(-1));
-    $("rv-play").addEventListener("click", () => this.toggle());
-    $("rv-forward").addEventListener("click", () => this.step(1));
-    $("rv-end").addEventListener("click", () => this.go(this.game, this.timeline.length));
+    }, { signal });
+    $("rv-slider").addEventListener("input", (e) => this.go(this.game, Number(e.target.value)), { signal });
+    $("rv-start").addEventListener("click", () => this.go(this.game, 0), { signal });
+    $("rv-back").addEventListener("click", () => this.step(-1), { signal });
+    $("rv-play").addEventListener("click", () => this.toggle(), { signal });
+    $("rv-forward").addEventListener("click", () => this.step(1), { signal });
+    $("rv-end").addEventListener("click", () => this.go(this.game, this.timeline.length), { signal });
     $("rv-history").addEventListener("click", (e) => {
       const item = e.target.closest("[data-pos]");
       if (!item) return;
       e.preventDefault(); // the link's own "#" would reset the position through hashchange
       this.go(this.game, Number(item.dataset.pos));
-    });
+      // the list was drawn again: keep the focus on the step the user chose (now the newest entry)
+      const chosen = $("rv-history").querySelector(`a[data-pos="${this.pos}"]`);
+      if (chosen) chosen.focus();
+    }, { signal });
     // a choice made in a menu hands the keys back to the player (they would change the menu's value)
-    for (const id of ["rv-game", "rv-round", "rv-view", "rv-speed"]) $(id).addEventListener("change", (e) => e.target.blur());
-    document.addEventListener("keydown", (e) => this.key(e));
-    window.addEventListener("hashchange", () => this.fromHash());
+    for (const id of ["rv-game", "rv-round", "rv-view", "rv-speed"]) $(id).addEventListener("change", (e) => e.target.blur(), { signal });
+    document.addEventListener("keydown", (e) => this.key(e), { signal });
+    window.addEventListener("hashchange", () => this.fromHash(), { signal });
     this.fromHash();
+  }
+
+  // stop playing and drop every listener: another replay is being opened in this page
+  destroy() {
+    this.stop();
+    this.abort.abort();
   }
 
   fromHash() {
@@ -223,7 +234,7 @@ class Viewer {
 
   renderPlayButton() {
     const b = $("rv-play");
-    b.textContent = this.playing ? "❚❚ Pause" : "▶ Play";
+    b.innerHTML = this.playing ? '<span aria-hidden="true">❚❚</span> Pause' : '<span aria-hidden="true">▶</span> Play';
     b.setAttribute("aria-pressed", this.playing ? "true" : "false");
   }
 
@@ -246,6 +257,8 @@ class Viewer {
     $("rv-slider").max = String(t.length);
     $("rv-slider").value = String(this.pos);
     $("rv-position").textContent = `event ${this.pos} of ${t.length}`;
+    // what a screen reader says for the slider: the position and what happened there, not a bare number
+    $("rv-slider").setAttribute("aria-valuetext", `event ${this.pos} of ${t.length}: ${text}`);
     this.renderDecisions(t.actionsBetween(from, this.pos));
     this.renderHistory(t);
     this.renderLog();
@@ -373,27 +386,102 @@ class Viewer {
   }
 }
 
+// the replay document is one the viewer plays: a supported version with at least one game
+function checkReplay(replay, meta) {
+  if (!replay || typeof replay !== "object" || !meta.replay_versions.includes(replay.version) || !Array.isArray(replay.games) || !replay.games.length) {
+    throw new Error(`unsupported replay (version ${JSON.stringify(replay && replay.version)})`);
+  }
+}
+
+// a replay from a file names its bots only by the replay's names (no pages, logs or timings)
+function localMeta(meta, replay) {
+  const names = Array.isArray(replay.names) ? replay.names : [];
+  const reference = new Set(meta.reference_bots || []);
+  return { ...meta, bots: names.map((label) => ({ label: String(label), url: "", owner: "", reference: reference.has(label) })) };
+}
+
+let current = null; // the viewer of the replay shown
+
+function show(root, meta, replay) {
+  checkReplay(replay, meta);
+  CARDS = meta.cards;
+  if (current) current.destroy();
+  current = new Viewer(root, meta, replay);
+  current.setup();
+  window.replayViewer = current;
+  $("rv-error").hidden = true;
+  root.dataset.state = "ready";
+  performance.mark("replay-ready");
+}
+
+function showError(root, err) {
+  if (!current) root.dataset.state = "error";
+  $("rv-error").hidden = false;
+  $("rv-error").textContent = `This replay cannot be shown: ${err.message}`;
+}
+
+// a file chosen or dropped: read by the browser (File.text), never sent anywhere
+async function openFile(root, meta, file) {
+  try {
+    let replay;
+    try {
+      replay = JSON.parse(await file.text());
+    } catch (err) {
+      throw new Error(`${file.name} is not a JSON file (${err.message})`);
+    }
+    checkReplay(replay, meta);
+    history.replaceState(null, "", location.pathname + location.search); // a new replay starts at its beginning
+    show(root, localMeta(meta, replay), replay);
+    root.dataset.file = file.name;
+  } catch (err) {
+    showError(root, err);
+  }
+}
+
+function acceptFiles(root, meta) {
+  const input = $("rv-file");
+  if (!input) return;
+  input.addEventListener("change", () => {
+    if (input.files.length) openFile(root, meta, input.files[0]);
+  });
+  // dropped anywhere on the page; the browser must be told not to open the file itself
+  const hasFiles = (e) => e.dataTransfer && Array.from(e.dataTransfer.types || []).includes("Files");
+  document.addEventListener("dragover", (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = "copy";
+    root.classList.add("replay-dropping");
+  });
+  document.addEventListener("dragleave", (e) => {
+    if (e.relatedTarget === null) root.classList.remove("replay-dropping");
+  });
+  document.addEventListener("drop", (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    root.classList.remove("replay-dropping");
+    input.value = ""; // the chooser no longer names the file shown
+    if (e.dataTransfer.files.length) openFile(root, meta, e.dataTransfer.files[0]);
+  });
+}
+
 async function main() {
   const root = $("replay");
   const meta = JSON.parse($("replay-meta").textContent);
+  acceptFiles(root, meta); // the page for local files, and the page arena replay view writes
   try {
+    const embedded = $("replay-data"); // arena replay view: the replay is inside the page
+    if (embedded) {
+      const replay = JSON.parse(embedded.textContent);
+      checkReplay(replay, meta);
+      return show(root, localMeta(meta, replay), replay);
+    }
+    if (!meta.replay_url) return; // waiting for a file
     // same URL, mode and credentials as the page's <link rel=preload>, so the preloaded response is used
     const response = await fetch(meta.replay_url, { credentials: "include", mode: "cors" });
     if (!response.ok) throw new Error(`the replay could not be loaded (HTTP ${response.status})`);
-    const replay = await response.json();
-    if (!meta.replay_versions.includes(replay.version) || !Array.isArray(replay.games) || !replay.games.length) {
-      throw new Error(`unsupported replay (version ${JSON.stringify(replay.version)})`);
-    }
-    CARDS = meta.cards;
-    const viewer = new Viewer(root, meta, replay);
-    viewer.setup();
-    window.replayViewer = viewer;
-    root.dataset.state = "ready";
-    performance.mark("replay-ready");
+    show(root, meta, await response.json());
   } catch (err) {
-    root.dataset.state = "error";
-    $("rv-error").hidden = false;
-    $("rv-error").textContent = `This replay cannot be shown: ${err.message}`;
+    showError(root, err);
   }
 }
 
