@@ -20,6 +20,7 @@ import json
 import os
 import platform
 import random
+import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -57,6 +58,12 @@ def run_bench(args: argparse.Namespace) -> int:
         return _run_sandbox_bench(args)
     if sandbox_only:
         raise CommandError(f"{', '.join(sandbox_only)}: only used with --sandbox")
+    if getattr(args, "paired", False):
+        rounds = PAIRED_ROUNDS if args.repeat is None else args.repeat
+        report = {"machine": machine(), "rlcard": _rlcard_version() if importlib.util.find_spec("rlcard") else None,
+                  "results": [run_paired(players, rounds) for players in SEATS]}
+        print(json.dumps(report) if args.json else format_paired(report))
+        return 0
     hands = DEFAULT_HANDS if args.games is None else args.games
     repeats = DEFAULT_REPEAT if args.repeat is None else args.repeat
     has_rlcard = importlib.util.find_spec("rlcard") is not None
@@ -166,6 +173,16 @@ def bench_floor(players: int, hands: int, seed: int = 0, agent: Callable[[dict, 
     return hands / (time.perf_counter() - started)
 
 
+def rlcard_hand(game, choose) -> int:
+    """One hand of rlcard's raw ``UnoGame`` loop with ``choose`` picking among its legal actions: its steps."""
+    game.init_game()
+    steps = 0
+    while not game.is_over():
+        game.step(choose(game.get_legal_actions()))
+        steps += 1
+    return steps
+
+
 def bench_rlcard(players: int, hands: int, seed: int = 0) -> tuple[float, float]:
     """(hands, steps) per second of rlcard's raw ``UnoGame`` loop, random legal actions."""
     import numpy as np
@@ -175,18 +192,10 @@ def bench_rlcard(players: int, hands: int, seed: int = 0) -> tuple[float, float]
     game.np_random = np.random.RandomState(seed)
     choose = random.Random(seed).choice
 
-    def hand() -> int:
-        game.init_game()
-        steps = 0
-        while not game.is_over():
-            game.step(choose(game.get_legal_actions()))
-            steps += 1
-        return steps
-
     for _ in range(WARMUP):
-        hand()
+        rlcard_hand(game, choose)
     started = time.perf_counter()
-    steps = sum(hand() for _ in range(hands))
+    steps = sum(rlcard_hand(game, choose) for _ in range(hands))
     seconds = time.perf_counter() - started
     return hands / seconds, steps / seconds
 
@@ -268,3 +277,191 @@ def _rlcard_version() -> str:
         return version("rlcard")
     except PackageNotFoundError:
         return "unknown version"
+
+
+# ------------------------------------------------------------- paired, CPU time
+#: CPU seconds of work per timed chunk (``--paired``)
+PAIRED_CHUNK_SECONDS = 0.5
+#: paired rounds per seat count unless ``--repeat`` says otherwise
+PAIRED_ROUNDS = 5
+#: what ``--paired`` times, ours against which rlcard loop
+PAIRED = (
+    ("rules", "rlcard_raw"),
+    ("int_actions", "rlcard_raw"),
+    ("contract", "rlcard_raw"),
+    ("lazy_observation", "rlcard_raw"),
+    ("pettingzoo_env", "rlcard_env"),
+    ("rlcard_env", "rlcard_raw"),
+)
+#: one round's chunks: each baseline before and after the ones timed against it
+PAIRED_ORDER = ("rlcard_raw", "rules", "int_actions", "contract", "lazy_observation", "rlcard_raw",
+                "rlcard_env", "pettingzoo_env", "rlcard_env")
+
+
+def _chunk(hand: Callable[[int], int], seconds: float, seed: int) -> tuple[int, float, int]:
+    """Play hands until ``seconds`` of this thread's CPU time: (hands, CPU seconds, steps)."""
+    hands = steps = 0
+    started = time.thread_time()
+    while True:
+        steps += hand(seed + hands)
+        hands += 1
+        spent = time.thread_time() - started
+        if spent >= seconds:
+            return hands, spent, steps
+
+
+def _play_ids() -> frozenset[int]:
+    from engine.game import ACTIONS, PLAY
+
+    return frozenset(i for i, a in enumerate(ACTIONS) if a[0] == PLAY)
+
+
+def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
+    """name -> one hand played from a seed (returns its decisions), None when not available."""
+    from engine.game import Game
+
+    rules = Rules(players=players, rounds=1)
+    plays = _play_ids()
+    rng = random.Random(players)
+    choice = rng.choice
+
+    def rules_alone(seed: int) -> int:
+        g = Game(rules, seed)
+        n = 0
+        while not g.over:
+            ids = g.legal_action_ids()
+            p = [i for i in ids if i in plays]
+            g.step(choice(p or ids))
+            n += 1
+        return n
+
+    def agent(ids: list[int]) -> int:
+        p = [i for i in ids if i in plays]
+        return choice(p or ids)
+
+    def int_actions(seed: int) -> int:
+        g = Game(rules, seed)
+        n = 0
+        while not g.over:
+            g.step(agent(g.legal_action_ids()))
+            n += 1
+        return n
+
+    player = RandomPlayer()
+    seats = [AgentSeat(player, "random") for _ in range(players)]
+
+    def contract(seed: int) -> int:
+        before = player.decisions
+        play_match(rules, seats, seed=seed, games=1)
+        return player.decisions - before
+
+    kernels: dict[str, Callable[[int], int] | None] = {
+        "rules": rules_alone, "int_actions": int_actions, "contract": contract,
+        # issue 21 point 3 (a lazy read-only observation) does not exist yet: not timed, not faked
+        "lazy_observation": None, "pettingzoo_env": None, "rlcard_raw": None, "rlcard_env": None,
+    }
+    if importlib.util.find_spec("pettingzoo") is not None:
+        from engine import envs
+
+        pz = envs.env(players=players)
+
+        def pettingzoo_env(seed: int) -> int:
+            pz.reset(seed=seed)
+            n = 0
+            for _ in pz.agent_iter():
+                obs, _, terminated, truncated, _ = pz.last()
+                if terminated or truncated:
+                    pz.step(None)
+                    continue
+                ids = obs["action_mask"].nonzero()[0].tolist()
+                pz.step(agent(ids))
+                n += 1
+            return n
+
+        kernels["pettingzoo_env"] = pettingzoo_env
+    if importlib.util.find_spec("rlcard") is not None:
+        import numpy as np
+        import rlcard
+        from rlcard.games.uno.game import UnoGame
+
+        game = UnoGame(num_players=players)
+        game.np_random = np.random.RandomState(players)
+
+        def rlcard_raw(seed: int) -> int:
+            return rlcard_hand(game, choice)
+
+        # rlcard's UnoEnv reads game_num_players but its game plays 2 (issue 21): what RL users get
+        rl_env = rlcard.make("uno", config={"game_num_players": players, "seed": players})
+
+        def rlcard_env(seed: int) -> int:
+            state, _ = rl_env.reset()
+            n = 0
+            while not rl_env.is_over():
+                state, _ = rl_env.step(choice(list(state["legal_actions"])))
+                n += 1
+            return n
+
+        kernels["rlcard_raw"], kernels["rlcard_env"] = rlcard_raw, rlcard_env
+    return kernels
+
+
+def run_paired(players: int, rounds: int = PAIRED_ROUNDS, seconds: float | None = None) -> dict[str, Any]:
+    """Interleaved chunks of CPU time (``time.thread_time``); per pair the median ratio and range.
+
+    Each round times every baseline before and after ours (its rate the mean
+    of the two), so other load drifting during a round hits both sides.
+    """
+    if seconds is None:
+        seconds = PAIRED_CHUNK_SECONDS
+    kernels = paired_kernels(players)
+    for k in kernels.values():  # warm-up: imports and caches do not count
+        if k is not None:
+            for s in range(3):
+                k(s)
+    rates: dict[str, list[float]] = {name: [] for name in kernels}
+    steps: dict[str, list[float]] = {name: [] for name in kernels}
+    ratios: dict[str, list[float]] = {ours: [] for ours, _ in PAIRED}
+    for r in range(rounds):
+        seed = r * 1_000_003
+        got: dict[str, float] = {}
+        seen: dict[str, list[float]] = {}
+        for name in PAIRED_ORDER:
+            k = kernels[name]
+            if k is None:
+                continue
+            hands, cpu, n = _chunk(k, seconds, seed)
+            seen.setdefault(name, []).append(hands / cpu)
+            steps[name].append(n / cpu)
+        for name, values in seen.items():
+            got[name] = sum(values) / len(values)
+            rates[name].append(got[name])
+        for ours, base in PAIRED:
+            if ours in got and base in got:
+                ratios[ours].append(got[ours] / got[base])
+    out: dict[str, Any] = {"players": players, "rounds": rounds, "chunk_cpu_seconds": seconds, "hands_per_cpu_second": {},
+                           "decisions_per_cpu_second": {}, "ratios": {}}
+    for name in kernels:
+        out["hands_per_cpu_second"][name] = _median(rates[name]) if rates[name] else None
+        out["decisions_per_cpu_second"][name] = _median(steps[name]) if steps[name] else None
+    for ours, base in PAIRED:
+        values = ratios[ours]
+        out["ratios"][f"{ours}/{base}"] = (
+            {"median": _median(values), "min": min(values), "max": max(values)} if values else None
+        )
+    return out
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def format_paired(report: dict) -> str:
+    lines = [f"CPU time (time.thread_time), chunks of >= {PAIRED_CHUNK_SECONDS} s, interleaved; "
+             "median of paired ratios [min-max]"]
+    for row in report["results"]:
+        lines.append(f"{row['players']} seats, {row['rounds']} rounds:")
+        for name, rate in row["hands_per_cpu_second"].items():
+            lines.append(f"  {name:<18} " + ("not available" if rate is None else f"{rate:>10.0f} hands/CPU-s"))
+        for pair, r in row["ratios"].items():
+            lines.append(f"  {pair:<30} " + ("-" if r is None else f"{r['median']:.2f}x [{r['min']:.2f}-{r['max']:.2f}]"))
+    return "\n".join(lines)

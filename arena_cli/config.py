@@ -1,6 +1,7 @@
 """Where ``arena`` keeps its API tokens: ``~/.config/uno-arena/config.json``, readable by you only.
 
-One token per server URL, so a local and a public server can both be used.
+One token per server URL, so a local and a public server can both be used, and the server of the
+last ``arena login`` as the default of later commands (``"default"``; ``arena logout`` forgets both).
 ``$XDG_CONFIG_HOME`` moves the folder; ``ARENA_TOKEN`` overrides the stored token.
 
 >>> normalize_server("http://127.0.0.1:8000/")
@@ -35,8 +36,11 @@ def normalize_server(url: str) -> str:
 
 
 def resolve_server(option: str | None) -> str:
-    """--server, else $ARENA_SERVER, else the default."""
-    return normalize_server(option or os.environ.get("ARENA_SERVER") or DEFAULT_SERVER)
+    """--server, else $ARENA_SERVER, else the server of the last ``arena login``, else DEFAULT_SERVER."""
+    if option or os.environ.get("ARENA_SERVER"):
+        return normalize_server(option or os.environ["ARENA_SERVER"])
+    remembered = load().get("default")
+    return normalize_server(remembered if isinstance(remembered, str) and remembered else DEFAULT_SERVER)
 
 
 def load() -> dict:
@@ -61,10 +65,28 @@ def stored_token(server: str) -> str | None:
 
 
 def store_token(server: str, username: str, token: str) -> Path:
-    """Remember ``token`` for ``server``; the file is written whole and is mode 0600 from the start."""
-    path = config_path()
+    """Remember ``token`` for ``server`` and make ``server`` the default of later commands."""
     data = load()
     data["servers"][server] = {"username": username, "token": token}
+    data["default"] = server
+    return _write(data)
+
+
+def forget(server: str) -> dict | None:
+    """Drop the token stored for ``server`` (and ``server`` as the default); the entry it had, or None."""
+    data = load()
+    entry = data["servers"].pop(server, None)
+    was_default = data.get("default") == server
+    if was_default:
+        del data["default"]
+    if entry is not None or was_default:
+        _write(data)
+    return entry if isinstance(entry, dict) else None
+
+
+def _write(data: dict) -> Path:
+    """Write the config whole; the file is mode 0600 from the start."""
+    path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     # mkstemp creates the file 0600, so the token is never readable by others, not even briefly.
     fd, tmp = tempfile.mkstemp(prefix=".config-", dir=path.parent)

@@ -46,6 +46,48 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
 
 
+def _clock(name: str):
+    """An argparse type: seconds for the clock ``name``, a finite number within sandbox.limits.CLOCK_BOUNDS."""
+    from sandbox.limits import CLOCK_BOUNDS
+
+    low, high = CLOCK_BOUNDS[name]
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected seconds (a number), got {text!r}") from None
+        if not low <= value <= high:  # also refuses nan; inf is above any bound
+            raise argparse.ArgumentTypeError(f"expected {low:g} to {high:g} seconds, got {text!r}")
+        return value
+
+    parse.__name__ = "seconds"  # argparse names the type in its messages
+    return parse
+
+
+#: the clock flags of ``arena play``: what each one does (BOT_CONTRACT.md, "Time and faults")
+CLOCK_HELP = {
+    "time_per_decision": "seconds a decision may take before the extra comes out of the time bank",
+    "time_bank": "seconds per match a bot may spend beyond --time-per-decision; with it used up, "
+    "a slow reply is a timeout (a strike)",
+    "time_per_match": "seconds of thinking a bot may spend over the whole match, every decision counted; "
+    "using it up forfeits (out of match time)",
+}
+
+
+def add_clock_flags(parser: argparse.ArgumentParser) -> None:
+    """``--time-per-decision``, ``--time-bank`` and ``--time-per-match`` (seconds, checked against
+    ``sandbox.limits.CLOCK_BOUNDS``, defaults the contract's) for a command that plays matches."""
+    from sandbox.limits import CLOCK_BOUNDS, CLOCKS, DEFAULT_LIMITS
+
+    for clock in CLOCKS:
+        low, high = CLOCK_BOUNDS[clock]
+        parser.add_argument(
+            f"--{clock.replace('_', '-')}", type=_clock(clock), default=getattr(DEFAULT_LIMITS, clock), metavar="S",
+            help=f"{CLOCK_HELP[clock]} ({low:g} to {high:g}; default {getattr(DEFAULT_LIMITS, clock):g})",
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``arena`` and its subcommands."""
     from engine.bots import REFERENCE_BOTS
@@ -75,13 +117,15 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument(
         "--json", action="store_true",
         help='print one JSON document instead of a table: {"games", "rounds", "players": [{"bot", '
-        '"score", "rank", "wins", "forfeit"}]}, players in command-line order, games = games '
-        "played (deals x seats with --duplicate)",
+        '"score", "rank", "wins", "forfeit"}], "verdict"}, players in command-line order, games = games '
+        "played (deals x seats with --duplicate); verdict: each bot's win rate and mean score with "
+        "95%% intervals, and for two bots paired tests of the difference (docs/bots.md)",
     )
     play.add_argument(
         "--sandbox", choices=BACKENDS, default="inprocess",
         help="where bot files run (default inprocess: trusted, your own machine)",
     )
+    add_clock_flags(play)
 
     bench = commands.add_parser(
         "bench",
@@ -92,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--games", type=_positive_int, metavar="N", help="hands per measurement (default 1000)")
     bench.add_argument("--repeat", type=_positive_int, metavar="N", help="measurements per seat count, the best is kept (default 3)")
     bench.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+    bench.add_argument("--paired", action="store_true", help="CPU time, interleaved 0.5 s chunks, median paired ratios (issue 21)")
     bench.add_argument("--sandbox", action="store_true", help="measure the sandbox backends instead (sandbox.bench)")
     bench.add_argument(
         "--backend", action="append", choices=("process", "docker"),
@@ -102,7 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     from arena_cli.remote import add_parsers
 
-    add_parsers(commands)  # login, submit, matches, replay: the commands that talk to a server
+    add_parsers(commands)  # login, logout, submit, matches, replay (and replay view): the server commands
+
+    from arena_cli import rate, sprt
+
+    rate.add_parser(commands)  # each sets its own ``run``
+    sprt.add_parser(commands)
     return parser
 
 
@@ -114,7 +164,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             from arena_cli.play import run_play
 
             return run_play(args)
-        if args.command in ("login", "submit", "matches", "replay"):
+        if getattr(args, "run", None) is not None:  # rate, sprt
+            return args.run(args)
+        if args.command in ("login", "logout", "submit", "matches", "replay"):
             from arena_cli.remote import run
 
             return run(args)

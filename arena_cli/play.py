@@ -18,10 +18,12 @@ from typing import Any
 
 from arena_cli.errors import CommandError, FailureError
 from arena_cli.progress import Progress
+from arena_cli.verdict import format_verdict, verdict
 from engine.bots import REFERENCE_BOTS
 from engine.faults import InfrastructureError
 from engine.rules import BOUNDS, Rules, RulesError
 from sandbox import runner
+from sandbox.limits import CLOCKS, DEFAULT_LIMITS, Limits
 from sandbox.package import BotPackage, PackageError
 
 #: games per match (deals x rotations); the referee holds all their replays in
@@ -66,11 +68,12 @@ def run_play(args: argparse.Namespace) -> int:
             raise
         finally:
             progress.close()
-        summary = summarize(result, args.bots)
+        summary = summarize(result, args.bots, duplicate=args.duplicate)
         if args.json:
             results.write(json.dumps(summary) + "\n")
         else:
-            results.write(format_table(result, args.bots, seed=args.seed, duplicate=args.duplicate) + "\n")
+            table = format_table(result, args.bots, seed=args.seed, duplicate=args.duplicate)
+            results.write(table + "\n" + format_verdict(summary["verdict"]) + "\n")
     if replay is not None:
         replay.commit(result.replay)
     if logs_dir is not None:
@@ -219,8 +222,8 @@ def write_logs(directory: Path, labels: list[str], logs: list[str]) -> None:
             raise FailureError(f"cannot write log {str(target)!r}: {exc.strerror or exc}") from exc
 
 
-def summarize(result: Any, labels: list[str]) -> dict:
-    """The ``--json`` document: players in command-line order."""
+def summarize(result: Any, labels: list[str], *, duplicate: bool) -> dict:
+    """The ``--json`` document: players in command-line order, and the verdict (arena_cli.verdict)."""
     return {
         "games": result.games,
         "rounds": result.rounds,
@@ -228,6 +231,7 @@ def summarize(result: Any, labels: list[str]) -> dict:
             {"bot": labels[p.bot], "score": p.score, "rank": p.rank, "wins": p.wins, "forfeit": p.forfeit}
             for p in sorted(result.players, key=lambda p: p.bot)
         ],
+        "verdict": verdict(result.replay, labels, duplicate=duplicate),
     }
 
 
@@ -248,6 +252,11 @@ def format_table(result: Any, labels: list[str], *, seed: int, duplicate: bool) 
     return "\n".join([title, line(header, "forfeit"), *(line(r[:-1], r[-1]) for r in rows)])
 
 
+def clock_limits(args: argparse.Namespace) -> Limits:
+    """The contract's limits with the clocks of --time-per-decision, --time-bank and --time-per-match."""
+    return DEFAULT_LIMITS.replace(**{clock: getattr(args, clock) for clock in CLOCKS})
+
+
 def _play(rules: Any, bots: list[Any], args: argparse.Namespace, on_game=None) -> Any:
     # The author's own bots on their own machine: the weaker process sandbox is fine.
     return runner.play_match(
@@ -257,6 +266,7 @@ def _play(rules: Any, bots: list[Any], args: argparse.Namespace, on_game=None) -
         games=args.games,
         duplicate=args.duplicate,
         backend=args.sandbox,
+        limits=clock_limits(args),
         allow_process=True,
         on_game=on_game,
     )

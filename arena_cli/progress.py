@@ -74,6 +74,33 @@ class Progress:
             self._drawn = True
 
 
+class StagedProgress:
+    """One bar per stage of a long job, the previous one closed when the next begins: call it as
+    ``progress(stage, done, total)`` (what seed_scale and pipeline_bench report); ``close()`` at the end.
+
+    >>> import io
+    >>> progress = StagedProgress("seed ", stream=io.StringIO())
+    >>> progress("users", 1, 2); progress("bots", 1, 5); progress.close()
+    """
+
+    def __init__(self, label: str = "", stream: TextIO | None = None):
+        self.label = label
+        self.stream = stream
+        self._bars: dict[str, Progress] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        bar = self._bars.get(stage)
+        if bar is None:
+            for other in self._bars.values():
+                other.close()
+            bar = self._bars[stage] = Progress(total, label=f"{self.label}{stage} ", stream=self.stream)
+        bar.update(done)
+
+    def close(self) -> None:
+        for bar in self._bars.values():
+            bar.close()
+
+
 def _is_tty(stream: TextIO) -> bool:
     try:
         return stream.isatty()

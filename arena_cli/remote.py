@@ -1,6 +1,8 @@
-"""``arena login``, ``submit``, ``matches`` and ``replay``: the commands that talk to a server.
+"""``arena login``, ``logout``, ``submit``, ``matches`` and ``replay``: the commands that talk to a server
+(and ``arena replay view``, which writes a replay's self-contained page and talks to nobody).
 
-The server is ``--server``, else ``$ARENA_SERVER``, else http://127.0.0.1:8000.
+The server is ``--server``, else ``$ARENA_SERVER``, else the server of the last ``arena login``,
+else http://127.0.0.1:8000.
 Network and HTTP errors end as one line and exit code 2 (``CommandError``);
 a version rejected by validation exits 1 after printing the reason and its log.
 """
@@ -31,17 +33,27 @@ def add_parsers(commands) -> None:
     def server_option(parser):
         parser.add_argument(
             "--server", metavar="URL",
-            help=f"the Uno Arena server (default: $ARENA_SERVER or {config.DEFAULT_SERVER})",
+            help="the Uno Arena server (default: $ARENA_SERVER, else the server of your last arena login, "
+            f"else {config.DEFAULT_SERVER})",
         )
 
     login = commands.add_parser(
-        "login", help="store an API token for a server",
+        "login", help="store an API token for a server, and use that server from now on",
         description="Log in with username and password (asked for) or --token, and store the token in "
-        "~/.config/uno-arena/config.json (mode 0600).",
+        "~/.config/uno-arena/config.json (mode 0600). The server becomes the default of later "
+        "commands (until another login or arena logout).",
     )
     server_option(login)
     login.add_argument("--token", metavar="KEY", help="a token made on your profile page, instead of a password")
     login.add_argument("--username", metavar="NAME", help="your username (asked for when missing)")
+
+    logout = commands.add_parser(
+        "logout", help="revoke and forget the stored token of a server",
+        description="Revoke the stored token on the server (DELETE /api/tokens/<id>/) and remove it from "
+        "~/.config/uno-arena/config.json, with the server as the default. The token is forgotten "
+        "here even when the server cannot be reached (revoke it on your profile page then).",
+    )
+    server_option(logout)
 
     submit = commands.add_parser(
         "submit", help="upload a new version of a bot and wait for its validation",
@@ -67,17 +79,26 @@ def add_parsers(commands) -> None:
     matches.add_argument("--limit", type=int, default=20, metavar="N", help="at most N matches (default 20)")
     matches.add_argument("--json", action="store_true", help="print the matches as one JSON list")
 
-    replay = commands.add_parser("replay", help="download a match's replay", description="Save a replay JSON.")
+    replay = commands.add_parser(
+        "replay", help="download a match's replay, or view a replay file in the browser",
+        usage="arena replay [--server URL] MATCH_ID -o FILE\n       arena replay view FILE [--no-browser]",
+        description="arena replay MATCH_ID -o FILE saves a match's replay JSON. arena replay view FILE "
+        "writes FILE.html beside FILE (a replay from arena play --replay or a download): one "
+        "self-contained page that plays the replay when opened from disk, with no network, "
+        "and opens it in your browser.",
+    )
     server_option(replay)
-    replay.add_argument("match", type=int, metavar="MATCH_ID")
-    replay.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write it ('-': stdout)")
+    replay.add_argument("target", nargs="+", metavar="MATCH_ID | view FILE")
+    replay.add_argument("-o", "--output", metavar="FILE", help="where to write the download ('-': stdout)")
+    replay.add_argument("--no-browser", action="store_true", help="with view: write the page, do not open it")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.command == "replay" and args.target[0] == "view":
+        return run_replay_view(args)  # a file on this machine: no server, no config
     server = config.resolve_server(args.server)
-    return {"login": run_login, "submit": run_submit, "matches": run_matches, "replay": run_replay}[args.command](
-        args, server
-    )
+    commands = {"login": run_login, "logout": run_logout, "submit": run_submit, "matches": run_matches}
+    return {**commands, "replay": run_replay}[args.command](args, server)
 
 
 def _client(server: str, *, need_token: bool) -> ApiClient:
@@ -104,7 +125,54 @@ def run_login(args, server: str) -> int:
     me = ApiClient(server, token).get("/api/me/").json()
     path = config.store_token(server, me["username"], token)
     print(f"logged in to {server} as {me['username']}; token stored in {path}")
+    print(f"later arena commands use {server} (until another arena login, or arena logout)")
     return 0
+
+
+# --- logout --------------------------------------------------------------------------------------
+
+
+def run_logout(args, server: str) -> int:
+    entry = config.forget(server)
+    if entry is None:
+        print(f"not logged in to {server}: no token stored for it")
+    else:
+        token = entry.get("token") or ""
+        try:
+            revoked = _revoke(ApiClient(server, token), token)
+        except CommandError as exc:
+            revoked = False
+            print(f"arena: warning: the token could not be revoked on the server ({exc}); revoke it on your "
+                  "profile page", file=sys.stderr)
+        print(f"logged out of {server}: token {'revoked and ' if revoked else ''}removed from {config.config_path()}")
+    if os.environ.get("ARENA_TOKEN"):
+        print("note: $ARENA_TOKEN is set and is still used by arena commands")
+    return 0
+
+
+def _revoke(client: ApiClient, token: str) -> bool:
+    """Revoke ``token`` on the server (the one of your tokens whose prefix it starts with).
+
+    False when the server no longer knows it (already revoked); CommandError when it cannot be asked.
+    """
+    from arena_cli.client import ApiError
+
+    try:
+        mine = list(client.pages("/api/tokens/"))
+    except ApiError as exc:
+        if exc.status == 401:  # revoked already (on the profile page, or another logout)
+            return False
+        raise
+    matches = [t for t in mine if t.get("prefix") and token.startswith(t["prefix"])]
+    if len(matches) != 1:
+        return False
+    try:
+        client.request("DELETE", f"/api/tokens/{matches[0]['id']}/")
+    except ApiError as exc:
+        if exc.status in (401, 404):
+            return False
+        raise
+    return True
 
 
 def _ask(prompt: str) -> str:
@@ -249,6 +317,15 @@ def format_matches(matches: list[dict]) -> str:
 
 
 def run_replay(args, server: str) -> int:
+    if len(args.target) != 1 or not args.target[0].isdigit():
+        raise CommandError(
+            f"expected MATCH_ID (a number) or view FILE, got {' '.join(args.target)!r}"
+        )
+    if args.output is None:
+        raise CommandError("arena replay MATCH_ID needs -o FILE (or -o - for standard output)")
+    if args.no_browser:
+        raise CommandError("--no-browser goes with arena replay view FILE")
+    args.match = int(args.target[0])
     answer = _client(server, need_token=False).get(f"/api/matches/{args.match}/replay/")
     document = answer.json()  # refuse to save something that is not a replay document
     if args.output == "-":
@@ -275,3 +352,39 @@ def _write_atomically(target: Path, data: bytes) -> None:
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         raise CommandError(f"cannot write {target}: {exc.strerror or exc}") from None
+
+
+# --- replay view ---------------------------------------------------------------------------------
+
+
+def run_replay_view(args) -> int:
+    """Write FILE.html beside FILE: the viewer, its styles and the replay in one page; open it."""
+    from web.replay_page import replay_problem, replay_title, standalone_html
+
+    if len(args.target) != 2:
+        raise CommandError("usage: arena replay view FILE [--no-browser] (one replay file)")
+    if args.output is not None or args.server is not None:
+        raise CommandError("arena replay view FILE takes no -o or --server: it writes FILE.html beside FILE")
+    source = Path(args.target[1])
+    try:
+        data = source.read_bytes()
+    except OSError as exc:
+        raise CommandError(f"cannot read {source}: {exc.strerror or exc}") from None
+    try:
+        replay = json.loads(data)
+    except ValueError as exc:
+        raise CommandError(f"{source} is not JSON ({exc}); expected a replay from arena play --replay") from None
+    problem = replay_problem(replay)
+    if problem:
+        raise CommandError(f"{source} is not a replay the viewer can play: {problem}")
+    target = source.with_name(source.name + ".html")
+    page = standalone_html(replay, title=replay_title(replay, source.name)).encode("utf-8")
+    _write_atomically(target, page)
+    print(f"wrote {target} ({len(page) // 1024} KB): the replay plays from this one file, offline")
+    if not args.no_browser:
+        import webbrowser
+
+        url = target.resolve().as_uri()
+        if not webbrowser.open(url):
+            print(f"no browser could be started here; open {url}")
+    return 0

@@ -174,3 +174,33 @@ def test_a_bot_whose_agent_is_a_literal_is_refused(capsys, tmp_path):
     bot.write_text("agent = 5\n")
     err = fails(capsys, "play", str(bot), "random")
     assert "five.py" in err and "literal (int)" in err
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "expected"),
+    [
+        ("--time-per-decision", "0", "0.1 to 60 seconds"),
+        ("--time-per-decision", "61", "0.1 to 60 seconds"),
+        ("--time-per-decision", "inf", "0.1 to 60 seconds"),
+        ("--time-bank", "nan", "0.1 to 600 seconds"),
+        ("--time-bank", "-1", "0.1 to 600 seconds"),
+        ("--time-per-match", "0.5", "1 to 3600 seconds"),
+        ("--time-per-match", "1e300", "1 to 3600 seconds"),
+        ("--time-per-match", "five", "expected seconds (a number)"),
+        ("--time-per-match", "", "expected seconds (a number)"),
+    ],
+)
+def test_a_clock_out_of_its_bounds_is_one_line_naming_flag_value_and_bounds(capsys, flag, value, expected):
+    err = fails(capsys, "play", "random", "first", flag, value)
+    assert flag in err and repr(value) in err and expected in err
+
+
+def test_the_clock_bounds_of_arena_play_are_the_events(capsys):
+    from sandbox.limits import CLOCK_BOUNDS
+
+    for clock, (low, high) in CLOCK_BOUNDS.items():
+        flag = f"--time-{clock.removeprefix('time_').replace('_', '-')}"
+        assert main(["play", "random", "first", "--json", flag, f"{low:g}"]) == 0
+        assert main(["play", "random", "first", "--json", flag, f"{high:g}"]) == 0
+        capsys.readouterr()
+        assert f"{high * 1.01:g}" in fails(capsys, "play", "random", "first", flag, f"{high * 1.01:g}")

@@ -32,7 +32,7 @@ def play_json(capsys, *argv: str) -> dict:
 
 def test_json_document_has_exactly_the_documented_keys(capsys):
     doc = play_json(capsys, "greedy", "random", "--games", "2")
-    assert set(doc) == {"games", "rounds", "players"}
+    assert set(doc) == {"games", "rounds", "players", "verdict"}
     assert doc["games"] == 2 and doc["rounds"] >= 2
     for player in doc["players"]:
         assert set(player) == {"bot", "score", "rank", "wins", "forfeit"}
@@ -167,7 +167,8 @@ def test_table_shows_strikes_and_the_forfeit_reason(capsys, tmp_path):
     bot.write_text("def agent(observation, configuration):\n    return {'type': 'nonsense'}\n")
     code, out, err = run(capsys, "play", str(bot), "first", "--games", "1")
     assert (code, err) == (0, "")
-    last = out.strip().splitlines()[-1].split(None, 5)
+    table = out.split("\nverdict")[0]  # the verdict follows the table
+    last = table.strip().splitlines()[-1].split(None, 5)
     assert last[:2] == ["2", str(bot)]
     assert last[4] == "3"  # strikes, then the forfeit
     assert last[5].startswith("strikes: 3 strikes") and "nonsense" in last[5]
@@ -237,3 +238,74 @@ def test_a_bot_importing_outside_the_standard_library_gets_a_note_in_process_onl
     assert main(["play", str(bot), "first", "--json", "--sandbox", "process"]) in (0, 1)
     _, err = capsys.readouterr()
     assert "not in the standard library" not in err
+
+
+CLOCK_BOT = (
+    "import json\n\nSEEN = []\n\ndef agent(observation, configuration):\n"
+    "    if not SEEN:\n"
+    "        SEEN.append(1)\n"
+    "        print('clocks', json.dumps({k: configuration[k] for k in "
+    "('time_per_decision', 'time_bank', 'time_per_match')}))\n"
+    "    return observation['legal_actions'][0]\n"
+)
+
+
+def _clocks_seen(capsys, tmp_path, *flags: str) -> dict:
+    bot = tmp_path / "clocks.py"
+    bot.write_text(CLOCK_BOT)
+    logs = tmp_path / "logs"
+    logs.mkdir(exist_ok=True)
+    code, out, err = run(capsys, "play", str(bot), "first", "--games", "1", "--logs", str(logs), *flags)
+    assert (code, err) == (0, "")
+    line = next(ln for ln in (logs / "1-clocks.py.log").read_text().splitlines() if ln.startswith("clocks "))
+    return json.loads(line.removeprefix("clocks "))
+
+
+def test_without_clock_flags_the_bot_sees_the_contracts_clocks(capsys, tmp_path):
+    from sandbox.limits import DEFAULT_LIMITS
+
+    assert _clocks_seen(capsys, tmp_path) == {"time_per_decision": 1.0, "time_bank": 10.0, "time_per_match": 300.0}
+    assert DEFAULT_LIMITS.configuration() == {"time_per_decision": 1.0, "time_bank": 10.0, "time_per_match": 300.0}
+
+
+@pytest.mark.parametrize(
+    ("flag", "key", "value"),
+    [("--time-per-decision", "time_per_decision", 0.25), ("--time-bank", "time_bank", 3.5),
+     ("--time-per-match", "time_per_match", 42.0)],
+)
+def test_each_clock_flag_reaches_the_bots_configuration(capsys, tmp_path, flag, key, value):
+    seen = _clocks_seen(capsys, tmp_path, flag, str(value))
+    assert seen[key] == value
+    assert {k: v for k, v in seen.items() if k != key} == {
+        k: v for k, v in {"time_per_decision": 1.0, "time_bank": 10.0, "time_per_match": 300.0}.items() if k != key
+    }
+
+
+def test_the_clock_flags_limit_the_bot_not_only_its_configuration(capsys, tmp_path):
+    # 0.3 s a decision within --time-per-decision 0.2 and a bank of 0.25 s: a strike once the bank is gone.
+    bot = tmp_path / "slowish.py"
+    bot.write_text(
+        "import time\n\ndef agent(observation, configuration):\n"
+        "    time.sleep(0.3)\n    return observation['legal_actions'][0]\n"
+    )
+    code, out, err = run(
+        capsys, "play", str(bot), "first", "--games", "1", "--time-per-decision", "0.2", "--time-bank", "0.25",
+        "--rules", "max_strikes=2", "--json",
+    )
+    assert (code, err) == (0, "")
+    mine = json.loads(out)["players"][0]
+    assert mine["forfeit"] is not None and "strikes" in mine["forfeit"]
+
+
+def test_a_bot_using_up_its_match_time_forfeits_out_of_match_time(capsys, tmp_path):
+    # 0.3 s a decision is within the default 1 s per decision, so only the 1 s match clock can stop it.
+    bot = tmp_path / "steady.py"
+    bot.write_text(
+        "import time\n\ndef agent(observation, configuration):\n"
+        "    time.sleep(0.3)\n    return observation['legal_actions'][0]\n"
+    )
+    code, out, err = run(capsys, "play", str(bot), "first", "--games", "1", "--time-per-match", "1", "--json")
+    assert (code, err) == (0, "")
+    mine, other = json.loads(out)["players"]
+    assert "out of match time" in (mine["forfeit"] or "")
+    assert mine["rank"] == 2 and other["forfeit"] is None

@@ -1,0 +1,48 @@
+"""``arena bench --paired``: CPU-time chunks, paired ratios, nothing faked."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+from arena_cli import bench
+from arena_cli.main import main
+
+
+def test_paired_report_times_every_kernel_and_reports_lazy_as_not_available(monkeypatch, capsys):
+    monkeypatch.setattr(bench, "PAIRED_CHUNK_SECONDS", 0.02)
+    assert main(["bench", "--paired", "--repeat", "3", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [row["players"] for row in report["results"]] == [2, 4]
+    has_rlcard = importlib.util.find_spec("rlcard") is not None
+    for row in report["results"]:
+        rates = row["hands_per_cpu_second"]
+        assert rates["lazy_observation"] is None and row["ratios"]["lazy_observation/rlcard_raw"] is None
+        for name in ("rules", "int_actions", "contract"):
+            assert rates[name] > 0 and row["decisions_per_cpu_second"][name] > 10 * rates[name]
+        if has_rlcard:
+            r = row["ratios"]["contract/rlcard_raw"]
+            assert r["min"] <= r["median"] <= r["max"]
+            assert r["median"] == pytest.approx(
+                sorted([r["min"], r["median"], r["max"]])[1]
+            )
+
+
+def test_chunk_spends_at_least_the_cpu_time_asked():
+    calls = []
+
+    def hand(seed):
+        calls.append(seed)
+        sum(range(20_000))
+        return 3
+
+    hands, cpu, steps = bench._chunk(hand, 0.05, seed=100)
+    assert cpu >= 0.05 and hands == len(calls) and steps == 3 * hands
+    assert calls == list(range(100, 100 + hands))  # a fresh seed per hand
+
+
+def test_median_of_paired_ratios():
+    assert bench._median([3.0, 1.0, 2.0]) == 2.0
+    assert bench._median([4.0, 1.0, 2.0, 3.0]) == 2.5
