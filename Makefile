@@ -1,17 +1,18 @@
-# Uno Arena: `make demo` and `make test` are the whole Quick start (README.md).
+# Uno Arena: `make demo` and `make test` are the whole Quick start (README.md);
+# `make check` is the fast loop while working (lint, types, the fast tests).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8000
 
-.PHONY: demo test install lint serve clean
+.PHONY: demo test check install lint types serve clean
 
 $(BIN)/python:
 	@./deploy/ensure-venv.sh "$(PYTHON)" "$(VENV)"
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,rl]"
 	@touch $@
 
 install: $(VENV)/.installed
@@ -29,8 +30,19 @@ test: install
 	$(BIN)/ruff check .
 	$(BIN)/pytest
 
+## check: the fast loop: lint, mypy (files and strictness in pyproject.toml) and the tests
+## that are neither `slow` nor need a service (PostgreSQL, Redis, Docker)
+check: install
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	env -u DATABASE_URL -u REDIS_URL -u ARENA_REQUIRE_SERVICES \
+		$(BIN)/pytest -q -m "not slow and not services and not docker"
+
 lint: install
 	$(BIN)/ruff check .
 
+types: install
+	$(BIN)/mypy
+
 clean:
-	rm -rf $(VENV) var .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) var .pytest_cache .ruff_cache .mypy_cache .hypothesis

@@ -62,10 +62,14 @@ def service_urls() -> tuple[str, str]:
 
 
 def start_worker_process(log_path, *, env_extra: dict | None = None, queues: str | None = None,
-                         timeout: float = 60.0) -> WorkerProcess:
+                         timeout: float = 60.0, name: str | None = None,
+                         wrapper: list[str] | None = None) -> WorkerProcess:
     """Start `celery -A arena worker` against the current test database and REDIS_URL.
 
     The worker sees the data the test committed, so use it with `transactional_db`.
+    ``name`` tells several workers of one test apart (their hostnames ``<name>-<pid>@host``).
+    ``wrapper``: a command the worker runs under (e.g. another host name or clock), the
+    worker's command line appended to it.
     """
     import sys
     from pathlib import Path
@@ -74,6 +78,9 @@ def start_worker_process(log_path, *, env_extra: dict | None = None, queues: str
     root = Path(__file__).resolve().parent.parent
     env = {k: v for k, v in os.environ.items() if k != "TEST_DATABASE_NAME"}
     env.update(
+        # no warm seats unless the test asks (SANDBOX_DOCKER_WARM in env_extra): tests find a
+        # match's containers by its label and check the seats' folders empty while it runs
+        SANDBOX_DOCKER_WARM="0",
         DATABASE_URL=database_url,
         REDIS_URL=redis_url,
         PYTHONPATH=os.pathsep.join([str(root), str(root / "platform")]),
@@ -84,8 +91,8 @@ def start_worker_process(log_path, *, env_extra: dict | None = None, queues: str
 
     log = open(log_path, "wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "arena", "worker", "--pool=solo",
-         "--loglevel=INFO", "--without-gossip", "--without-mingle", "-n", f"test-{os.getpid()}@%h",
+        [*(wrapper or []), sys.executable, "-m", "celery", "-A", "arena", "worker", "--pool=solo",
+         "--loglevel=INFO", "--without-gossip", "--without-mingle", "-n", f"{name or 'test'}-{os.getpid()}@%h",
          "-Q", queues or ",".join(arena_queues.ALL)],
         cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )

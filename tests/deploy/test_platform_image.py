@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
-import yaml
+from composefile import load, raw
 from testsupport import service_missing, service_urls, validated_on_worker, wait_for
 
 pytestmark = [pytest.mark.services, pytest.mark.docker, pytest.mark.slow]
@@ -25,7 +24,7 @@ BOT = b"""def agent(observation, configuration):
 # uploaded by the platform image test
 """
 PLATFORM_IMAGE = os.environ.get("PLATFORM_IMAGE", "uno-arena:latest")
-COMPOSE = yaml.safe_load((Path(__file__).resolve().parents[2] / "deploy" / "compose.yaml").read_text())
+COMPOSE = raw()
 # What compose's .env must give (deploy/compose.yaml); the values are the test's own.
 PRODUCTION_ENV = {
     **{k: v for k, v in COMPOSE["x-platform"]["environment"].items() if not v.startswith("${")},
@@ -168,30 +167,27 @@ def test_a_worker_of_the_image_validates_a_bot_and_plays_a_match_in_docker_sandb
     from matches import services as match_services
     from matches.models import Match
 
-    worker_service = COMPOSE["services"]["worker"]
+    database_url, redis_url = service_urls()
+    seats = seats_folder
+    # compose's worker service as a worker host's deploy/.env makes it (the values the test's own)
+    host_env = {
+        "SECRET_KEY": PRODUCTION_ENV["SECRET_KEY"], "ALLOWED_HOSTS": PRODUCTION_ENV["ALLOWED_HOSTS"],
+        "DATABASE_URL": database_url, "REDIS_URL": redis_url,
+        "HOST_NAME": f"image-{os.getpid()}", "SEATS_DIR": str(seats),
+    }
+    worker_service = load(host_env)["services"]["worker"]
     command = worker_service["command"]
     # compose's worker serves every queue the platform sends to
     assert set(command[command.index("-Q") + 1].split(",")) == set(queues.ALL)
-    database_url, redis_url = service_urls()
-    seats = seats_folder
-    env = {
-        **PRODUCTION_ENV,
-        "DATABASE_URL": database_url,
-        "REDIS_URL": redis_url,
-        "SANDBOX_WORK_DIR": str(seats),
-    }
-    assert set(worker_service["environment"]) - {"<<"} <= set(env)
-    socket_mount, seats_mount = worker_service["volumes"]
-    worker = containers(
-        command + ["--concurrency", "1", "-n", f"image-{os.getpid()}@%h"],
-        env,
-        user=worker_service["user"],
-        volumes={
-            socket_mount.split(":")[0]: {"bind": socket_mount.split(":")[1], "mode": "rw"},
-            str(seats): {"bind": str(seats), "mode": "rw"},  # same path both sides, as compose
-        },
-    )
-    assert seats_mount.split(":")[0] == seats_mount.split(":")[1]
+    env = worker_service["environment"]
+    assert env["SANDBOX_WORK_DIR"] == str(seats)
+    assert env["WORKER_CONCURRENCY"] == ""  # compose's default: one match per core (the command below asks for 1)
+    volumes = {}
+    for mount in worker_service["volumes"]:
+        source, target = mount.split(":")
+        volumes[source] = {"bind": target, "mode": "rw"}
+    assert volumes[str(seats)]["bind"] == str(seats)  # same path both sides
+    worker = containers(command + ["--concurrency", "1"], env, user=worker_service["user"], volumes=volumes)
     log = ContainerLog(worker)
     wait_for("the worker to be ready", lambda: " ready." in log.log, 90, log)
 
@@ -210,6 +206,12 @@ def test_a_worker_of_the_image_validates_a_bot_and_plays_a_match_in_docker_sandb
     assert match.status == Match.Status.DONE, match.error
     assert match.timings["backend"] == "docker"
     assert match.replay_gz
-    # the worker cleaned up after its seats
-    time.sleep(0.5)
+    # at a graceful stop (compose's `stop`: SIGTERM) the worker removes its seats, warm ones too
+    worker.stop(timeout=60)
+    assert worker.wait(timeout=30)["StatusCode"] == 0, log.log[-3000:]
     assert list(seats.iterdir()) == []
+    mounting = [
+        row["Id"][:12] for row in worker.client.api.containers(all=True, filters={"label": "uno-arena.installation"})
+        if any(m.get("Source", "").startswith(f"{seats}/") for m in row.get("Mounts", []))
+    ]
+    assert mounting == [], f"seat containers of the stopped worker left: {mounting}"
