@@ -243,9 +243,13 @@ def test_ctrl_c_still_interrupts_arena_play(tmp_path, swallows):
         f"{sleep}"
         "    return observation['legal_actions'][0]\n"
     )
+    # SIGINT at its default in the child, as a terminal's foreground job has it: a test run started
+    # in the background by a shell (CI under nohup, `make test &`) ignores SIGINT, the child would
+    # inherit that, and Python installs no KeyboardInterrupt handler for an ignored signal.
     proc = subprocess.Popen(
         [str(ARENA), "play", str(bot), "first", "--games", "1"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 60
