@@ -1,6 +1,6 @@
-"""``arena bench``: engine hands per second, against rlcard's UnoGame when installed.
+"""``arena bench``: engine games per second, against rlcard's UnoGame when installed.
 
-One hand is one round (rules ``rounds=1``) with random bots in-process, full
+One game is one round (rules ``rounds=1``) with random bots in-process, full
 official rules, replay recording on (the referee always records). rlcard
 (optional extra ``bench``) is timed in the same run on its raw ``UnoGame``
 loop with random legal actions.
@@ -8,7 +8,7 @@ loop with random legal actions.
 Like with like: rlcard offers "draw" only when no card fits and plays a drawn
 card that fits by itself, so its random player always plays when it can. The
 engine's seats here do the same (the ``random`` bot choosing among the plays
-when there are any); a bot drawing at random instead makes hands about 20
+when there are any); a bot drawing at random instead makes games about 20
 times longer, which would measure the bot, not the engine (docs/performance.md).
 """
 
@@ -34,18 +34,18 @@ from engine.rules import Rules
 from sandbox import bench as sandbox_bench
 
 SEATS = (2, 4)
-#: hands per measurement unless ``--games`` says otherwise
-DEFAULT_HANDS = 1000
+#: games per measurement unless ``--games`` says otherwise
+DEFAULT_GAMES = 1000
 #: measurements per seat count unless ``--repeat`` says otherwise; the best is kept
 DEFAULT_REPEAT = 3
 #: what ``--sandbox`` measures unless ``--backend`` narrows it
 SANDBOX_BACKENDS = ("process", "docker")
 #: games played per referee call: keeps the replay held in memory small
 CHUNK = 100
-#: untimed hands first, so imports and caches do not count
+#: untimed games first, so imports and caches do not count
 WARMUP = 20
-#: hands whose decisions the floor measurement replays (their observations are kept in memory)
-FLOOR_HANDS = 200
+#: games whose decisions the floor measurement replays (their observations are kept in memory)
+FLOOR_GAMES = 200
 
 
 def run_bench(args: argparse.Namespace) -> int:
@@ -59,12 +59,12 @@ def run_bench(args: argparse.Namespace) -> int:
     if sandbox_only:
         raise CommandError(f"{', '.join(sandbox_only)}: only used with --sandbox")
     if getattr(args, "paired", False):
-        rounds = PAIRED_ROUNDS if args.repeat is None else args.repeat
+        repeats = PAIRED_REPEATS if args.repeat is None else args.repeat
         report = {"machine": machine(), "rlcard": _rlcard_version() if importlib.util.find_spec("rlcard") else None,
-                  "results": [run_paired(players, rounds) for players in SEATS]}
+                  "results": [run_paired(players, repeats) for players in SEATS]}
         print(json.dumps(report) if args.json else format_paired(report))
         return 0
-    hands = DEFAULT_HANDS if args.games is None else args.games
+    games = DEFAULT_GAMES if args.games is None else args.games
     repeats = DEFAULT_REPEAT if args.repeat is None else args.repeat
     has_rlcard = importlib.util.find_spec("rlcard") is not None
     steps = len(SEATS) * repeats
@@ -76,20 +76,20 @@ def run_bench(args: argparse.Namespace) -> int:
             # Interleaved and best of --repeat: on a shared machine the other
             # load comes and goes, and it should slow both sides alike.
             for repeat in range(repeats):
-                engine_runs.append(bench_engine(players, hands, seed=repeat * 1_000_003))
-                floor_runs.append(bench_floor(players, min(hands, FLOOR_HANDS), seed=repeat * 1_000_003))
+                engine_runs.append(bench_engine(players, games, seed=repeat * 1_000_003))
+                floor_runs.append(bench_floor(players, min(games, FLOOR_GAMES), seed=repeat * 1_000_003))
                 if has_rlcard:
-                    rlcard_runs.append(bench_rlcard(players, hands, seed=repeat))
+                    rlcard_runs.append(bench_rlcard(players, games, seed=repeat))
                 progress.update(len(rows) * repeats + repeat + 1)
-            row: dict[str, Any] = {"players": players, "hands": hands, "repeat": repeats}
-            row["engine_hands_per_second"], row["engine_decisions_per_second"] = max(engine_runs)
-            row["floor_hands_per_second"] = max(floor_runs)
-            row["rlcard_hands_per_second"] = row["rlcard_steps_per_second"] = None
+            row: dict[str, Any] = {"players": players, "games": games, "repeat": repeats}
+            row["engine_games_per_second"], row["engine_decisions_per_second"] = max(engine_runs)
+            row["floor_games_per_second"] = max(floor_runs)
+            row["rlcard_games_per_second"] = row["rlcard_steps_per_second"] = None
             row["ratio"] = row["floor_ratio"] = None
             if has_rlcard:
-                row["rlcard_hands_per_second"], row["rlcard_steps_per_second"] = max(rlcard_runs)
-                row["ratio"] = row["engine_hands_per_second"] / row["rlcard_hands_per_second"]
-                row["floor_ratio"] = row["floor_hands_per_second"] / row["rlcard_hands_per_second"]
+                row["rlcard_games_per_second"], row["rlcard_steps_per_second"] = max(rlcard_runs)
+                row["ratio"] = row["engine_games_per_second"] / row["rlcard_games_per_second"]
+                row["floor_ratio"] = row["floor_games_per_second"] / row["rlcard_games_per_second"]
             rows.append(row)
     finally:
         progress.close()
@@ -114,8 +114,8 @@ class RandomPlayer:
         return self.choose(observation, configuration)
 
 
-def bench_engine(players: int, hands: int, seed: int = 0) -> tuple[float, float]:
-    """(hands, decisions) per second of ``engine.match.play_match`` with random players."""
+def bench_engine(players: int, games: int, seed: int = 0) -> tuple[float, float]:
+    """(games, decisions) per second of ``engine.match.play_match`` with random players."""
     rules = Rules(players=players, rounds=1)
     agent = RandomPlayer()
     seats = [AgentSeat(agent, "random") for _ in range(players)]
@@ -124,25 +124,25 @@ def bench_engine(players: int, hands: int, seed: int = 0) -> tuple[float, float]
     played = 0
     chunk = 0
     started = time.perf_counter()
-    while played < hands:
-        games = min(CHUNK, hands - played)
-        result = play_match(rules, seats, seed=seed + chunk, games=games)
+    while played < games:
+        size = min(CHUNK, games - played)
+        result = play_match(rules, seats, seed=seed + chunk, games=size)
         played += result.rounds
         chunk += 1
     seconds = time.perf_counter() - started
     return played / seconds, agent.decisions / seconds
 
 
-def bench_floor(players: int, hands: int, seed: int = 0, agent: Callable[[dict, dict], Any] | None = None) -> float:
-    """Hands per second of an engine whose rules cost nothing: the contract's floor.
+def bench_floor(players: int, games: int, seed: int = 0, agent: Callable[[dict, dict], Any] | None = None) -> float:
+    """Games per second of an engine whose rules cost nothing: the contract's floor.
 
     Whatever an in-process engine does, for every decision it must hand the
     seat a fresh observation (BOT_CONTRACT.md: 17 keys, the bot's own lists
     and action dicts, since a bot may keep or change what it is given) and
-    call the seat. This plays ``hands`` real hands, keeps their observations,
+    call the seat. This plays ``games`` real games, keeps their observations,
     then times only that for each of their decisions, the copy made as
     cheaply as Python can (one dict copy, six list copies, the action dicts).
-    The engine's hands per second can never exceed this figure. ``agent`` is
+    The engine's games per second can never exceed this figure. ``agent`` is
     the seat timed (default: the bench's ``RandomPlayer``).
     """
     rules = Rules(players=players, rounds=1)
@@ -153,7 +153,7 @@ def bench_floor(players: int, hands: int, seed: int = 0, agent: Callable[[dict, 
         seen.append((observation, configuration))
         return player(observation, configuration)
 
-    play_match(rules, [AgentSeat(keep, "random") for _ in range(players)], seed=seed, games=hands)
+    play_match(rules, [AgentSeat(keep, "random") for _ in range(players)], seed=seed, games=games)
     if agent is None:
         agent = RandomPlayer()
     started = time.perf_counter()
@@ -170,11 +170,11 @@ def bench_floor(players: int, hands: int, seed: int = 0, agent: Callable[[dict, 
             },
             configuration,
         )
-    return hands / (time.perf_counter() - started)
+    return games / (time.perf_counter() - started)
 
 
-def rlcard_hand(game, choose) -> int:
-    """One hand of rlcard's raw ``UnoGame`` loop with ``choose`` picking among its legal actions: its steps."""
+def rlcard_game(game, choose) -> int:
+    """One game (one round) of rlcard's raw ``UnoGame`` loop with ``choose`` picking among its legal actions: its steps."""
     game.init_game()
     steps = 0
     while not game.is_over():
@@ -183,8 +183,8 @@ def rlcard_hand(game, choose) -> int:
     return steps
 
 
-def bench_rlcard(players: int, hands: int, seed: int = 0) -> tuple[float, float]:
-    """(hands, steps) per second of rlcard's raw ``UnoGame`` loop, random legal actions."""
+def bench_rlcard(players: int, games: int, seed: int = 0) -> tuple[float, float]:
+    """(games, steps) per second of rlcard's raw ``UnoGame`` loop, random legal actions."""
     import numpy as np
     from rlcard.games.uno.game import UnoGame
 
@@ -193,11 +193,11 @@ def bench_rlcard(players: int, hands: int, seed: int = 0) -> tuple[float, float]
     choose = random.Random(seed).choice
 
     for _ in range(WARMUP):
-        rlcard_hand(game, choose)
+        rlcard_game(game, choose)
     started = time.perf_counter()
-    steps = sum(rlcard_hand(game, choose) for _ in range(hands))
+    steps = sum(rlcard_game(game, choose) for _ in range(games))
     seconds = time.perf_counter() - started
-    return hands / seconds, steps / seconds
+    return games / seconds, steps / seconds
 
 
 def machine() -> dict:
@@ -217,24 +217,24 @@ def format_report(report: dict) -> str:
     lines = [
         f"engine: random bots, one round per game, replay on, best of {report['results'][0]['repeat']}; "
         f"{m['cpu']}, {m['cpus']} CPUs, Python {m['python']}",
-        "seats  hands  engine hands/s  (decisions/s)  rlcard hands/s  (steps/s)  ours/rlcard"
-        "  floor hands/s  floor/rlcard",
+        "seats  games  engine games/s  (decisions/s)  rlcard games/s  (steps/s)  ours/rlcard"
+        "  floor games/s  floor/rlcard",
     ]
     for row in report["results"]:
-        rl = row["rlcard_hands_per_second"]
+        rl = row["rlcard_games_per_second"]
         lines.append(
-            f"{row['players']:>5}  {row['hands']:>5}  {row['engine_hands_per_second']:>14.0f}  "
+            f"{row['players']:>5}  {row['games']:>5}  {row['engine_games_per_second']:>14.0f}  "
             f"{row['engine_decisions_per_second']:>13.0f}  "
             + (
                 f"{rl:>14.0f}  {row['rlcard_steps_per_second']:>9.0f}  {row['ratio']:>10.2f}x"
                 if rl
                 else f"{'-':>14}  {'-':>9}  {'-':>11}"
             )
-            + f"  {row['floor_hands_per_second']:>13.0f}"
+            + f"  {row['floor_games_per_second']:>13.0f}"
             + (f"  {row['floor_ratio']:>11.2f}x" if rl else f"  {'-':>12}")
         )
     lines.append(
-        "floor: the same hands with only the contract's fresh observation and the seat timed, "
+        "floor: the same games with only the contract's fresh observation and the seat timed, "
         "the most any in-process engine could reach"
     )
     if report["rlcard"] is None:
@@ -282,8 +282,8 @@ def _rlcard_version() -> str:
 # ------------------------------------------------------------- paired, CPU time
 #: CPU seconds of work per timed chunk (``--paired``)
 PAIRED_CHUNK_SECONDS = 0.5
-#: paired rounds per seat count unless ``--repeat`` says otherwise
-PAIRED_ROUNDS = 5
+#: paired repeats per seat count unless ``--repeat`` says otherwise
+PAIRED_REPEATS = 5
 #: what ``--paired`` times, ours against which rlcard loop
 PAIRED = (
     ("rules", "rlcard_raw"),
@@ -293,21 +293,21 @@ PAIRED = (
     ("pettingzoo_env", "rlcard_env"),
     ("rlcard_env", "rlcard_raw"),
 )
-#: one round's chunks: each baseline before and after the ones timed against it
+#: one repeat's chunks: each baseline before and after the ones timed against it
 PAIRED_ORDER = ("rlcard_raw", "rules", "int_actions", "contract", "lazy_observation", "rlcard_raw",
                 "rlcard_env", "pettingzoo_env", "rlcard_env")
 
 
-def _chunk(hand: Callable[[int], int], seconds: float, seed: int) -> tuple[int, float, int]:
-    """Play hands until ``seconds`` of this thread's CPU time: (hands, CPU seconds, steps)."""
-    hands = steps = 0
+def _chunk(play: Callable[[int], int], seconds: float, seed: int) -> tuple[int, float, int]:
+    """Play games until ``seconds`` of this thread's CPU time: (games, CPU seconds, steps)."""
+    games = steps = 0
     started = time.thread_time()
     while True:
-        steps += hand(seed + hands)
-        hands += 1
+        steps += play(seed + games)
+        games += 1
         spent = time.thread_time() - started
         if spent >= seconds:
-            return hands, spent, steps
+            return games, spent, steps
 
 
 def _play_ids() -> frozenset[int]:
@@ -317,7 +317,7 @@ def _play_ids() -> frozenset[int]:
 
 
 def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
-    """name -> one hand played from a seed (returns its decisions), None when not available."""
+    """name -> one game played from a seed (returns its decisions), None when not available."""
     from engine.game import Game
 
     rules = Rules(players=players, rounds=1)
@@ -388,7 +388,7 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
         game.np_random = np.random.RandomState(players)
 
         def rlcard_raw(seed: int) -> int:
-            return rlcard_hand(game, choice)
+            return rlcard_game(game, choice)
 
         # rlcard's UnoEnv reads game_num_players but its game plays 2 (issue 21): what RL users get
         rl_env = rlcard.make("uno", config={"game_num_players": players, "seed": players})
@@ -405,11 +405,11 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
     return kernels
 
 
-def run_paired(players: int, rounds: int = PAIRED_ROUNDS, seconds: float | None = None) -> dict[str, Any]:
+def run_paired(players: int, repeats: int = PAIRED_REPEATS, seconds: float | None = None) -> dict[str, Any]:
     """Interleaved chunks of CPU time (``time.thread_time``); per pair the median ratio and range.
 
-    Each round times every baseline before and after ours (its rate the mean
-    of the two), so other load drifting during a round hits both sides.
+    Each repeat times every baseline before and after ours (its rate the mean
+    of the two), so other load drifting during a repeat hits both sides.
     """
     if seconds is None:
         seconds = PAIRED_CHUNK_SECONDS
@@ -421,7 +421,7 @@ def run_paired(players: int, rounds: int = PAIRED_ROUNDS, seconds: float | None 
     rates: dict[str, list[float]] = {name: [] for name in kernels}
     steps: dict[str, list[float]] = {name: [] for name in kernels}
     ratios: dict[str, list[float]] = {ours: [] for ours, _ in PAIRED}
-    for r in range(rounds):
+    for r in range(repeats):
         seed = r * 1_000_003
         got: dict[str, float] = {}
         seen: dict[str, list[float]] = {}
@@ -429,8 +429,8 @@ def run_paired(players: int, rounds: int = PAIRED_ROUNDS, seconds: float | None 
             k = kernels[name]
             if k is None:
                 continue
-            hands, cpu, n = _chunk(k, seconds, seed)
-            seen.setdefault(name, []).append(hands / cpu)
+            games, cpu, n = _chunk(k, seconds, seed)
+            seen.setdefault(name, []).append(games / cpu)
             steps[name].append(n / cpu)
         for name, values in seen.items():
             got[name] = sum(values) / len(values)
@@ -438,10 +438,10 @@ def run_paired(players: int, rounds: int = PAIRED_ROUNDS, seconds: float | None 
         for ours, base in PAIRED:
             if ours in got and base in got:
                 ratios[ours].append(got[ours] / got[base])
-    out: dict[str, Any] = {"players": players, "rounds": rounds, "chunk_cpu_seconds": seconds, "hands_per_cpu_second": {},
+    out: dict[str, Any] = {"players": players, "repeats": repeats, "chunk_cpu_seconds": seconds, "games_per_cpu_second": {},
                            "decisions_per_cpu_second": {}, "ratios": {}}
     for name in kernels:
-        out["hands_per_cpu_second"][name] = _median(rates[name]) if rates[name] else None
+        out["games_per_cpu_second"][name] = _median(rates[name]) if rates[name] else None
         out["decisions_per_cpu_second"][name] = _median(steps[name]) if steps[name] else None
     for ours, base in PAIRED:
         values = ratios[ours]
@@ -459,9 +459,9 @@ def format_paired(report: dict) -> str:
     lines = [f"CPU time (time.thread_time), chunks of >= {PAIRED_CHUNK_SECONDS} s, interleaved; "
              "median of paired ratios [min-max]"]
     for row in report["results"]:
-        lines.append(f"{row['players']} seats, {row['rounds']} rounds:")
-        for name, rate in row["hands_per_cpu_second"].items():
-            lines.append(f"  {name:<18} " + ("not available" if rate is None else f"{rate:>10.0f} hands/CPU-s"))
+        lines.append(f"{row['players']} seats, {row['repeats']} repeats:")
+        for name, rate in row["games_per_cpu_second"].items():
+            lines.append(f"  {name:<18} " + ("not available" if rate is None else f"{rate:>10.0f} games/CPU-s"))
         for pair, r in row["ratios"].items():
             lines.append(f"  {pair:<30} " + ("-" if r is None else f"{r['median']:.2f}x [{r['min']:.2f}-{r['max']:.2f}]"))
     return "\n".join(lines)

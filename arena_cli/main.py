@@ -129,11 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser(
         "bench",
-        help="measure engine speed (hands per second)",
-        description="Hands per second of the engine with random bots (one round per game), "
+        help="measure engine speed (one-round games per second)",
+        description="Games per second of the engine with random bots (one round per game), "
         "against rlcard's UnoGame when rlcard is installed.",
     )
-    bench.add_argument("--games", type=_positive_int, metavar="N", help="hands per measurement (default 1000)")
+    bench.add_argument("--games", type=_positive_int, metavar="N", help="games of one round per measurement (default 1000)")
     bench.add_argument("--repeat", type=_positive_int, metavar="N", help="measurements per seat count, the best is kept (default 3)")
     bench.add_argument("--json", action="store_true", help="print one JSON document instead of text")
     bench.add_argument("--paired", action="store_true", help="CPU time, interleaved 0.5 s chunks, median paired ratios (issue 21)")
@@ -153,7 +153,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     rate.add_parser(commands)  # each sets its own ``run``
     sprt.add_parser(commands)
+
+    words = commands.add_parser(
+        "glossary", help="the words of the platform (round, game, deal, rotation, match, table)",
+        description="What the site, its API and arena mean by each word (engine.glossary; the guide's Glossary).",
+    )
+    words.set_defaults(run=_print_glossary)
     return parser
+
+
+def _print_glossary(args: argparse.Namespace) -> int:
+    import textwrap
+
+    from engine import glossary
+
+    for term in glossary.TERMS:
+        print(term.word)
+        print(textwrap.fill(term.meaning, width=78, initial_indent="    ", subsequent_indent="    "))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -164,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from arena_cli.play import run_play
 
             return run_play(args)
-        if getattr(args, "run", None) is not None:  # rate, sprt
+        if getattr(args, "run", None) is not None:  # rate, sprt, glossary
             return args.run(args)
         if args.command in ("login", "logout", "submit", "matches", "replay"):
             from arena_cli.remote import run

@@ -19,6 +19,7 @@ from typing import Any
 from arena_cli.errors import CommandError, FailureError
 from arena_cli.progress import Progress
 from arena_cli.verdict import format_verdict, verdict
+from engine import glossary
 from engine.bots import REFERENCE_BOTS
 from engine.faults import InfrastructureError
 from engine.rules import BOUNDS, Rules, RulesError
@@ -44,7 +45,7 @@ def run_play(args: argparse.Namespace) -> int:
                     "here, in your Python, but not on the site (try --sandbox process)",
                     file=sys.stderr,
                 )
-    total = args.games * (rules.players if args.duplicate else 1)
+    total = glossary.games_of(args.games, rules.players, args.duplicate)
     if total > MAX_GAMES:
         raise CommandError(
             f"--games {args.games}{' --duplicate' if args.duplicate else ''} means {total} games; at most "

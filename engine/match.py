@@ -147,7 +147,7 @@ def play_match(
     on_game: Callable[[int, int], None] | None = None,
     on_step: Callable[[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]], None] | None = None,
 ) -> MatchResult:
-    """Play ``games`` deals (each once per seat rotation when ``duplicate``).
+    """Play ``games`` deals (each once per rotation when ``duplicate``).
 
     Before each game, every bot that has not forfeited gets ``seat.begin_game(index)``
     once (when its seat has that method), before the game's first decision.

@@ -456,7 +456,7 @@ class TournamentAdmin(admin.ModelAdmin):
     def created_by_text(self, tournament):
         return tournament.created_by.get_username() if tournament.created_by_id else "-"
 
-    @admin.display(description="pairs")
+    @admin.display(description="meetings")
     def pairs(self, tournament):
         coverage = selectors.round_robin_pair_coverage(tournament)
         if coverage is None:

@@ -30,7 +30,7 @@ ORGANIZER_PERMISSIONS = [
 #: (name, slug, format, rule options, seed, description); short rules keep seeding fast
 DEMO_TOURNAMENTS = [
     ("Demo Round Robin", "demo-round-robin", Tournament.Format.ROUND_ROBIN, ["players=2", "rounds=1"], 2001,
-     "Every reference bot meets every other once; one deal per pairing, played from both seats."),
+     "Every reference bot meets every other once; one deal per match, played from both seats."),
     ("Demo Swiss", "demo-swiss", Tournament.Format.SWISS, ["players=2", "rounds=1"], 2002,
      "Two Swiss rounds: winners meet winners in round 2."),
 ]

@@ -15,6 +15,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
 
+from engine import glossary
 from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
 
 #: the longest "owner/bot" label: a username (auth.User, 150) + "/" + a bot name (bots.Bot, 64)
@@ -77,9 +78,9 @@ class Tournament(models.Model):
     seats = models.PositiveSmallIntegerField(
         default=2, help_text="Seats per table (2..10); tables of one fewer or one more when the field needs it."
     )
-    games = models.PositiveIntegerField(default=1, help_text="Deals per pairing.")
+    games = models.PositiveIntegerField(default=1, help_text=glossary.DEALS_HELP)
     duplicate = models.BooleanField(
-        default=True, help_text="Play every deal once per seat rotation, so every entry sits in every seat."
+        default=True, help_text=glossary.DUPLICATE_HELP
     )
     rounds = models.PositiveSmallIntegerField(
         null=True, blank=True,

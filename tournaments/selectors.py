@@ -344,9 +344,9 @@ class PairCoverage:
     @property
     def text(self) -> str:
         if not self.unmet:
-            text = f"every one of the {self.pairs} pairs meets at a table in this schedule"
+            text = f"every one of the {self.pairs} pairs of entries meets at a table in this schedule"
         else:
-            text = f"{self.unmet} of {self.pairs} pairs do not meet at a table in this schedule"
+            text = f"{self.unmet} of {self.pairs} pairs of entries do not meet at a table in this schedule"
         if self.repeated:
             text += f"; {self.repeated} {'pair meets' if self.repeated == 1 else 'pairs meet'} more than once"
         return text
@@ -439,7 +439,7 @@ def seeding_rating(ladder, version) -> float | None:
 class SeedingRow:
     position: int
     entry: Entry
-    rating: str  # "1512.3" or "unrated"
+    rating: str  # whole points ("1512") or "unrated"
 
 
 def tournament_seeding(tournament: Tournament, entries: list[Entry] | None = None) -> list[SeedingRow]:
@@ -448,7 +448,7 @@ def tournament_seeding(tournament: Tournament, entries: list[Entry] | None = Non
         entries = tournament.entries.filter(seed_position__isnull=False).select_related("bot", "version")
     seeded = sorted((e for e in entries if e.seed_position is not None), key=lambda e: e.seed_position)
     return [
-        SeedingRow(e.seed_position, e, "unrated" if e.seed_rating is None else f"{e.seed_rating:.1f}") for e in seeded
+        SeedingRow(e.seed_position, e, "unrated" if e.seed_rating is None else f"{e.seed_rating:.0f}") for e in seeded
     ]
 
 

@@ -20,6 +20,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from engine import glossary
 from engine.rules import BOUNDS, Rules, RulesError
 from matches.models import MAX_COMPETITION_GAMES
 from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
@@ -126,7 +127,7 @@ def tournament_options(
         raise TournamentError(
             f"unknown format {format!r} (allowed: {', '.join(Tournament.Format.values)})", field="format"
         )
-    _check_int("games per pairing", games, 1, MAX_GAMES, field="games")
+    _check_int("deals per match", games, 1, MAX_GAMES, field="games")
     _check_int("cycles", cycles, 1, MAX_CYCLES, field="cycles")
     if rounds is not None:
         _check_int("rounds", rounds, 1, MAX_ROUNDS, field="rounds")
@@ -212,7 +213,7 @@ def _summary(tournament: Tournament) -> str:
     """The options for the log; the seed's number is redacted from the public log (``redact_seed``)."""
     seed = f"seed {tournament.seed}" if tournament.seed is not None else "seed drawn at the start"
     return (
-        f"{tournament.get_format_display()}, {tournament.seats} seats, {tournament.games} game(s) per pairing"
+        f"{tournament.get_format_display()}, {tournament.seats} seats, {glossary.count(tournament.games, 'deal')} per match"
         f"{' (duplicate)' if tournament.duplicate else ''}, clocks {tournament.time_per_decision:g} s per decision, "
         f"{tournament.time_bank:g} s bank, {tournament.time_per_match:g} s per match, "
         f"{'same-owner tables allowed' if tournament.allow_same_owner else 'owners kept apart'}"

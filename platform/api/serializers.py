@@ -14,6 +14,7 @@ from rest_framework import serializers
 
 from bots import selectors as bot_selectors
 from bots.models import Bot, BotVersion
+from engine import glossary
 from matches import selectors as match_selectors
 from matches.models import Match, MatchSeat
 from matches.sandboxing import match_limits
@@ -352,8 +353,8 @@ class LadderSerializer(serializers.Serializer):
     description = serializers.CharField()
     rules = serializers.DictField(help_text="every RULES.md option in force")
     seats = serializers.IntegerField()
-    games = serializers.IntegerField()
-    duplicate = serializers.BooleanField()
+    games = serializers.IntegerField(help_text=glossary.DEALS_HELP)
+    duplicate = serializers.BooleanField(help_text=glossary.DUPLICATE_HELP)
     time_per_decision = serializers.FloatField(help_text="seconds a decision may take (BOT_CONTRACT.md)")
     time_bank = serializers.FloatField(help_text="seconds per match a bot may spend beyond time_per_decision")
     time_per_match = serializers.FloatField(
@@ -384,8 +385,12 @@ class StandingSerializer(serializers.Serializer):
         source="entry.rated_version_id", allow_null=True, help_text="id of the version the rating is of"
     )
     matches = serializers.IntegerField(source="entry.matches_played", help_text="rated matches, every version")
-    games = serializers.IntegerField(source="entry.games", help_text="rated matches of the rated version (the fit's)")
-    deals = serializers.IntegerField(help_text="deals played in the rated matches")
+    version_matches = serializers.IntegerField(
+        source="entry.games", help_text="rated matches of the rated version (the fit's)"
+    )
+    games = serializers.IntegerField(
+        help_text="games played in the rated matches, every version (each deal once per rotation under duplicate)"
+    )
     los_next = serializers.IntegerField(
         source="los_percent",
         allow_null=True,
@@ -431,8 +436,8 @@ class TournamentSerializer(serializers.Serializer):
     status = serializers.CharField()
     rules = serializers.DictField()
     seats = serializers.IntegerField()
-    games = serializers.IntegerField()
-    duplicate = serializers.BooleanField()
+    games = serializers.IntegerField(help_text=glossary.DEALS_HELP)
+    duplicate = serializers.BooleanField(help_text=glossary.DUPLICATE_HELP)
     tie_breaks = serializers.ListField(child=serializers.CharField())
     time_per_decision = serializers.FloatField(help_text="seconds a decision may take (BOT_CONTRACT.md)")
     time_bank = serializers.FloatField(help_text="seconds per match a bot may spend beyond time_per_decision")
@@ -484,12 +489,12 @@ class PairingSeatSerializer(serializers.Serializer):
     seat = serializers.IntegerField()
     entry = serializers.CharField(source="entry.name")
     rank = serializers.IntegerField(allow_null=True)
-    score = serializers.FloatField(allow_null=True)
+    score = serializers.FloatField(allow_null=True, help_text="game points of the match")
     forfeited = serializers.BooleanField()
 
 
 class PairingSerializer(serializers.Serializer):
-    number = serializers.IntegerField()
+    number = serializers.IntegerField(help_text="table number in the tournament round; byes come after the tables")
     bye = serializers.BooleanField()
     done = serializers.BooleanField()
     match = serializers.IntegerField(source="match_id", allow_null=True)
@@ -502,10 +507,10 @@ class PairingSerializer(serializers.Serializer):
 
 
 class RoundSerializer(serializers.Serializer):
-    number = serializers.IntegerField()
+    number = serializers.IntegerField(help_text="the tournament round (a pairing into tables, not a round of UNO)")
     status = serializers.CharField()
     explanation = serializers.ListField(child=serializers.CharField(), help_text="how the round was paired")
-    pairings = PairingSerializer(many=True)
+    pairings = PairingSerializer(many=True, help_text="the round's tables (a match each) and byes")
 
 
 class TournamentDetailSerializer(TournamentSerializer):

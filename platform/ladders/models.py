@@ -10,6 +10,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
 
+from engine import glossary
 from matches.models import MAX_COMPETITION_GAMES
 from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
 
@@ -17,7 +18,7 @@ from . import ratings
 
 #: bounds of a ladder's settings, so a typo cannot make a match of a million deals or a clock of 1e300 s;
 #: the admin, the services and the database (check constraints) all hold a ladder to them.
-#: Deals per match: the same bound as a tournament's deals per pairing.
+#: Deals per match: the same bound as a tournament's.
 MIN_GAMES, MAX_GAMES = 1, MAX_COMPETITION_GAMES
 #: The clocks (seconds per decision, bank per match, thinking per match): sandbox.limits.CLOCK_BOUNDS.
 MIN_TIME_PER_DECISION, MAX_TIME_PER_DECISION = CLOCK_BOUNDS["time_per_decision"]
@@ -67,10 +68,9 @@ class Ladder(models.Model):
     games = models.PositiveIntegerField(
         default=1,
         validators=_bounds(MIN_GAMES, MAX_GAMES),
-        help_text=f"Deals per match, {MIN_GAMES} to {MAX_GAMES}; "
-        "with duplicate rotation each deal is played once per seat rotation.",
+        help_text=f"{MIN_GAMES} to {MAX_GAMES}. {glossary.DEALS_HELP}",
     )
-    duplicate = models.BooleanField(default=True, help_text="Rotate the seats over the same deals.")
+    duplicate = models.BooleanField(default=True, help_text=glossary.DUPLICATE_HELP)
     # Copied into every ladder match (Match.time_per_decision / time_bank / time_per_match).
     time_per_decision = models.FloatField(
         default=DEFAULT_LIMITS.time_per_decision,

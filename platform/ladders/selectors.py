@@ -23,6 +23,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, Rank
 
 from bots.models import Bot
+from engine import glossary
 from bots.selectors import bot_playing_version
 from matches.models import Match, MatchSeat
 from matches.selectors import match_seats
@@ -74,10 +75,10 @@ class Standing:
         return ratings.los_percent(self.entry.los_below) if self.rank is not None else None
 
     @property
-    def deals(self) -> int:
-        """Deals played in the entry's rated matches (each deal once per seat rotation in duplicate)."""
+    def games(self) -> int:
+        """Games played in the entry's rated matches (each deal once per rotation under duplicate)."""
         ladder = self.entry.ladder
-        return self.entry.matches_played * ladder.games * (ladder.seats if ladder.duplicate else 1)
+        return self.entry.matches_played * glossary.games_of(ladder.games, ladder.seats, ladder.duplicate)
 
 
 #: rows per page of a ladder table

@@ -5,8 +5,10 @@ from __future__ import annotations
 from django.db import models
 from django.urls import reverse
 
-#: the most deals one match of a competition may have (a ladder's games per match, a tournament's
-#: games per pairing), so a typo cannot make a match of a million deals
+from engine import glossary
+
+#: the most deals one match of a competition may have (a ladder's or a tournament's ``games``),
+#: so a typo cannot make a match of a million deals
 MAX_COMPETITION_GAMES = 100
 
 
@@ -30,8 +32,8 @@ class Match(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     rules = models.JSONField(help_text="engine Rules.to_dict(): every option, canonical")
     seed = models.BigIntegerField()
-    games = models.PositiveIntegerField(default=1)
-    duplicate = models.BooleanField(default=False)
+    games = models.PositiveIntegerField(default=1, help_text=glossary.DEALS_HELP)
+    duplicate = models.BooleanField(default=False, help_text=glossary.DUPLICATE_HELP)
     # The bots' clock for this match; empty means the sandbox.limits default.
     time_per_decision = models.FloatField(null=True, blank=True, help_text="seconds; empty: the default")
     time_bank = models.FloatField(null=True, blank=True, help_text="seconds; empty: the default")

@@ -7,6 +7,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from core.models import WorkerHeartbeat
+from engine import glossary
 from django.conf import settings
 from django.db.models import Count, Min, Prefetch, Q, QuerySet
 
@@ -27,12 +28,6 @@ HARD_LIMIT_GRACE = 60.0
 STALE_GRACE = 60.0
 
 
-def games_per_match(players: int, games: int, duplicate: bool) -> int:
-    """How many games a match plays: each deal once, or once per seat rotation when duplicate
-    (as engine.match.play_match does; a test plays one to check)."""
-    return games * (players if duplicate else 1)
-
-
 def match_time_limit(*, players: int, games: int, duplicate: bool, limits) -> float:
     """The seconds a match may take before it is an infrastructure fault (Celery's soft limit).
 
@@ -46,7 +41,7 @@ def match_time_limit(*, players: int, games: int, duplicate: bool, limits) -> fl
     >>> match_time_limit(players=2, games=1, duplicate=True, limits=Limits())
     784.0
     """
-    played = games_per_match(players, games, duplicate)
+    played = glossary.games_of(games, players, duplicate)
     thinking = players * (limits.time_per_match + limits.time_per_decision + limits.time_bank)
     starts = played * players * limits.start_seconds
     return float(thinking + starts + played * ENGINE_SECONDS_PER_GAME + MATCH_BOOKKEEPING_SECONDS)

@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.cache import never_cache
 
 from bots.models import BotVersion
+from engine import glossary
 from matches import selectors as match_selectors
 from matches import services as match_services
 from matches.models import Match
@@ -46,6 +47,8 @@ def replay(request, match_id: int):
             "match": match,
             "has_replay": has_replay,
             "viewer": viewer,
+            # the viewer's table drawn empty until the replay is in, so loading it shifts nothing
+            "placeholder_seats": range(int(match.rules.get("players", 2))) if has_replay else (),
         },
     )
 
@@ -66,6 +69,7 @@ def bot_guide(request):
             "configuration_keys": guide.configuration_keys(),
             "starter_source": guide.STARTER_BOT.read_text(),
             "binary_data_limit": guide.binary_data_limit(),
+            "glossary": glossary.TERMS,
         },
     )
 

@@ -21,21 +21,21 @@ def test_bench_json_reports_two_and_four_seats(capsys):
     assert [row["players"] for row in report["results"]] == [2, 4]
     assert report["machine"]["cpus"] >= 1 and report["machine"]["python"].startswith("3.")
     for row in report["results"]:
-        assert row["hands"] == 5 and row["repeat"] == 2
-        assert row["engine_hands_per_second"] > 0
-        # a hand is many decisions
-        assert row["engine_decisions_per_second"] > 5 * row["engine_hands_per_second"]
-        # the floor times a part of what the engine does for the same kind of hands
-        assert row["floor_hands_per_second"] > row["engine_hands_per_second"]
+        assert row["games"] == 5 and row["repeat"] == 2
+        assert row["engine_games_per_second"] > 0
+        # a game is many decisions
+        assert row["engine_decisions_per_second"] > 5 * row["engine_games_per_second"]
+        # the floor times a part of what the engine does for the same kind of games
+        assert row["floor_games_per_second"] > row["engine_games_per_second"]
         if HAS_RLCARD:
             assert row["ratio"] == pytest.approx(
-                row["engine_hands_per_second"] / row["rlcard_hands_per_second"]
+                row["engine_games_per_second"] / row["rlcard_games_per_second"]
             )
             assert row["floor_ratio"] == pytest.approx(
-                row["floor_hands_per_second"] / row["rlcard_hands_per_second"]
+                row["floor_games_per_second"] / row["rlcard_games_per_second"]
             )
         else:
-            assert row["rlcard_hands_per_second"] is None and row["ratio"] is None
+            assert row["rlcard_games_per_second"] is None and row["ratio"] is None
             assert row["floor_ratio"] is None
 
 
@@ -60,7 +60,7 @@ def test_floor_times_the_seat_once_per_decision_on_fresh_observations():
     decisions = len(given)
     again = bench_floor(2, 3, seed=11, agent=seat)
     assert first > 0 and again > 0
-    # three real hands are tens of decisions, and the same seed gives the same hands
+    # three real games are tens of decisions, and the same seed gives the same games
     assert decisions > 3 * 10 and len(given) == 2 * decisions
     # every call got its own dict and lists: no change made by one reached another
     assert len({id(o) for o in given[:decisions]}) == decisions

@@ -18,7 +18,7 @@ def test_paired_report_times_every_kernel_and_reports_lazy_as_not_available(monk
     assert [row["players"] for row in report["results"]] == [2, 4]
     has_rlcard = importlib.util.find_spec("rlcard") is not None
     for row in report["results"]:
-        rates = row["hands_per_cpu_second"]
+        rates = row["games_per_cpu_second"]
         assert rates["lazy_observation"] is None and row["ratios"]["lazy_observation/rlcard_raw"] is None
         for name in ("rules", "int_actions", "contract"):
             assert rates[name] > 0 and row["decisions_per_cpu_second"][name] > 10 * rates[name]
@@ -33,14 +33,14 @@ def test_paired_report_times_every_kernel_and_reports_lazy_as_not_available(monk
 def test_chunk_spends_at_least_the_cpu_time_asked():
     calls = []
 
-    def hand(seed):
+    def game(seed):
         calls.append(seed)
         sum(range(20_000))
         return 3
 
-    hands, cpu, steps = bench._chunk(hand, 0.05, seed=100)
-    assert cpu >= 0.05 and hands == len(calls) and steps == 3 * hands
-    assert calls == list(range(100, 100 + hands))  # a fresh seed per hand
+    games, cpu, steps = bench._chunk(game, 0.05, seed=100)
+    assert cpu >= 0.05 and games == len(calls) and steps == 3 * games
+    assert calls == list(range(100, 100 + games))  # a fresh seed per game
 
 
 def test_median_of_paired_ratios():

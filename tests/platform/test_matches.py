@@ -13,6 +13,7 @@ from testsupport import SLEEPY_COUNTER_BOT
 
 from bots import services as bot_services
 from bots.models import BotVersion
+from engine import glossary
 from engine.faults import InfrastructureError
 from engine.match import REPLAY_VERSION
 from engine.rules import Rules
@@ -388,7 +389,7 @@ def test_games_per_match_counts_what_the_engine_plays(bot, run_on_commit):
     tasks.match_play.apply(args=[match.pk])
     match.refresh_from_db()
     assert match.status == Match.Status.DONE, match.error
-    assert match.games_played == selectors.games_per_match(3, 2, True)
+    assert match.games_played == glossary.games_of(2, 3, True)
 
 
 def test_the_task_is_sent_with_the_matchs_own_time_limits_and_its_deadline_follows_them(

@@ -33,10 +33,11 @@ def bot_ladders(context, bot):
 
 @register.filter
 def signed(value) -> str:
-    """A rating change with its sign: +12.30, -4.00, 0.00."""
+    """A rating change in whole points with its sign: +12, −4, 0 (ratings are shown in whole points)."""
     if value is None:
         return ""
-    return f"+{value}" if value > 0 else str(value)
+    points = round(value)
+    return "0" if points == 0 else f"{points:+d}".replace("-", "\u2212")
 
 
 @register.filter

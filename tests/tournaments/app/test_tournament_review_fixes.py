@@ -190,7 +190,7 @@ def test_a_three_seat_round_robin_says_how_many_pairs_never_meet(client, owner, 
     assert unmet >= 2
     coverage = selectors.round_robin_pair_coverage(tournament)
     assert (coverage.pairs, coverage.unmet, coverage.repeated) == (10, unmet, repeated)
-    expected = f"{unmet} of 10 pairs do not meet at a table"
+    expected = f"{unmet} of 10 pairs of entries do not meet at a table"
     page = client.get(tournament.get_absolute_url()).content.decode()
     assert expected in page
     client.force_login(staff)
@@ -201,7 +201,7 @@ def test_a_three_seat_round_robin_says_how_many_pairs_never_meet(client, owner, 
 def test_the_pair_note_before_the_start_and_not_for_two_seats(client, owner):
     three = tournament_with(field(5, owner), start=False, format="round_robin", rules=["players=3"], name="Three")
     assert selectors.round_robin_pair_coverage(three) is None
-    assert "some pairs may never meet at a table" in client.get(three.get_absolute_url()).content.decode()
+    assert "some pairs of entries may never meet at a table" in client.get(three.get_absolute_url()).content.decode()
     two = tournament_with(field(4, make_user("two")), format="round_robin", name="Two")
     assert selectors.round_robin_pair_coverage(two) is None
     assert "data-pairs" not in client.get(two.get_absolute_url()).content.decode()
@@ -210,7 +210,7 @@ def test_the_pair_note_before_the_start_and_not_for_two_seats(client, owner):
 def test_a_schedule_where_every_pair_meets_says_so(owner):
     tournament = refreshed(tournament_with(field(4, owner), format="round_robin", rules=["players=3"], rounds=3))
     coverage = selectors.round_robin_pair_coverage(tournament)
-    assert coverage.unmet == 0 and coverage.text.startswith("every one of the 6 pairs meets")
+    assert coverage.unmet == 0 and coverage.text.startswith("every one of the 6 pairs of entries meets")
 
 
 def test_the_rounds_help_no_longer_promises_that_every_pair_can_meet():
@@ -244,7 +244,7 @@ def test_games_zero_is_one_clear_message_on_the_field(client, staff):
     response = client.post(reverse("admin:tournaments_tournament_add"), admin_data(games="0"))
     assert response.status_code == 200
     form = response.context["adminform"].form
-    assert form.errors == {"games": ["games per pairing must be a whole number 1..100, got 0"]}
+    assert form.errors == {"games": ["deals per match must be a whole number 1..100, got 0"]}
     assert "Constraint" not in response.content.decode()
     assert not Tournament.objects.exists()
 

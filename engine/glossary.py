@@ -1,0 +1,77 @@
+"""The words of the platform: one definition each, used by the guide, the pages, the admin,
+the API's field help and the CLI (issue 20 point 8).
+
+Pure: no Django. ``TERMS`` is the glossary in reading order; ``count`` writes a number with
+its word ("1 deal", "3 games"). Fields named ``games`` (a ladder's, a tournament's, a
+match's, ``arena play --games``) hold *deals*: that is what they count, whatever the field's
+historical name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Term:
+    word: str
+    plural: str
+    meaning: str
+
+    @property
+    def anchor(self) -> str:
+        """The guide's fragment for this word (``/guide/#glossary-deal``)."""
+        return "glossary-" + self.word.replace(" ", "-")
+
+
+TERMS: tuple[Term, ...] = (
+    Term("round", "rounds",
+         "The cards dealt once and played until a player goes out (or the turn limit ends it). "
+         "Scores are counted at the end of each round."),
+    Term("game", "games",
+         "Rounds from one seed until a player reaches the target score, or the fixed number of rounds "
+         "of the rules. A match's replay holds each of its games."),
+    Term("deal", "deals",
+         "The seed of a game, which fixes every shuffle and dealer of its rounds. Without duplicate, "
+         "a deal is played once, as one game."),
+    Term("rotation", "rotations",
+         "One seating of a match's bots. Under duplicate deals, each deal is played once per rotation, "
+         "with every bot moved one seat on, so every bot plays every seat's cards: a match of 2 deals "
+         "at 4 seats is 8 games."),
+    Term("match", "matches",
+         "Bots at one table playing a number of deals (each in every rotation under duplicate): what is "
+         "queued, played in the sandbox, rated, and replayed."),
+    Term("table", "tables",
+         "The seats of one match, 2 to 10. A tournament round splits its entries into tables, and every "
+         "table of that round plays the same deals."),
+    Term("tournament round", "tournament rounds",
+         "One pairing of a tournament's entries into tables (a match each) and byes. Not a round of UNO."),
+    Term("pair", "pairs",
+         "In a version test: one match of a single deal played twice, with the two versions' seats "
+         "swapped."),
+)
+
+_BY_WORD = {term.word: term for term in TERMS}
+
+
+def term(word: str) -> Term:
+    """The glossary entry of ``word`` (KeyError for a word that is not in it)."""
+    return _BY_WORD[word]
+
+
+def count(n: int, word: str) -> str:
+    """``n`` with the glossary's word in the right number: ``count(1, "deal") == "1 deal"``."""
+    entry = _BY_WORD[word]
+    return f"{n} {entry.word if n == 1 else entry.plural}"
+
+
+def games_of(deals: int, seats: int, duplicate: bool) -> int:
+    """The games of a match of ``deals`` deals at ``seats`` seats: each deal once per rotation
+    under duplicate."""
+    return deals * (seats if duplicate else 1)
+
+
+#: the help of a competition's ``games`` field (ladders, tournaments, matches, the API, the CLI)
+DEALS_HELP = "Deals per match; under duplicate each deal is played once per rotation, a game each."
+#: the help of a competition's ``duplicate`` field
+DUPLICATE_HELP = "Duplicate deals: every deal once per rotation, so every bot plays every seat's cards."
