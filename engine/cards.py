@@ -32,6 +32,15 @@ KIND_RANK: tuple[int, ...] = tuple(k % 13 for k in range(52)) + (WILD, WILD_DRAW
 #: kind -> points left in a hand at scoring
 KIND_POINTS: tuple[int, ...] = tuple(r if r < 10 else 20 for r in KIND_RANK[:52]) + (50, 50)
 
+#: colour letter -> its word, as pages and screen readers say it
+COLOR_NAMES: dict[str, str] = {"R": "red", "Y": "yellow", "G": "green", "B": "blue"}
+_RANK_NAMES = (*(str(n) for n in range(10)), "skip", "reverse", "draw two", "wild", "wild draw four")
+#: kind -> the card's name in words ("green 6", "red draw two", "wild draw four")
+KIND_NAMES: tuple[str, ...] = tuple(
+    _RANK_NAMES[rank] if color < 0 else f"{COLOR_NAMES[COLORS[color]]} {_RANK_NAMES[rank]}"
+    for color, rank in zip(KIND_COLOR, KIND_RANK, strict=True)
+)
+
 
 def _build_deck() -> tuple[int, ...]:
     kinds: list[int] = []

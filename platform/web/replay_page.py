@@ -6,7 +6,7 @@ No Django project is needed: the ``arena`` command imports this without settings
 rendered by a template engine of its own, from this app's templates).
 
 >>> sorted(local_viewer_meta())
-['cards', 'colors', 'local', 'reference_bots', 'replay_versions']
+['cards', 'color_names', 'colors', 'local', 'reference_bots', 'replay_versions']
 """
 
 from __future__ import annotations
@@ -38,14 +38,16 @@ _RANK_WORDS = {
 
 
 def card_table() -> dict:
-    """Every card code of engine.cards with its colour (None for a wild) and rank, in deck order,
-    so the viewer never parses a card code itself."""
+    """Every card code of engine.cards with its colour (None for a wild), rank and name in words,
+    in deck order, and the colours' names, so the viewer never parses or names a card itself."""
     return {
         "colors": list(cards.COLORS),
+        "color_names": dict(cards.COLOR_NAMES),
         "cards": {
             code: {
                 "color": cards.COLORS[cards.KIND_COLOR[kind]] if cards.KIND_COLOR[kind] >= 0 else None,
                 "rank": _RANK_WORDS.get(cards.KIND_RANK[kind], cards.KIND_RANK[kind]),
+                "name": cards.KIND_NAMES[kind],
                 "order": kind,
             }
             for kind, code in enumerate(cards.CODES)

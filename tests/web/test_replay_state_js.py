@@ -132,8 +132,8 @@ def _describe(events: list[dict], visible: list[int] | None) -> str:
         f"const events = {json.dumps(events)}; const visible = {json.dumps(visible)};"
         "const name = (s) => `seat ${s} (bot${s})`;"
         "const canSee = (s) => visible === null || visible.includes(s);"
-        f"const cards = {json.dumps(card_table()['cards'])};"
-        "process.stdout.write(m.describeStep(events, name, canSee, cards));"
+        f"const table = {json.dumps(card_table())};"
+        "process.stdout.write(m.describeStep(events, name, canSee, table));"
     )
     out = subprocess.run([_node(), "--input-type=module", "-e", script], capture_output=True, text=True, check=True)
     return out.stdout
@@ -146,7 +146,9 @@ def test_a_step_is_told_in_words_and_a_seat_view_hides_other_seats_draws():
         {"e": "draw", "seat": 3, "cards": ["Y+2", "YS"], "reason": "penalty"},
         {"e": "skip", "seat": 3},
     ]
-    assert _describe(step, None) == "Seat 2 (bot2) plays R+2; seat 3 (bot3) draws 2: Y+2, YS; seat 3 (bot3) is skipped"
-    assert _describe(step, [2]) == "Seat 2 (bot2) plays R+2; seat 3 (bot3) draws 2; seat 3 (bot3) is skipped"
+    assert _describe(step, None) == (
+        "Seat 2 (bot2) plays red draw two; seat 3 (bot3) draws 2: yellow draw two, yellow skip; seat 3 (bot3) is skipped"
+    )
+    assert _describe(step, [2]) == "Seat 2 (bot2) plays red draw two; seat 3 (bot3) draws 2; seat 3 (bot3) is skipped"
     wild = [{"e": "play", "seat": 0, "card": "W+4", "color": "B", "uno": True}]
-    assert _describe(wild, None) == "Seat 0 (bot0) plays W+4 and names blue and says UNO"
+    assert _describe(wild, None) == "Seat 0 (bot0) plays wild draw four and names blue and says UNO"

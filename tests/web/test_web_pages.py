@@ -142,7 +142,9 @@ def test_viewer_card_table_is_engine_cards():
     table = card_table()
     assert table["colors"] == list(cards.COLORS)
     assert list(table["cards"]) == list(cards.CODES)
-    assert table["cards"]["Y+2"] == {"color": "Y", "rank": "draw_two", "order": cards.kind_of("Y+2")}
+    assert table["cards"]["Y+2"] == {"color": "Y", "rank": "draw_two", "name": "yellow draw two", "order": cards.kind_of("Y+2")}
+    assert table["cards"]["G6"]["name"] == "green 6" and table["cards"]["W+4"]["name"] == "wild draw four"
+    assert table["color_names"] == {"R": "red", "Y": "yellow", "G": "green", "B": "blue"}
     assert table["cards"]["R7"]["rank"] == 7 and table["cards"]["GS"]["rank"] == "skip"
     assert table["cards"]["W+4"]["color"] is None and table["cards"]["W"]["rank"] == "wild"
 

@@ -203,19 +203,21 @@ export function stopsOf(events, actions) {
   return [...stops].sort((a, b) => a - b);
 }
 
-const COLOR_WORDS = { R: "red", Y: "yellow", G: "green", B: "blue" };
-
 // One event in words; `name(seat)` gives "seat 2 (greedy)"; `canSee(seat)` false hides that seat's drawn cards;
-// `cards` is the card table of the page (code -> {color, rank}), from engine.cards.
-export function describeEvent(ev, name, canSee = () => true, cards = {}) {
+// `table` is the page's card table from engine.cards: {cards: code -> {color, name, ...}, color_names: letter -> word}.
+const cardName = (table, code) => (table.cards && table.cards[code] && table.cards[code].name) || code;
+const colorName = (table, color) => (table.color_names && table.color_names[color]) || color;
+
+export function describeEvent(ev, name, canSee = () => true, table = {}) {
   switch (ev.e) {
     case "round_start":
-      return `Round ${ev.round}: seat ${ev.dealer} deals, ${ev.top} turned up`;
+      return `Round ${ev.round}: seat ${ev.dealer} deals, ${cardName(table, ev.top)} turned up`;
     case "turn":
       return `${name(ev.seat)} to play`;
     case "play": {
-      let text = `${name(ev.seat)} ${ev.jump_in ? "jumps in with" : "plays"} ${ev.card}`;
-      if (cards[ev.card] && cards[ev.card].color === null) text += ` and names ${COLOR_WORDS[ev.color] || ev.color}`;
+      let text = `${name(ev.seat)} ${ev.jump_in ? "jumps in with" : "plays"} ${cardName(table, ev.card)}`;
+      const card = table.cards && table.cards[ev.card];
+      if (card && card.color === null) text += ` and names ${colorName(table, ev.color)}`;
       if (ev.uno) text += " and says UNO";
       return text;
     }
@@ -223,7 +225,7 @@ export function describeEvent(ev, name, canSee = () => true, cards = {}) {
       const n = ev.cards.length;
       const why = { penalty: "", uno: " (forgot UNO)", strike: " (fault)", challenge: " (lost the challenge)", draw: "" }[ev.reason] ?? "";
       if (n === 0) return `${name(ev.seat)} cannot draw: no cards left`;
-      const what = canSee(ev.seat) ? `: ${ev.cards.join(", ")}` : "";
+      const what = canSee(ev.seat) ? `: ${ev.cards.map((c) => cardName(table, c)).join(", ")}` : "";
       return `${name(ev.seat)} draws ${n}${why}${what}`;
     }
     case "skip":
@@ -237,7 +239,7 @@ export function describeEvent(ev, name, canSee = () => true, cards = {}) {
     case "challenge":
       return `${name(ev.seat)} challenges ${name(ev.target)}: the Wild Draw Four was ${ev.honest ? "honest" : "not honest"}`;
     case "color":
-      return `${name(ev.seat)} names ${COLOR_WORDS[ev.color] || ev.color}`;
+      return `${name(ev.seat)} names ${colorName(table, ev.color)}`;
     case "uno_caught":
       return `${name(ev.seat)} did not say UNO and is caught`;
     case "reshuffle":
@@ -261,9 +263,9 @@ export function describeEvent(ev, name, canSee = () => true, cards = {}) {
 }
 
 // The events of one step in words, "turn" events left out: "seat 2 (greedy) plays G+2; seat 3 draws 2".
-export function describeStep(events, name, canSee = () => true, cards = {}) {
-  const parts = events.filter((ev) => ev.e !== "turn").map((ev) => describeEvent(ev, name, canSee, cards));
-  if (!parts.length && events.length) return describeEvent(events[events.length - 1], name, canSee, cards);
+export function describeStep(events, name, canSee = () => true, table = {}) {
+  const parts = events.filter((ev) => ev.e !== "turn").map((ev) => describeEvent(ev, name, canSee, table));
+  if (!parts.length && events.length) return describeEvent(events[events.length - 1], name, canSee, table);
   const text = parts.join("; ");
   return text.charAt(0).toUpperCase() + text.slice(1);
 }

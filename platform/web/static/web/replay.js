@@ -2,7 +2,6 @@
 // No build step: a plain ES module. The page gives the viewer its metadata in <script id="replay-meta">.
 import { GameTimeline, describeStep } from "./replay-state.js";
 
-const COLOR_NAMES = { R: "red", Y: "yellow", G: "green", B: "blue" };
 // A shape per colour as well as the colour itself, for colour-blind players.
 const COLOR_MARKS = { R: "▲", Y: "●", G: "■", B: "◆" };
 const SPEEDS = [0.5, 1, 2, 4, 8];
@@ -14,10 +13,11 @@ function escapeHtml(text) {
   return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 }
 
-// The card table comes from the server (engine.cards, through replay-meta): the viewer parses no codes.
+// The card table comes from the server (engine.cards, through replay-meta): the viewer parses no codes
+// and names no card itself. TABLE: {cards: code -> {color, rank, name, order}, color_names: letter -> word}.
 let CARDS = {};
+let TABLE = { cards: {}, color_names: {} };
 const FACES = { skip: "⊘", reverse: "⇄", draw_two: "+2", wild: "W", wild_draw_four: "+4" };
-const RANK_WORDS = { skip: "Skip", reverse: "Reverse", draw_two: "Draw Two", wild: "Wild", wild_draw_four: "Wild Draw Four" };
 
 function cardInfo(code) {
   const info = CARDS[code];
@@ -29,11 +29,12 @@ function cardHtml(code, extra = "") {
   const info = cardInfo(code);
   const face = FACES[info.rank] ?? String(info.rank);
   const mark = info.color ? `${info.color}${COLOR_MARKS[info.color] || ""}` : "★";
-  const title = info.color ? `${COLOR_NAMES[info.color] || info.color} ${RANK_WORDS[info.rank] ?? info.rank}` : RANK_WORDS[info.rank];
+  const name = escapeHtml(info.name);
+  // read as its name ("green 6"), not as the letters and shapes drawn on it
   return (
-    `<span class="card c-${info.color || "W"} ${extra}" data-card="${escapeHtml(code)}" title="${escapeHtml(title)}">` +
-    `<span class="card-corner">${escapeHtml(mark)}</span><span class="card-face">${escapeHtml(face)}</span>` +
-    `<span class="card-corner card-corner-end">${escapeHtml(mark)}</span></span>`
+    `<span class="card c-${info.color || "W"} ${extra}" data-card="${escapeHtml(code)}" role="img" aria-label="${name}" title="${name}">` +
+    `<span class="card-corner" aria-hidden="true">${escapeHtml(mark)}</span><span class="card-face" aria-hidden="true">${escapeHtml(face)}</span>` +
+    `<span class="card-corner card-corner-end" aria-hidden="true">${escapeHtml(mark)}</span></span>`
   );
 }
 
@@ -252,7 +253,7 @@ class Viewer {
     this.renderSelectors(t, round);
     this.renderTable(t, state, stepEvents);
 
-    const text = this.pos === 0 ? "Before the first deal." : describeStep(stepEvents, (s) => this.seatName(s), (s) => this.canSee(s), CARDS);
+    const text = this.pos === 0 ? "Before the first deal." : describeStep(stepEvents, (s) => this.seatName(s), (s) => this.canSee(s), TABLE);
     $("rv-event").textContent = text;
     $("rv-slider").max = String(t.length);
     $("rv-slider").value = String(this.pos);
@@ -310,7 +311,7 @@ class Viewer {
           `<header class="seat-head"><span class="seat-name">Seat ${s} · ${botLink}${bot.reference ? ' <span class="muted">(reference)</span>' : ""}</span>` +
           `<span class="seat-score" title="game points">${state.scores[s]} pts</span></header>` +
           `<div class="seat-badges">${badges}</div>` +
-          `<div class="hand ${visible ? "hand-open" : "hand-hidden"}" aria-label="${hand.length} cards">${cards || '<span class="muted">no cards</span>'}</div>` +
+          `<div class="hand ${visible ? "hand-open" : "hand-hidden"}" role="group" aria-label="${hand.length} card${hand.length === 1 ? "" : "s"}${visible ? "" : ", face down"}">${cards || '<span class="muted">no cards</span>'}</div>` +
           `<div class="seat-count">${hand.length} card${hand.length === 1 ? "" : "s"}</div>` +
           `</section>`,
       );
@@ -323,7 +324,7 @@ class Viewer {
       `<div class="pile-cards"><div class="discard" title="discard pile (${state.discard.length} cards)">${under}${top ? cardHtml(top, `card-top${cardInfo(top).color === null && color ? ` named-${color}` : ""}`) : '<span class="card card-empty"></span>'}</div>` +
       `<div class="drawpile"><span class="card card-back" aria-hidden="true"></span><span class="drawpile-count" data-draw-pile="${state.draw_pile}">${state.draw_pile}</span><span class="muted">draw pile</span></div></div>` +
       `<dl class="pile-facts">` +
-      `<dt>Colour</dt><dd><span class="swatch c-${color || "W"}" data-color="${color || ""}">${color ? `${color}${COLOR_MARKS[color]}` : "?"}</span> ${color ? COLOR_NAMES[color] : "not named yet"}</dd>` +
+      `<dt>Colour</dt><dd><span class="swatch c-${color || "W"}" data-color="${color || ""}">${color ? `${color}${COLOR_MARKS[color]}` : "?"}</span> ${color ? TABLE.color_names[color] || color : "not named yet"}</dd>` +
       `<dt>Direction</dt><dd data-direction="${state.direction}">${state.direction === 1 ? "↻ clockwise (seat numbers up)" : "↺ counter-clockwise"}</dd>` +
       `<dt>Round</dt><dd>${state.round || "—"}${state.pending_draw ? ` · <strong>+${state.pending_draw} pending</strong>` : ""}</dd>` +
       `</dl></section>`;
@@ -363,7 +364,7 @@ class Viewer {
     let to = this.pos;
     for (let i = 0; i < 8 && to > 0; i++) {
       const from = t.prevStop(to);
-      const text = describeStep(t.events.slice(from, to), (s) => this.seatName(s), (s) => this.canSee(s), CARDS);
+      const text = describeStep(t.events.slice(from, to), (s) => this.seatName(s), (s) => this.canSee(s), TABLE);
       items.push(`<li><a href="#" data-pos="${to}">${escapeHtml(text)}</a></li>`);
       to = from;
     }
@@ -405,6 +406,7 @@ let current = null; // the viewer of the replay shown
 function show(root, meta, replay) {
   checkReplay(replay, meta);
   CARDS = meta.cards;
+  TABLE = { cards: meta.cards, color_names: meta.color_names || {} };
   if (current) current.destroy();
   current = new Viewer(root, meta, replay);
   current.setup();
