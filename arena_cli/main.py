@@ -158,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
         "glossary", help="the words of the platform (round, game, deal, rotation, match, table)",
         description="What the site, its API and arena mean by each word (engine.glossary; the guide's Glossary).",
     )
+    words.add_argument("--markdown", action="store_true", help="print docs/glossary.md (which is this output)")
     words.set_defaults(run=_print_glossary)
     return parser
 
@@ -167,6 +168,9 @@ def _print_glossary(args: argparse.Namespace) -> int:
 
     from engine import glossary
 
+    if args.markdown:
+        print(glossary.markdown(), end="")
+        return 0
     for term in glossary.TERMS:
         print(term.word)
         print(textwrap.fill(term.meaning, width=78, initial_indent="    ", subsequent_indent="    "))

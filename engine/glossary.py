@@ -65,6 +65,24 @@ def count(n: int, word: str) -> str:
     return f"{n} {entry.word if n == 1 else entry.plural}"
 
 
+def markdown() -> str:
+    """docs/glossary.md: the glossary as a Markdown page (a test keeps the file equal to this)."""
+    lines = [
+        "# Glossary",
+        "",
+        "The words of Uno Arena, each in one sense: the site, the admin, the API's field help and",
+        "`arena` use them so. Written by `arena glossary --markdown` from `engine/glossary.py`, the one",
+        "place they are defined; the site's guide shows the same list.",
+        "",
+        "A field named `games` on a ladder, a tournament or a match (and `arena play --games`) counts",
+        "deals: each deal is played once, or once per rotation under duplicate.",
+        "",
+    ]
+    for entry in TERMS:
+        lines += [f"**{entry.word}**", f": {entry.meaning}", ""]
+    return "\n".join(lines)
+
+
 def games_of(deals: int, seats: int, duplicate: bool) -> int:
     """The games of a match of ``deals`` deals at ``seats`` seats: each deal once per rotation
     under duplicate."""

@@ -101,3 +101,9 @@ def test_rating_changes_are_shown_in_whole_points(change, shown):
 
     value = None if change is None else Decimal(change)
     assert Template("{% load ladders %}{{ v|signed }}").render(Context({"v": value})) == shown
+
+
+def test_docs_glossary_md_is_the_glossary():
+    assert (ROOT / "docs" / "glossary.md").read_text() == glossary.markdown(), (
+        "docs/glossary.md is out of date: arena glossary --markdown > docs/glossary.md"
+    )
