@@ -98,6 +98,10 @@ def _initial(players: int) -> dict[str, Any]:
     }
 
 
+#: the code a public event gives a card only its holder sees (``public_event``)
+HIDDEN_CARD = "?"
+
+
 def apply_event(state: dict[str, Any], event: dict[str, Any]) -> None:
     """Apply one recorded event to a state dict (as ``state_at`` returns) in place."""
     e = event["e"]
@@ -106,7 +110,8 @@ def apply_event(state: dict[str, Any], event: dict[str, Any]) -> None:
     elif e == "play":
         seat = event["seat"]
         hand = state["hands"][seat]
-        hand.remove(event["card"])
+        # a live game's public events hide hands: the card played is one of its hidden ones
+        hand.remove(event["card"] if event["card"] in hand or HIDDEN_CARD not in hand else HIDDEN_CARD)
         state["discard"].append(event["card"])
         state["color"] = event["color"]
         state["uno"][seat] = bool(event.get("uno"))
@@ -157,8 +162,6 @@ def apply_event(state: dict[str, Any], event: dict[str, Any]) -> None:
     # skip, pass, uno_caught, fault, forfeit change no state
 
 
-#: the code a public event gives a card only its holder sees (``public_event``)
-HIDDEN_CARD = "?"
 
 
 def public_event(event: dict[str, Any]) -> dict[str, Any]:

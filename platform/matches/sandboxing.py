@@ -251,6 +251,8 @@ def play(match) -> Outcome:
     """Play ``match`` through sandbox.runner and return its outcome (raises InfrastructureError)."""
     from sandbox import runner
 
+    from .live import LivePublisher
+
     bots = bots_of(match)
     label_sandboxes()
     result = runner.play_match(
@@ -264,6 +266,7 @@ def play(match) -> Outcome:
         # Labels the attempt's sandboxes: unique even across databases sharing one Docker engine.
         match_id=sandbox_label(match),
         allow_process=settings.SANDBOX_ALLOW_PROCESS,
+        on_step=LivePublisher(match),  # the match's page follows it as it is played (matches.live)
     )
     return outcome_of(result, len(bots))
 

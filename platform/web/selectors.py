@@ -99,5 +99,6 @@ def match_status(match: Match) -> dict:
         "match": match.pk,
         "status": match.status,
         "final": match.is_finished,
+        "started": match.status != Match.Status.QUEUED,  # running (its page follows it live) or ended
         "has_replay": match.status == Match.Status.DONE,
     }

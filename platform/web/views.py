@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 
 from bots.models import BotVersion
 from engine import glossary
+from matches import live
 from matches import selectors as match_selectors
 from matches import services as match_services
 from matches.models import Match
@@ -31,7 +33,11 @@ def replay(request, match_id: int):
     except Match.DoesNotExist:
         raise Http404(f"no match {match_id}") from None
     has_replay = match.status == Match.Status.DONE
+    live = match.status == Match.Status.RUNNING
     viewer = None
+    if live:  # followed as it is played (matches.live); the page reloads into the replay at the end
+        viewer = {**selectors.replay_viewer_data(match), "live_url": reverse("web:live_events", args=[match.pk]),
+                  "duplicate": match.duplicate}
     if has_replay:
         path = request.get_full_path()
         readable = frozenset(
@@ -46,9 +52,10 @@ def replay(request, match_id: int):
         {
             "match": match,
             "has_replay": has_replay,
+            "live": live,
             "viewer": viewer,
             # the viewer's table drawn empty until the replay is in, so loading it shifts nothing
-            "placeholder_seats": range(int(match.rules.get("players", 2))) if has_replay else (),
+            "placeholder_seats": range(int(match.rules.get("players", 2))) if has_replay or live else (),
         },
     )
 
@@ -93,6 +100,21 @@ def live_version(request, bot_id: int, number: int):
 
 
 @never_cache
+@never_cache
+def live_events(request, match_id: int):
+    """A running match's events for its live page: ``?game=G&after=N`` (matches.live.live_view);
+    every card a hand holds is hidden unless the user is staff."""
+    _require_ids(match_id)
+    match = get_object_or_404(Match.objects.only("pk", "status", "attempt_token"), pk=match_id)
+    try:
+        game, after = int(request.GET.get("game", 0)), int(request.GET.get("after", 0))
+    except ValueError:
+        return JsonResponse({"detail": "game and after are whole numbers"}, status=400)
+    if not (0 <= game <= 10_000 and 0 <= after <= 10_000_000):
+        return JsonResponse({"detail": "game or after out of range"}, status=400)
+    return JsonResponse(live.live_view(match, game=game, after=after, full=request.user.is_staff))
+
+
 def live_match(request, match_id: int):
     _require_ids(match_id)
     match = get_object_or_404(Match.objects.only("pk", "status"), pk=match_id)

@@ -28,6 +28,9 @@ export function cloneState(s) {
   };
 }
 
+// engine.replay.HIDDEN_CARD: a card of a live game's hand that the spectator may not see
+export const HIDDEN_CARD = "?";
+
 // Mutates `state`; mirrors engine/replay.py apply_event line by line.
 export function applyEvent(state, ev) {
   switch (ev.e) {
@@ -36,7 +39,8 @@ export function applyEvent(state, ev) {
       break;
     case "play": {
       const hand = state.hands[ev.seat];
-      const at = hand.indexOf(ev.card);
+      // a live game's public events hide hands: the card played is one of its hidden ones
+      const at = hand.includes(ev.card) ? hand.indexOf(ev.card) : hand.indexOf(HIDDEN_CARD);
       if (at < 0) throw new Error(`seat ${ev.seat} plays ${ev.card} but does not hold it`);
       hand.splice(at, 1);
       state.discard.push(ev.card);
@@ -131,7 +135,7 @@ export class GameTimeline {
     });
     const actions = game.actions || [];
     const points = actionPoints(actions);
-    this.stops = stopsOf(this.events, actions);
+    this.stops = stopsOf(this.events, actions, game.points || null);
     // decisions recorded at each event index (the seat was asked after that many events)
     this.actionsAt = new Map();
     actions.forEach((a, i) => {
@@ -194,9 +198,10 @@ export function actionPoints(actions) {
 
 // Positions a step lands on: wherever a bot was asked to decide (the state it saw), the state
 // after each round's end (before the next deal), and both ends of the game.
-export function stopsOf(events, actions) {
+// `points`: the decision points themselves, when there are no action records (a live game's)
+export function stopsOf(events, actions, points = null) {
   const stops = new Set([0, events.length]);
-  for (const at of actionPoints(actions)) stops.add(at);
+  for (const at of points || actionPoints(actions)) if (at <= events.length) stops.add(at);
   events.forEach((ev, i) => {
     if (ev.e === "round_start" && i > 0) stops.add(i);
   });
@@ -225,7 +230,8 @@ export function describeEvent(ev, name, canSee = () => true, table = {}) {
       const n = ev.cards.length;
       const why = { penalty: "", uno: " (forgot UNO)", strike: " (fault)", challenge: " (lost the challenge)", draw: "" }[ev.reason] ?? "";
       if (n === 0) return `${name(ev.seat)} cannot draw: no cards left`;
-      const what = canSee(ev.seat) ? `: ${ev.cards.map((c) => cardName(table, c)).join(", ")}` : "";
+      const shown = ev.cards.filter((c) => c !== HIDDEN_CARD);
+      const what = canSee(ev.seat) && shown.length ? `: ${shown.map((c) => cardName(table, c)).join(", ")}` : "";
       return `${name(ev.seat)} draws ${n}${why}${what}`;
     }
     case "skip":

@@ -1,6 +1,6 @@
 // The replay viewer: loads a match's replay JSON, applies its events (replay-state.js) and draws the table.
 // No build step: a plain ES module. The page gives the viewer its metadata in <script id="replay-meta">.
-import { GameTimeline, describeStep } from "./replay-state.js";
+import { GameTimeline, HIDDEN_CARD, describeStep } from "./replay-state.js";
 
 // A shape per colour as well as the colour itself, for colour-blind players.
 const COLOR_MARKS = { R: "▲", Y: "●", G: "■", B: "◆" };
@@ -26,6 +26,7 @@ function cardInfo(code) {
 }
 
 function cardHtml(code, extra = "") {
+  if (code === HIDDEN_CARD) return `<span class="card card-back ${extra}" role="img" aria-label="hidden card"></span>`;
   const info = cardInfo(code);
   const face = FACES[info.rank] ?? String(info.rank);
   const mark = info.color ? `${info.color}${COLOR_MARKS[info.color] || ""}` : "★";
@@ -40,7 +41,8 @@ function cardHtml(code, extra = "") {
 
 // colours in engine order, then wilds; within a colour by rank (deck order)
 function sortHand(hand) {
-  return hand.slice().sort((a, b) => cardInfo(a).order - cardInfo(b).order);
+  const order = (c) => (c === HIDDEN_CARD ? Infinity : cardInfo(c).order); // hidden cards of a live game last
+  return hand.slice().sort((a, b) => order(a) - order(b));
 }
 
 function readHash() {
@@ -95,8 +97,7 @@ class Viewer {
     return `seat ${seat} (${this.bot(seat).label})`;
   }
 
-  setup() {
-    const signal = this.abort.signal; // every listener ends with this viewer (destroy)
+  renderGames() {
     const games = $("rv-game");
     games.innerHTML = this.replay.games
       .map((g, i) => {
@@ -105,6 +106,26 @@ class Viewer {
       })
       .join("");
     games.disabled = this.replay.games.length < 2;
+  }
+
+  // a live match's replay grew (more events, perhaps another game): the spectator stays where they
+  // are, or moves on with the newest event when they were at it
+  update(replay) {
+    const following = this.game === this.timelines.length - 1 && this.pos >= this.timeline.length;
+    this.replay = replay;
+    this.timelines = replay.games.map((g) => new GameTimeline(g));
+    this.renderGames();
+    if (following) {
+      this.game = this.timelines.length - 1;
+      this.pos = this.timeline.length;
+    }
+    this.render();
+  }
+
+  setup() {
+    const signal = this.abort.signal; // every listener ends with this viewer (destroy)
+    const games = $("rv-game");
+    this.renderGames();
     games.addEventListener("change", () => this.go(Number(games.value), null), { signal });
     $("rv-round").addEventListener("change", (e) => this.goRound(Number(e.target.value)), { signal });
     $("rv-view").addEventListener("change", (e) => {
@@ -416,6 +437,55 @@ function show(root, meta, replay) {
   performance.mark("replay-ready");
 }
 
+// A match being played: poll its live events (matches.live) and show them with the replay's
+// rendering; the spectator may move back and forth in what has been played. When the match has
+// ended the page reloads and shows its replay.
+const LIVE_POLL_MS = 1000;
+
+async function followLive(root, meta) {
+  const events = []; // per game index: the events received so far
+  let heads = [];
+  const poll = async (game, after) => {
+    const response = await fetch(`${meta.live_url}?game=${game}&after=${after}`, { credentials: "same-origin", cache: "no-store" });
+    if (!response.ok) throw new Error(`the live match could not be loaded (HTTP ${response.status})`);
+    return response.json();
+  };
+  const tick = async () => {
+    try {
+      let data = await poll(Math.max(0, heads.length - 1), events[heads.length - 1]?.length || 0);
+      if (data.status !== "running") return location.reload(); // ended: its replay is the record now
+      heads = data.games;
+      (events[data.game] ||= []).push(...data.events);
+      for (let g = 0; g < heads.length; g++) {
+        // a game that ended between two polls, or the next one begun: fetch what is missing
+        while ((events[g] || []).length < heads[g].events) {
+          data = await poll(g, (events[g] || []).length);
+          if (data.status !== "running") return location.reload();
+          if (!data.events.length) break;
+          (events[g] ||= []).push(...data.events);
+        }
+      }
+      const games = heads.map((h, g) => ({ ...h, events: events[g] || [] })).filter((g) => g.events.length);
+      if (games.length) {
+        const replay = { version: meta.replay_versions[meta.replay_versions.length - 1], names: meta.bots.map((b) => b.label),
+          duplicate: meta.duplicate, games };
+        if (!current) {
+          show(root, meta, replay);
+          current.go(games.length - 1, games[games.length - 1].events.length); // live: at the newest event
+          root.dataset.live = "true";
+        } else {
+          current.update(replay);
+        }
+        root.dataset.liveEvents = String(games.reduce((n, g) => n + g.events.length, 0));
+      }
+    } catch (err) {
+      showError(root, err);
+    }
+    setTimeout(tick, LIVE_POLL_MS);
+  };
+  tick();
+}
+
 function showError(root, err) {
   if (!current) root.dataset.state = "error";
   $("rv-error").hidden = false;
@@ -477,6 +547,7 @@ async function main() {
       checkReplay(replay, meta);
       return show(root, localMeta(meta, replay), replay);
     }
+    if (meta.live_url) return followLive(root, meta);
     if (!meta.replay_url) return; // waiting for a file
     // same URL, mode and credentials as the page's <link rel=preload>, so the preloaded response is used
     const response = await fetch(meta.replay_url, { credentials: "include", mode: "cors" });

@@ -1,0 +1,154 @@
+"""Live matches (issue 20 point 1): the worker publishes each game's events while it plays them,
+the match's page follows them.
+
+Nothing goes through the database. The worker's referee calls ``LivePublisher`` before every
+decision (``engine.match.play_match(on_step=...)``); at most every ``LIVE_FLUSH_SECONDS`` (and at
+each game's end) it writes the current game's events and the match's game list to the live
+store: Redis (``REDIS_URL``, the broker's server: workers and web processes share it) or, in the
+embedded default where the worker runs in the web process, a dict in this process. Keys carry
+the installation (``sandboxing.installation_id``) and the attempt, so installations sharing a
+Redis and a requeued attempt never mix.
+
+``live_view`` is what a spectator is sent: the seats' names, each game's head (never its seed)
+and the events of one game after a given index, with every hidden card replaced
+(``engine.replay.public_event``) unless the user is staff. After the match has ended the replay
+is the record and this says only the match's status.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from typing import Any
+
+from django.conf import settings
+
+from engine.replay import public_event
+
+logger = logging.getLogger(__name__)
+
+#: seconds between two writes of a game's events (the live page's delay is about this plus its poll)
+LIVE_FLUSH_SECONDS = 0.5
+#: seconds a live record outlives its last write (a match longer than this between two writes is
+#: not live any more; the page then waits for the result)
+LIVE_TTL_SECONDS = 600
+
+
+class _MemoryStore:
+    """The embedded default's store: the worker runs in the web server's process."""
+
+    def __init__(self) -> None:
+        self._data: dict[str, tuple[float, str]] = {}
+        self._lock = threading.Lock()
+
+    def set(self, key: str, value: str, ttl: int) -> None:
+        with self._lock:
+            self._data[key] = (time.monotonic() + ttl, value)
+            for old in [k for k, (until, _) in self._data.items() if until < time.monotonic()]:
+                del self._data[old]
+
+    def get(self, key: str) -> str | None:
+        with self._lock:
+            item = self._data.get(key)
+        return item[1] if item and item[0] >= time.monotonic() else None
+
+
+class _RedisStore:
+    def __init__(self, url: str) -> None:
+        import redis
+
+        self._client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+
+    def set(self, key: str, value: str, ttl: int) -> None:
+        self._client.set(key, value, ex=ttl)
+
+    def get(self, key: str) -> str | None:
+        value = self._client.get(key)
+        return None if value is None else value.decode()
+
+
+_memory = _MemoryStore()
+_redis: dict[str, _RedisStore] = {}
+
+
+def live_store():
+    """Where live events go: Redis when the site has one, else this process's memory."""
+    url = settings.REDIS_URL
+    if not url:
+        return _memory
+    if url not in _redis:
+        _redis[url] = _RedisStore(url)
+    return _redis[url]
+
+
+def _key(match_id: int) -> str:
+    from .sandboxing import installation_id
+
+    return f"arena:{installation_id()}:live:{match_id}"
+
+
+class LivePublisher:
+    """``on_step`` of a match's referee: publishes the games' events as they are played.
+
+    Never raises into the match: a store that fails is logged once and the match plays on.
+    """
+
+    def __init__(self, match, *, store=None, every: float = LIVE_FLUSH_SECONDS, clock=time.monotonic):
+        self.key = _key(match.pk)
+        self.attempt = match.attempt_token or ""
+        self.store = store if store is not None else live_store()
+        self.every = every
+        self.clock = clock
+        self.games: list[dict[str, Any]] = []
+        self.last = float("-inf")
+        self.failed = False
+
+    def __call__(self, game: dict[str, Any], events: list[dict[str, Any]], actions: list[dict[str, Any]]) -> None:
+        index = game["index"]
+        if index >= len(self.games):
+            # the game's head without its seed: a spectator must not be able to compute the deals
+            self.games.append({k: game[k] for k in ("index", "deal", "rotation", "seats", "names", "forfeited")})
+        head = self.games[index]
+        head["events"] = len(events)
+        head["over"] = bool(game.get("over"))
+        if not head["over"]:
+            # a decision is asked now: the viewer's steps stop here, as at a replay's action records
+            head.setdefault("points", []).append(len(events))
+        now = self.clock()
+        if head["over"] or now - self.last >= self.every:
+            self.last = now
+            self._write(index, events)
+
+    def _write(self, index: int, events: list[dict[str, Any]]) -> None:
+        if self.failed:
+            return
+        try:
+            self.store.set(f"{self.key}:{self.attempt}:{index}", json.dumps(events, separators=(",", ":")), LIVE_TTL_SECONDS)
+            self.store.set(self.key, json.dumps({"attempt": self.attempt, "games": self.games}), LIVE_TTL_SECONDS)
+        except Exception:
+            self.failed = True
+            logger.exception("live events of %s could not be published; the match plays on without them", self.key)
+
+
+def live_view(match, *, game: int, after: int, full: bool) -> dict[str, Any]:
+    """What the live page of ``match`` is sent: its status, the games played so far (heads), and
+    game ``game``'s events from index ``after``; hidden cards only for ``full`` (staff)."""
+    view: dict[str, Any] = {"status": match.status, "games": [], "game": game, "after": after, "events": []}
+    if match.status != match.Status.RUNNING:
+        return view
+    store = live_store()
+    key = _key(match.pk)
+    try:
+        raw = store.get(key)
+        record = json.loads(raw) if raw else None
+        if record is None or record.get("attempt") != (match.attempt_token or ""):
+            return view  # not started yet, or an abandoned attempt's
+        view["games"] = record["games"]
+        if 0 <= game < len(record["games"]):
+            events = json.loads(store.get(f"{key}:{record['attempt']}:{game}") or "[]")[max(0, after):]
+            view["events"] = events if full else [public_event(e) for e in events]
+    except Exception:
+        logger.exception("live events of match %s could not be read", match.pk)
+    return view
