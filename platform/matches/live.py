@@ -66,7 +66,9 @@ class _RedisStore:
 
     def get(self, key: str) -> str | None:
         value = self._client.get(key)
-        return None if value is None else value.decode()
+        if value is None:
+            return None
+        return value.decode() if isinstance(value, bytes) else str(value)
 
 
 _memory = _MemoryStore()
