@@ -116,11 +116,17 @@ LONG_NAMES = ("a-rather-long-bot-name-number-one", "second_bot_with_a_long_name"
 def _site_with_every_kind_of_page() -> dict[str, str]:
     """A small site in which every page kind has content: bots (one owner), a played 4-seat match,
     a ladder with a played ladder match, a round robin with a played round. Name -> path."""
-    from bots import services as bot_services
     from django.contrib.auth import get_user_model
+
+    from bots import services as bot_services
     from ladders.models import Ladder
     from ladders.services import ladder_enter, ladder_matchmake
-    from tournaments.services import entry_add, tournament_create, tournament_open_registration, tournament_start
+    from tournaments.services import (
+        entry_add,
+        tournament_create,
+        tournament_open_registration,
+        tournament_start,
+    )
 
     owner = get_user_model().objects.create_user(username="a-long-username-of-an-owner", password=PASSWORD)
     bots = []
