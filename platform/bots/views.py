@@ -14,7 +14,7 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from matches.selectors import match_list
+from matches.selectors import any_in_play, match_list
 from sandbox.package import PackageError
 
 from . import selectors, services
@@ -85,7 +85,8 @@ def bot_detail(request, bot_id: int):
             "latest": versions[0] if versions else None,
             "is_owner": is_owner,
             "can_view_source": selectors.can_view_source(request.user, bot),
-            "matches": match_list(bot=bot, limit=20),
+            "matches": (matches := match_list(bot=bot, limit=20)),
+            "in_play": any_in_play(matches),
             "upload_form": UploadForm() if is_owner else None,
             "stats_window": selectors.STATS_WINDOW,
             "stats_available": results is not None,

@@ -33,6 +33,13 @@ def site_counts() -> dict:
     return counts
 
 
+def matches_in_play() -> bool:
+    """Whether any match is queued or running: the home page's tables are then kept fresh."""
+    from matches.models import Match
+
+    return Match.objects.filter(status__in=(Match.Status.QUEUED, Match.Status.RUNNING)).exists()
+
+
 def home_ladders(limit: int) -> list | None:
     """The first ``limit`` active ladders by name, each with ``entry_count`` (active entries) and
     ``rated_count``, cached; None while the ladders app is not installed. One query."""

@@ -47,6 +47,7 @@ def home(request):
             "recent": match_list(limit=8),
             "ladders": _active_ladders(),
             "tournaments": _current_tournaments(),
+            "in_play": selectors.matches_in_play(),
         },
     )
 

@@ -23,8 +23,8 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, Rank
 
 from bots.models import Bot
-from engine import glossary
 from bots.selectors import bot_playing_version
+from engine import glossary
 from matches.models import Match, MatchSeat
 from matches.selectors import match_seats
 

@@ -7,9 +7,10 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from core.models import WorkerHeartbeat
-from engine import glossary
 from django.conf import settings
 from django.db.models import Count, Min, Prefetch, Q, QuerySet
+
+from engine import glossary
 
 from .models import Match, MatchSeat
 
@@ -73,6 +74,12 @@ SEAT_LIST_DEFERRED = (
     "log", "log_marks", "faults", "bot_version__source", "bot_version__validation_log",
     "bot_version__rejection_reason", "bot_version__bot__description",
 )
+
+
+def any_in_play(matches) -> bool:
+    """Whether any of ``matches`` (already loaded) is queued or running: its page's tables are
+    then kept fresh (core/live.js regions)."""
+    return any(m.status in (Match.Status.QUEUED, Match.Status.RUNNING) for m in matches)
 
 
 def match_list(

@@ -99,3 +99,24 @@ def test_a_running_match_is_watched_live_then_becomes_its_replay(browser, live_s
         context.close()
         if worker.is_alive():
             worker.join(60)
+
+
+@pytest.mark.parametrize("page_of", ["home", "bot"])
+def test_pages_update_their_tables_without_a_reload_while_a_match_is_in_play(page, live_server, eager_tasks, page_of):
+    version = _slow_version(eager_tasks)
+    match = services.match_create(kind="challenge", rules=Rules.parse(["players=2", "rounds=1"]),
+                                  seats=[version, "greedy"], seed=4, enqueue=False)
+    url = "/" if page_of == "home" else version.bot.get_absolute_url()
+    page.goto(live_server.url + url)
+    row = page.locator(f"[data-live-region] tr:has(a[href='/matches/{match.pk}/'])")
+    assert row.locator(".badge").inner_text() == "queued"
+    page.evaluate("() => { window.notReloaded = true; }")
+    services.match_play(match.pk)  # played while the page is open
+    deadline = time.monotonic() + 20
+    while row.locator(".badge").inner_text() != "done" and time.monotonic() < deadline:
+        page.wait_for_timeout(200)
+    assert row.locator(".badge").inner_text() == "done"
+    assert page.evaluate("() => window.notReloaded === true"), "the page was reloaded"
+    # nothing is in play any more: the regions stop being live
+    page.wait_for_timeout(6000)
+    assert page.locator("[data-live-region][data-live-active]").count() == 0

@@ -302,7 +302,7 @@ def test_every_arena_play_command_in_the_guide_runs(client, db, tmp_path, capsys
 def test_live_match_status_and_pages_that_wait_for_it(client, db):
     match = match_create(kind="challenge", rules={"players": 2}, seats=["random", "first"], enqueue=False)
     url = reverse("web:live_match", args=[match.pk])
-    assert client.get(url).json() == {"match": match.pk, "status": "queued", "final": False, "has_replay": False}
+    assert client.get(url).json() == {"match": match.pk, "status": "queued", "final": False, "started": False, "has_replay": False}
     for page in (reverse("web:replay", args=[match.pk]), reverse("matches:detail", args=[match.pk])):
         assert f'data-live-url="{url}"'.encode() in client.get(page).content
     Match.objects.filter(pk=match.pk).update(status=Match.Status.FAILED)

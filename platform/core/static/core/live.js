@@ -10,14 +10,23 @@
 //    data-live-stop-when="final"   stop polling once that key is truthy
 //    data-live-reload              and then reload the page (to show the finished result in full)
 //
-// 2. From a module:  import { poll } from "/static/core/live.js";
+// 2. Regions of a page (tables, counts) kept fresh while something on it is in play:
+//    <div data-live-region="ladder-table" data-live-active> ... </div>
+//    While any region is marked data-live-active, the page's own address is fetched every
+//    REGION_EVERY seconds and each region's content replaced by the fresh page's when it
+//    differs; polling stops once the fresh page marks none active (its content is kept).
+//
+// 3. From a module:  import { poll } from "/static/core/live.js";
 //    const handle = poll(url, { every: 5, onData(data) {...}, until: (data) => data.done });  handle.stop();
 //
 // Polling pauses while the tab is hidden and backs off (up to a minute) while requests fail.
 
 const MAX_BACKOFF_SECONDS = 60;
 
-export function poll(url, { every = 5, onData = () => {}, until = () => false, onError = () => {} } = {}) {
+//: seconds between two fetches of a page whose regions are live
+const REGION_EVERY = 5;
+
+export function poll(url, { every = 5, onData = () => {}, until = () => false, onError = () => {}, html = false } = {}) {
   let timer = null;
   let stopped = false;
   let failures = 0;
@@ -31,9 +40,10 @@ export function poll(url, { every = 5, onData = () => {}, until = () => false, o
     if (stopped) return;
     if (document.hidden) return; // resumed by visibilitychange
     try {
-      const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin", cache: "no-store" });
+      const accept = html ? "text/html" : "application/json";
+      const response = await fetch(url, { headers: { Accept: accept }, credentials: "same-origin", cache: "no-store" });
       if (!response.ok) throw new Error(`HTTP ${response.status} from ${url}`);
-      const data = await response.json();
+      const data = html ? new DOMParser().parseFromString(await response.text(), "text/html") : await response.json();
       failures = 0;
       onData(data);
       if (until(data)) return stop();
@@ -112,4 +122,29 @@ export function bind(root) {
   });
 }
 
+// Replace each live region's content by the same region of `fresh` (a parsed page); whether any
+// region of `fresh` is still active.
+export function refreshRegions(fresh) {
+  let active = false;
+  for (const region of document.querySelectorAll("[data-live-region]")) {
+    const name = region.dataset.liveRegion;
+    const next = [...fresh.querySelectorAll("[data-live-region]")].find((el) => el.dataset.liveRegion === name);
+    if (!next) continue;
+    if (next.innerHTML !== region.innerHTML) {
+      region.innerHTML = next.innerHTML;
+      region.classList.add("live-changed");
+      setTimeout(() => region.classList.remove("live-changed"), 1200);
+    }
+    if ("liveActive" in next.dataset) active = true;
+    else delete region.dataset.liveActive;
+  }
+  return active;
+}
+
+function bindRegions() {
+  if (!document.querySelector("[data-live-region][data-live-active]")) return null;
+  return poll(location.href, { every: REGION_EVERY, html: true, until: (fresh) => !refreshRegions(fresh) });
+}
+
 for (const root of document.querySelectorAll("[data-live-url]")) bind(root);
+bindRegions();
