@@ -268,7 +268,7 @@ def test_match_tables_label_every_cell_so_they_stack_at_390_px(versions):
             body = table.split("<tbody>", 1)[1]
             cells = re.findall(r"<td[^>]*>", body)
             assert cells and all("data-label=" in cell for cell in cells), (path, [c for c in cells if "data-label" not in c])
-    assert '<td data-label="Seats">' in client.get("/matches/").content.decode()
+    assert '<td class="seats" data-label="Seats">' in client.get("/matches/").content.decode()
 
 
 def test_the_numbers_cover_the_newest_window_of_seats_and_the_page_says_so(versions, monkeypatch):
