@@ -150,3 +150,13 @@ def match_replay(match: Match) -> str:
     from matches.selectors import match_replay_json
 
     return match_replay_json(match)
+
+
+def test_the_embedded_default_keeps_live_events_in_its_own_process(db, settings):
+    settings.REDIS_URL = ""  # the embedded default: the worker runs in the web server's process
+    assert live.live_store() is live._memory
+    match = _running(services.match_create(kind="challenge", rules=Rules.parse(["players=2", "rounds=1"]),
+                                           seats=["greedy", "first"], seed=13, enqueue=False))
+    games = _played_live(match)
+    view = live.live_view(match, game=0, after=0, full=True)
+    assert view["events"] == games[0]["events"]
