@@ -148,10 +148,12 @@ class SandboxWatch(BackgroundWatch):
         finally:
             connection.close()
 
-    def containers(self, docker_client) -> list:
+    def containers(self, docker_client) -> list[dict]:
+        """The attempts' containers as the engine lists them (no inspect per container: one the
+        worker's remover deletes between the list and an inspect would be a 404)."""
         found = []
         for label in sorted(self.labels):
-            found += docker_client.containers.list(all=True, filters={"label": f"uno-arena.match={label}"})
+            found += docker_client.api.containers(all=True, filters={"label": f"uno-arena.match={label}"})
         return found
 
 
@@ -160,7 +162,7 @@ def assert_nothing_left(watch: SandboxWatch, docker_client, folders=()) -> None:
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline and watch.containers(docker_client):
         time.sleep(0.5)  # a seat is removed right after its match; give a loaded engine a moment
-    left = [(c.labels.get("uno-arena.match"), c.status) for c in watch.containers(docker_client)]
+    left = [((c.get("Labels") or {}).get("uno-arena.match"), c.get("State")) for c in watch.containers(docker_client)]
     assert left == [], f"containers left behind: {left}"
     for folder in folders:
         assert [p.name for p in Path(folder).iterdir()] == [], f"seat folders left in {folder}"
