@@ -54,11 +54,6 @@ TERMS: tuple[Term, ...] = (
 _BY_WORD = {term.word: term for term in TERMS}
 
 
-def term(word: str) -> Term:
-    """The glossary entry of ``word`` (KeyError for a word that is not in it)."""
-    return _BY_WORD[word]
-
-
 def count(n: int, word: str) -> str:
     """``n`` with the glossary's word in the right number: ``count(1, "deal") == "1 deal"``."""
     entry = _BY_WORD[word]
