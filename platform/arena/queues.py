@@ -3,11 +3,14 @@
 - ``matches``: one task per match (ladders, tournaments, challenges).
 - ``validation``: the validation match of a newly uploaded bot version, kept
   apart so uploads are not stuck behind a long tournament round.
+- ``play``: human games (the play app): a person waits at the table, so they never queue behind
+  ladder or tournament matches; each holds its worker slot for the whole game.
 - ``maintenance``: periodic housekeeping (matchmaking, sweeping stuck
   matches, reaping sandbox containers, worker heartbeat).
 """
 
 MATCHES = "matches"
 VALIDATION = "validation"
+PLAY = "play"
 MAINTENANCE = "maintenance"
-ALL = (MATCHES, VALIDATION, MAINTENANCE)
+ALL = (MATCHES, VALIDATION, PLAY, MAINTENANCE)

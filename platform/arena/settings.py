@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "api",
     "versiontests",
+    "play",
     "axes",  # failed-login throttling (AXES_* below)
 ]
 
@@ -361,6 +362,8 @@ SPECTACULAR_SETTINGS = {
 API_THROTTLE_RATES = {
     "uploads": os.environ.get("API_RATE_UPLOADS", "30/hour"),
     "challenges": os.environ.get("API_RATE_CHALLENGES", "20/hour"),
+    # human games started (the play app), per account and per address
+    "human_games": os.environ.get("RATE_HUMAN_GAMES", "20/hour"),
     "login": os.environ.get("API_RATE_LOGIN", "10/minute"),
     # new accounts from one client address (the sign-up form)
     "signups": os.environ.get("SIGNUP_RATE", "3/hour"),
@@ -375,6 +378,9 @@ for _scope, _rate in API_THROTTLE_RATES.items():
 API_TOKENS_PER_USER = env_int("API_TOKENS_PER_USER", 20)
 # A user's challenges queued or running at once.
 API_CHALLENGES_PENDING = env_int("API_CHALLENGES_PENDING", 3)
+# Human games (the play app) in play on the whole site at once: each holds a worker slot of the
+# ``play`` queue for the whole game, so this is at most the play workers' slots.
+HUMAN_GAMES_AT_ONCE = env_int("HUMAN_GAMES_AT_ONCE", 4)
 # versiontests: an owner's running version tests (SPRT) at once, and the pairs of one test queued
 # or playing at once; starting a test counts against the "challenges" rate limit.
 VERSION_TESTS_RUNNING = env_int("VERSION_TESTS_RUNNING", 2)

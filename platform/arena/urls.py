@@ -18,4 +18,5 @@ urlpatterns = [
     path("ladders/", include("ladders.urls")),
     path("tournaments/", include("tournaments.urls")),
     path("versiontests/", include("versiontests.urls")),
+    path("play/", include("play.urls")),
 ]

@@ -15,12 +15,16 @@ their real sandboxes. Protocol, one Redis key prefix per game (``<prefix>``):
 The clock: a decision not answered in time is the contract's ``timeout`` (a strike: the seat
 draws and loses the turn; ``max_strikes`` of them forfeit the seat and the fallback policy plays
 the rest of the game at once), exactly as for a bot. So an abandoned game ends after at most
-``max_strikes`` clocks. Django-free: the caller passes the Redis client.
+``max_strikes`` clocks. A person also has ``THINKING_SECONDS`` of thinking for the whole game
+(the bots' ``time_per_match``): used up, the seat forfeits with ``match_time`` and the game is
+played out at once, so a human game's length is bounded like any match's. Django-free: the
+caller passes the Redis client (or ``MemoryChannel`` where web and worker share one process).
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from typing import Any
 
@@ -29,6 +33,12 @@ from sandbox.seat import SeatLog
 
 #: seconds the stored question outlives its clock (a page polling just after the deadline)
 ASK_MARGIN = 30
+#: a person's clock per decision, in seconds: the default, and the range one may choose
+CLOCK_DEFAULT = 60
+CLOCK_MIN = 10
+CLOCK_MAX = 300
+#: a person's thinking time for a whole game (seconds), as a bot's time_per_match
+THINKING_SECONDS = 1800
 
 
 class HumanActionError(ValueError):
@@ -44,12 +54,15 @@ class HumanSeat:
 
     last_decision_seconds: float | None = None  # a person's thinking is not a bot's timing
 
-    def __init__(self, client, prefix: str, clock: float, name: str = "human"):
+    def __init__(self, client, prefix: str, clock: float, name: str = "human",
+                 thinking: float = THINKING_SECONDS, clock_fn=time.monotonic):
         if not clock or clock <= 0:
             raise ValueError(f"the clock must be a positive number of seconds, got {clock!r}")
         self.client = client
         self.prefix = prefix
         self.clock = float(clock)
+        self.thinking_left = float(thinking)
+        self._now = clock_fn
         self.name = name
         self.log = SeatLog(1024)
         self.log_marks: list[int] = []
@@ -57,15 +70,23 @@ class HumanSeat:
         self.seq = 0
 
     def decide(self, observation: dict[str, Any], configuration: dict[str, Any]) -> Any:
+        if self.thinking_left < 1:
+            reason = f"out of match time: {THINKING_SECONDS} s of thinking for the game used up"
+            self.faults.append(f"match_time: {reason}")
+            raise SeatFault("match_time", reason)
         self.seq += 1
-        deadline = time.time() + self.clock
-        ask = {"seq": self.seq, "seat": observation.get("seat"), "observation": observation, "deadline": deadline}
+        clock = min(self.clock, self.thinking_left)
+        deadline = time.time() + clock
+        ask = {"seq": self.seq, "seat": observation.get("seat"), "observation": observation, "deadline": deadline,
+               "clock": clock}
         answer_key = f"{self.prefix}:answer:{self.seq}"
-        self.client.set(f"{self.prefix}:ask", json.dumps(ask), ex=int(self.clock) + ASK_MARGIN)
-        popped = self.client.blpop([answer_key], timeout=max(1, round(self.clock)))
+        self.client.set(f"{self.prefix}:ask", json.dumps(ask), ex=int(clock) + ASK_MARGIN)
+        asked = self._now()
+        popped = self.client.blpop([answer_key], timeout=max(1, round(clock)))
+        self.thinking_left -= self._now() - asked
         self.client.delete(f"{self.prefix}:ask", answer_key)
         if popped is None:
-            reason = f"no answer within the clock of {self.clock:g} s"
+            reason = f"no answer within the clock of {clock:g} s"
             self.faults.append(f"timeout: {reason}")
             raise SeatFault("timeout", reason)
         return json.loads(popped[1])
@@ -95,3 +116,64 @@ def submit_answer(client, prefix: str, seq: Any, action: Any) -> dict:
     client.rpush(answer_key, json.dumps(action))
     client.expire(answer_key, ASK_MARGIN)
     return action
+
+
+class MemoryChannel:
+    """The part of a Redis client a human game uses (``set``, ``get``, ``delete``, ``rpush``,
+    ``expire``, ``blpop``), in this process's memory: for the embedded default, where the worker
+    thread and the web server share one process and there is no Redis."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, tuple[float, Any]] = {}
+        self._changed = threading.Condition()
+
+    def _live(self, key: str) -> Any:
+        item = self._values.get(key)
+        if item is None:
+            return None
+        if item[0] < time.monotonic():
+            del self._values[key]
+            return None
+        return item[1]
+
+    def set(self, key: str, value: str, ex: int | None = None) -> None:
+        with self._changed:
+            self._values[key] = (time.monotonic() + (ex if ex else 1e9), value.encode())
+            self._changed.notify_all()
+
+    def get(self, key: str) -> bytes | None:
+        with self._changed:
+            value = self._live(key)
+        return value if isinstance(value, bytes) else None
+
+    def delete(self, *keys: str) -> None:
+        with self._changed:
+            for key in keys:
+                self._values.pop(key, None)
+
+    def rpush(self, key: str, value: str) -> None:
+        with self._changed:
+            items = self._live(key)
+            items = items if isinstance(items, list) else []
+            items.append(value.encode())
+            self._values[key] = (self._values.get(key, (time.monotonic() + 1e9, None))[0], items)
+            self._changed.notify_all()
+
+    def expire(self, key: str, seconds: int) -> None:
+        with self._changed:
+            if key in self._values:
+                self._values[key] = (time.monotonic() + seconds, self._values[key][1])
+
+    def blpop(self, keys: list[str], timeout: float) -> tuple[bytes, bytes] | None:
+        give_up = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                for key in keys:
+                    items = self._live(key)
+                    if isinstance(items, list) and items:
+                        value = items.pop(0)
+                        return key.encode(), value
+                left = give_up - time.monotonic()
+                if left <= 0:
+                    return None
+                self._changed.wait(left)

@@ -85,6 +85,34 @@ def live_store():
     return _redis[url]
 
 
+_channels: dict[tuple[str, bool], Any] = {}
+
+
+def human_channel(*, blocking: bool = False):
+    """Where a human game's questions and answers go (``matches.human``): Redis when the site has
+    one (the worker waits on it, the web process answers), else one in-process ``MemoryChannel``
+    (the embedded default). ``blocking``: the worker's client, whose reads wait as long as a
+    person's clock (no socket timeout)."""
+    from .human import MemoryChannel
+
+    url = settings.REDIS_URL
+    key = (url, blocking)
+    if key not in _channels:
+        if not url:
+            _channels[key] = _channels.get(("", not blocking)) or MemoryChannel()
+        else:
+            import redis
+
+            timeout = None if blocking else 3
+            _channels[key] = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=3)
+    return _channels[key]
+
+
+def human_prefix(match) -> str:
+    """The keys of one attempt of a human game (the installation's, like the live keys)."""
+    return f"{_key(match.pk)}:play:{(match.attempt_token or '')[:8]}"
+
+
 def _key(match_id: int) -> str:
     from .sandboxing import installation_id
 

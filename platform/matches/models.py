@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
@@ -20,6 +21,8 @@ class Match(models.Model):
         LADDER = "ladder", "ladder"
         TOURNAMENT = "tournament", "tournament"
         CHALLENGE = "challenge", "challenge"
+        # a person plays bots in the browser (the play app): unranked, one deal
+        HUMAN = "human", "human game"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "queued"
@@ -86,7 +89,7 @@ class Match(models.Model):
                 name="match_status_valid",
             ),
             models.CheckConstraint(
-                condition=models.Q(kind__in=["validation", "ladder", "tournament", "challenge"]),
+                condition=models.Q(kind__in=["validation", "ladder", "tournament", "challenge", "human"]),
                 name="match_kind_valid",
             ),
             models.CheckConstraint(condition=models.Q(games__gte=1), name="match_games_positive"),
@@ -131,6 +134,10 @@ class MatchSeat(models.Model):
     queued_at = models.DateTimeField()
     # A reference bot of engine.bots by name (our own code), e.g. the validation opponent.
     reference_bot = models.CharField(max_length=64, blank=True)
+    # A person at the table (a human game, the play app): they decide in the browser.
+    player = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="human_seats"
+    )
 
     score = models.FloatField(null=True, blank=True)
     rank = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -160,10 +167,12 @@ class MatchSeat(models.Model):
                 | models.Q(bot_version__isnull=False, bot__isnull=False),
                 name="match_seat_bot_with_version",
             ),
+            # exactly one of: a bot's version, a reference bot, a person
             models.CheckConstraint(
                 condition=(
-                    models.Q(bot_version__isnull=False, reference_bot="")
-                    | models.Q(bot_version__isnull=True) & ~models.Q(reference_bot="")
+                    models.Q(bot_version__isnull=False, reference_bot="", player__isnull=True)
+                    | models.Q(bot_version__isnull=True, player__isnull=True) & ~models.Q(reference_bot="")
+                    | models.Q(bot_version__isnull=True, reference_bot="", player__isnull=False)
                 ),
                 name="match_seat_one_occupant",
             ),
@@ -189,4 +198,6 @@ class MatchSeat(models.Model):
     def label(self) -> str:
         if self.bot_version_id:
             return self.bot_version.label
+        if self.player_id:
+            return f"{self.player.username} (human)"
         return f"{self.reference_bot} (reference)"

@@ -223,15 +223,27 @@ def stop_warm_seats() -> None:
 
 def bots_of(match) -> list:
     """The runner's bots for the match's seats: reference names or checked packages."""
-    bots = []
+    bots: list = []
     for seat in sorted(match.seats.all(), key=lambda s: s.seat):
-        if seat.bot_version_id is None:
+        if seat.player_id is not None:
+            bots.append(human_seat(match, seat))
+        elif seat.bot_version_id is None:
             bots.append(seat.reference_bot)
         else:
             version = seat.bot_version
             # the limits in force for uploads, so a cap an operator raised holds at match time too
             bots.append(BotPackage.from_bytes(version.filename, bytes(version.source), settings.BOT_UPLOAD_LIMITS))
     return bots
+
+
+def human_seat(match, seat):
+    """The seat of the person at ``seat`` of a human game: asks them through the human channel
+    (``matches.live.human_channel``), with the game's clock."""
+    from .human import HumanSeat
+    from .live import human_channel, human_prefix
+
+    return HumanSeat(human_channel(blocking=True), human_prefix(match), clock=match.human_game.clock,
+                     name=seat.player.username)
 
 
 def sandbox_label(match) -> str:

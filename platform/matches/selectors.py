@@ -29,21 +29,27 @@ HARD_LIMIT_GRACE = 60.0
 STALE_GRACE = 60.0
 
 
-def match_time_limit(*, players: int, games: int, duplicate: bool, limits) -> float:
+def match_time_limit(*, players: int, games: int, duplicate: bool, limits, people: int = 0, clock: float = 0.0) -> float:
     """The seconds a match may take before it is an infrastructure fault (Celery's soft limit).
 
     Derived from its format and the bots' clocks (``limits``: sandbox.limits.Limits), so a bot
     that plays within its clocks can never reach it: every seat may think for its whole
     ``time_per_match`` plus one decision's overshoot (time per decision and bank), every seat of
     every game may take the whole ``start_seconds`` to start (a fresh bot process per game), plus
-    the engine per game and the bookkeeping.
+    the engine per game and the bookkeeping. ``people`` of the seats are persons (a human game)
+    with ``clock`` seconds a decision: each may think for ``matches.human.THINKING_SECONDS`` and
+    one clock more instead.
 
     >>> from sandbox.limits import Limits
     >>> match_time_limit(players=2, games=1, duplicate=True, limits=Limits())
     784.0
     """
     played = glossary.games_of(games, players, duplicate)
-    thinking = players * (limits.time_per_match + limits.time_per_decision + limits.time_bank)
+    from .human import THINKING_SECONDS
+
+    bots = players - people
+    thinking = bots * (limits.time_per_match + limits.time_per_decision + limits.time_bank)
+    thinking += people * (THINKING_SECONDS + clock)
     starts = played * players * limits.start_seconds
     return float(thinking + starts + played * ENGINE_SECONDS_PER_GAME + MATCH_BOOKKEEPING_SECONDS)
 
@@ -53,9 +59,14 @@ def match_time_limits(match: Match) -> tuple[float, float]:
     HARD_LIMIT_GRACE more for the task to record the infrastructure error."""
     from . import sandboxing
 
+    people, clock = 0, 0.0
+    if match.kind == Match.Kind.HUMAN:
+        people = match.seats.filter(player__isnull=False).count()
+        clock = match.human_game.clock
     soft = match_time_limit(
         players=int(match.rules["players"]), games=match.games, duplicate=match.duplicate,
         limits=sandboxing.match_limits(match.time_per_decision, match.time_bank, match.time_per_match),
+        people=people, clock=clock,
     )
     return soft, soft + HARD_LIMIT_GRACE
 
@@ -110,7 +121,7 @@ def _listed(matches: QuerySet[Match]) -> QuerySet[Match]:
     return matches.defer(*LIST_DEFERRED).prefetch_related(
         Prefetch(
             "seats",
-            queryset=MatchSeat.objects.select_related("bot_version__bot__owner").defer(*SEAT_LIST_DEFERRED).order_by("seat"),
+            queryset=MatchSeat.objects.select_related("bot_version__bot__owner", "player").defer(*SEAT_LIST_DEFERRED).order_by("seat"),
         )
     )
 
@@ -209,7 +220,7 @@ def match_detail(match_id: int) -> Match:
     return (
         Match.objects.defer("replay_gz", "decision_ms_gz")
         .prefetch_related(
-            Prefetch("seats", queryset=MatchSeat.objects.select_related("bot_version__bot__owner").order_by("seat"))
+            Prefetch("seats", queryset=MatchSeat.objects.select_related("bot_version__bot__owner", "player").order_by("seat"))
         )
         .get(pk=match_id)
     )

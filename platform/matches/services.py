@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Q
 from django.db.models.functions import Now
@@ -40,7 +41,7 @@ from .models import Match, MatchSeat
 logger = logging.getLogger(__name__)
 
 #: the queue of each kind of match; validation has its own so uploads never wait behind a tournament
-QUEUE_OF_KIND = {Match.Kind.VALIDATION: queues.VALIDATION}
+QUEUE_OF_KIND = {Match.Kind.VALIDATION: queues.VALIDATION, Match.Kind.HUMAN: queues.PLAY}
 #: a queued match whose message is older than this (and MATCH_STALE_AFTER when that is set)
 #: is sent again by the sweeper: its message may have been lost with the broker
 RESEND_QUEUED_AFTER = 1800.0
@@ -80,7 +81,7 @@ def match_create(
     *,
     kind: str,
     rules: Rules | dict,
-    seats: Sequence[BotVersion | str],
+    seats: Sequence[BotVersion | str | AbstractBaseUser],
     seed: int | None = None,
     games: int = 1,
     duplicate: bool = False,
@@ -89,7 +90,8 @@ def match_create(
     time_per_match: float | None = None,
     enqueue: bool = True,
 ) -> Match:
-    """Create a queued match; a seat is a BotVersion or a reference bot's name.
+    """Create a queued match; a seat is a BotVersion, a reference bot's name, or (a human game
+    only) a user: a person who decides in the browser (the play app).
 
     ``time_per_decision``, ``time_bank`` and ``time_per_match`` (seconds) set the
     bots' clocks for this match; None keeps the default of sandbox.limits.
@@ -122,8 +124,11 @@ def match_create(
             known = sandboxing.reference_bot_names()
             if seat not in known:
                 raise MatchError(f"unknown reference bot {seat!r} (known: {', '.join(known)})")
+        elif isinstance(seat, AbstractBaseUser):
+            if kind != Match.Kind.HUMAN:
+                raise MatchError(f"a person can sit only at a human game, not at a {kind} match")
         else:
-            raise MatchError(f"a seat is a BotVersion or a reference bot name, got {seat!r}")
+            raise MatchError(f"a seat is a BotVersion, a reference bot name or a user, got {seat!r}")
     if seed is None:
         seed = secrets.randbits(62)
     with transaction.atomic():
@@ -137,6 +142,7 @@ def match_create(
                 seat=index,
                 bot_version=seat if isinstance(seat, BotVersion) else None,
                 reference_bot=seat if isinstance(seat, str) else "",
+                player=seat if isinstance(seat, AbstractBaseUser) else None,
             ).fill_copies()
             for index, seat in enumerate(seats)
         )
@@ -372,7 +378,7 @@ def match_play(match_id: int, *, worker: str = "") -> bool:
     if token is None:
         return False
     match = db_retry(
-        f"match {match_id}: reading", lambda: Match.objects.prefetch_related("seats__bot_version__bot").get(pk=match_id)
+        f"match {match_id}: reading", lambda: Match.objects.prefetch_related("seats__bot_version__bot", "seats__player").get(pk=match_id)
     )
     with LeaseKeeper(match_id, token) as lease:
         try:

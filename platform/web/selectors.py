@@ -36,6 +36,9 @@ def replay_viewer_data(match: Match, readable_logs: frozenset[int] = frozenset()
                     "reference": False,
                 }
             )
+        elif seat.player_id:  # a person at a human game
+            bots.append({"label": seat.player.username, "url": "", "owner": seat.player.username, "reference": False,
+                         "human": True})
         else:
             bots.append({"label": seat.reference_bot, "url": "", "owner": "", "reference": True})
         # reference bots are our own code: their (empty) logs are nobody's business

@@ -25,7 +25,8 @@ function cardInfo(code) {
   return info;
 }
 
-function cardHtml(code, extra = "") {
+// also drawn by the play page's hand (play/play.js)
+export function cardHtml(code, extra = "") {
   if (code === HIDDEN_CARD) return `<span class="card card-back ${extra}" role="img" aria-label="hidden card"></span>`;
   const info = cardInfo(code);
   const face = FACES[info.rank] ?? String(info.rank);
@@ -538,7 +539,9 @@ function acceptFiles(root, meta) {
 
 async function main() {
   const root = $("replay");
+  if (!root) return; // a page that only draws cards (play/play.js before the game is dealt)
   const meta = JSON.parse($("replay-meta").textContent);
+  CARDS = meta.cards; // cards are drawn from here on, before any replay is in (the play page's hand)
   acceptFiles(root, meta); // the page for local files, and the page arena replay view writes
   try {
     const embedded = $("replay-data"); // arena replay view: the replay is inside the page

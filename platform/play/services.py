@@ -1,0 +1,133 @@
+"""Services of the play app: start a human game, and hand the person's action to its seat.
+
+A human game is a normal match (kind ``human``, one deal, unranked) whose seat 0 is the person
+(``MatchSeat.player``) and whose other seats are bots in the real sandbox, played by a worker of
+the ``play`` queue like any match (``matches.services.match_play``). The person's seat
+(``matches.human.HumanSeat``) asks through the human channel (``matches.live.human_channel``);
+the page reads the question and answers with ``human_game_act``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+
+from api.selectors import bot_is_public
+from bots.models import Bot
+from bots.selectors import bot_playing_version
+from engine.rules import Rules, RulesError
+from ladders.models import Ladder
+from matches import human, live
+from matches.models import Match
+from matches.services import MatchError, match_create, match_enqueue
+
+from .models import HumanGame
+
+#: seats of a human game: the person and one to three bots
+MIN_SEATS, MAX_SEATS = 2, 4
+#: the statuses in which a human game holds a table
+IN_PLAY = (Match.Status.QUEUED, Match.Status.RUNNING)
+
+
+class PlayRefusal(ValueError):
+    """A human game cannot start or take an action as asked; the message says why."""
+
+
+def opponent_choice(text: str, user) -> Bot | str:
+    """A seat chosen on the form: ``bot:<id>`` (a public bot, or one of ``user``'s own) or
+    ``ref:<name>`` (a reference bot)."""
+    kind, _, value = (text or "").partition(":")
+    if kind == "ref":
+        from matches.sandboxing import reference_bot_names
+
+        if value not in reference_bot_names():
+            raise PlayRefusal(f"unknown reference bot {value!r} (known: {', '.join(reference_bot_names())})")
+        return value
+    if kind == "bot" and value.isdigit() and len(value) <= 18:
+        bot = Bot.objects.select_related("owner").filter(pk=int(value)).first()
+        if bot is None:
+            raise PlayRefusal(f"there is no bot {value}")
+        if bot.owner_id != user.pk and not bot_is_public(bot):
+            raise PlayRefusal(
+                f"bot {bot.pk} ({bot}) is not public: you can play your own bots, bots with public source "
+                "and bots on a ladder"
+            )
+        return bot
+    raise PlayRefusal(f"choose each seat's bot from the list (got {text[:40]!r})")
+
+
+def human_game_start(*, user, ladder: Ladder, opponents: Sequence[Bot | str], clock: float = human.CLOCK_DEFAULT,
+                     address: str = "") -> HumanGame:
+    """Start a human game: ``user`` at seat 0 against ``opponents`` (bots, each plays its playing
+    version, or reference bot names) under ``ladder``'s rules, with ``clock`` seconds a decision.
+
+    Refused (PlayRefusal, saying why) for an inactive ladder, a seat count out of 2-4, a bot with
+    no active version, a clock out of range, while the user (or their address) already has a game
+    queued or running, or when HUMAN_GAMES_AT_ONCE games are in play on the site.
+    """
+    if not ladder.active:
+        raise PlayRefusal(f"the ladder {ladder.name!r} is not active; play under an active ladder's rules")
+    seats = 1 + len(opponents)
+    if not MIN_SEATS <= seats <= MAX_SEATS:
+        raise PlayRefusal(f"a human game has {MIN_SEATS} to {MAX_SEATS} seats, you and 1 to 3 bots (asked for {seats})")
+    if isinstance(clock, bool) or not isinstance(clock, int | float) or not human.CLOCK_MIN <= clock <= human.CLOCK_MAX:
+        raise PlayRefusal(f"the clock is {human.CLOCK_MIN} to {human.CLOCK_MAX} seconds a decision (got {clock!r})")
+    players: list = [user]
+    for opponent in opponents:
+        if isinstance(opponent, str):
+            players.append(opponent)
+            continue
+        version = bot_playing_version(opponent)
+        if version is None:
+            raise PlayRefusal(f"bot {opponent} has no active version to play")
+        players.append(version)
+    try:
+        rules = Rules.from_dict({**ladder.rules, "players": seats})
+    except (RulesError, TypeError, ValueError) as exc:
+        raise PlayRefusal(f"the rules of ladder {ladder.name!r} do not fit a {seats}-seat game: {exc}") from None
+    with transaction.atomic():
+        # the user's row lock and a lock on the address count concurrent starts one after the other
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        if connection.vendor == "postgresql":  # SQLite (the embedded default) serialises writers already
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(hashtext('play-tables'))")
+        in_play = HumanGame.objects.filter(match__status__in=IN_PLAY)
+        mine = in_play.filter(match__seats__player=user).values_list("match_id", flat=True).first()
+        if mine is not None:
+            raise PlayRefusal(f"you are already playing game {mine}: finish it (or let its clock run out) first")
+        if address and in_play.filter(address=address).exists():
+            raise PlayRefusal("a game started from your address is still in play: one game at a time per address")
+        tables = settings.HUMAN_GAMES_AT_ONCE
+        if in_play.count() >= tables:
+            raise PlayRefusal(f"all {tables} tables for human games are taken; try again in a few minutes")
+        try:
+            match = match_create(kind=str(Match.Kind.HUMAN), rules=rules, seats=players, games=1, duplicate=False,
+                                 enqueue=False)
+        except MatchError as exc:
+            raise PlayRefusal(str(exc)) from None
+        game = HumanGame.objects.create(match=match, ladder=ladder, clock=float(clock), address=address)
+        match_enqueue(match)  # after the game's row: the task's time limit counts the person's clock
+    return game
+
+
+def human_game_act(game: HumanGame, user, *, seq, index) -> dict:
+    """Answer decision ``seq`` of ``game`` with the ``index``-th of its legal actions; only the
+    person at the table may. Returns the action taken; PlayRefusal when it is not theirs, not
+    asked now, or not a listed action."""
+    match = game.match
+    if not match.seats.filter(player=user).exists():
+        raise PlayRefusal("this is not your game")
+    if match.status != Match.Status.RUNNING:
+        raise PlayRefusal(f"the game is {match.status}: no decision is waiting")
+    client, prefix = live.human_channel(), live.human_prefix(match)
+    question = human.current_question(client, prefix)
+    legal = (question or {}).get("observation", {}).get("legal_actions", [])
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(legal):
+        raise PlayRefusal(f"choose one of the {len(legal)} actions offered (got {index!r})")
+    try:
+        return human.submit_answer(client, prefix, seq, legal[index])
+    except human.HumanActionError as exc:
+        raise PlayRefusal(str(exc)) from None
