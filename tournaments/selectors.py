@@ -29,7 +29,6 @@ from tournaments.tables import table_sizes
 
 from .models import Entry, Pairing, PairingSeat, Round, Tournament, TournamentEvent
 from .services import (
-    frozen_entries,
     history,
     redact_seed,
     seed_is_public,
@@ -131,6 +130,14 @@ def tournament_progress(tournament: Tournament, *, done: int | None = None, pair
     return Progress(tournament.status, tournament.current_round, tournament.total_rounds or 0, done, total)
 
 
+def counted_progress(tournament: Tournament) -> Progress:
+    """The progress of a tournament read through ``tournament_list()``, from its annotated counts
+    (no further query)."""
+    return tournament_progress(
+        tournament, done=tournament.matches_done, paired=tournament.matches_paired, active=tournament.active_count
+    )
+
+
 @dataclass(frozen=True)
 class StandingRow:
     rank: int
@@ -146,42 +153,43 @@ class StandingRow:
 STANDINGS_CACHE_SECONDS = 600
 
 
-def _results_stamp(tournament: Tournament) -> str:
-    """What the standings are computed from, in one query: the done pairings (how many, the sum of
-    their match ids: a rerun's new match changes it, the last one) and the entries that left."""
+def _results_stamp(tournament: Tournament, entries: list[Entry]) -> str:
+    """What the standings are computed from: the done pairings (how many, the sum of their match
+    ids: a rerun's new match changes it, the last one), in one query, and the ``entries`` (all of
+    the tournament's, as read for the page) that left."""
     row = Tournament.objects.filter(pk=tournament.pk).aggregate(
         done=Count("round_set__pairings", filter=Q(round_set__pairings__done=True)),
         ids=Sum("round_set__pairings__match_id", filter=Q(round_set__pairings__done=True)),
         last=Max("round_set__pairings__pk", filter=Q(round_set__pairings__done=True)),
     )
-    left = tournament.entries.exclude(status=Entry.Status.ACTIVE).values_list("pk", "status")
-    return f"{row['done']}.{row['ids']}.{row['last']}.{sorted(left)}"
+    left = sorted((e.pk, e.status) for e in entries if e.status != Entry.Status.ACTIVE)
+    return f"{row['done']}.{row['ids']}.{row['last']}.{left}"
 
 
-def _computed(tournament: Tournament) -> dict:
+def _computed(tournament: Tournament, entries: list[Entry] | None = None) -> dict:
     """The tournament's standings lines and two-seat crosstable cells, computed once per set of
     results: cached under the tournament, its settings and ``_results_stamp`` (so a new result, a
-    rerun or a withdrawal is a new key), and kept on the object for the rest of the request."""
+    rerun or a withdrawal is a new key), and kept on the object for the rest of the request.
+
+    ``entries``: every entry of the tournament when already read (``tournament_entries``)."""
     known = getattr(tournament, "_computed", None)
     if known is not None:
         return known
+    entries = list(tournament_entries(tournament)) if entries is None else entries
     settings_key = (tournament.status, tournament.current_round, tuple(tournament.tie_breaks), tournament.seats,
                     repr(sorted(tournament.rules.items())))
     key = "tournament-standings:" + hashlib.sha256(
-        f"{tournament.pk}|{settings_key}|{_results_stamp(tournament)}".encode()
+        f"{tournament.pk}|{settings_key}|{_results_stamp(tournament, entries)}".encode()
     ).hexdigest()
     known = cache.get(key)
     if known is None:
-        lines = tournament_standings_lines(tournament)
-        cells = crosstable(lines, history(tournament)).cells if tournament.seats == 2 else {}
+        results = history(tournament)  # read once for the standings and the crosstable
+        lines = tournament_standings_lines(tournament, [e for e in entries if e.version_id], results)
+        cells = crosstable(lines, results).cells if tournament.seats == 2 else {}
         known = {"lines": lines, "cells": cells}
         cache.set(key, known, STANDINGS_CACHE_SECONDS)
     tournament._computed = known
     return known
-
-
-def _standings_lines(tournament: Tournament):
-    return _computed(tournament)["lines"]
 
 
 #: places on a finished tournament's podium
@@ -202,15 +210,15 @@ def tournament_standings(tournament: Tournament, entries: list[Entry] | None = N
     ``entries``: the tournament's entries when already read (``tournament_entries``)."""
     if tournament.started_at is None:
         return []
-    frozen = frozen_entries(tournament) if entries is None else [e for e in entries if e.version_id]
-    entries = {e.name: e for e in frozen}
+    entries = list(tournament_entries(tournament)) if entries is None else entries
+    by_name = {e.name: e for e in entries if e.version_id}
     return [
         StandingRow(
-            rank=line.rank, entry=entries[line.entry], points=fmt(line.points),
+            rank=line.rank, entry=by_name[line.entry], points=fmt(line.points),
             tie_breaks=[fmt(line.tie_breaks.get(tb)) for tb in tournament.tie_breaks],
             played=line.played, byes=line.byes, status=line.status,
         )
-        for line in _standings_lines(tournament)
+        for line in _computed(tournament, entries)["lines"]
     ]
 
 

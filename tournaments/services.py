@@ -17,6 +17,7 @@ import secrets
 from collections.abc import Sequence
 
 from django.db import IntegrityError, transaction
+from django.db.models import Prefetch
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -679,10 +680,12 @@ def history(tournament: Tournament, entries: Sequence[Entry] | None = None) -> l
     """The tournament's results as the pure code's TableResult and Bye values, in entry names."""
     negate = tournament.rules.get("scoring") == "penalty"  # game points are higher-better there
     items: list = []
+    seat_rows = PairingSeat.objects.select_related("entry")  # seats and their entries: one query
     pairings = (
         Pairing.objects.filter(round__tournament=tournament, done=True)
         .exclude(bye=False, match__isnull=True)  # a void table (pairing_void) counts for nobody
-        .select_related("round").prefetch_related("seats__entry").order_by("round__number", "number")
+        .select_related("round").prefetch_related(Prefetch("seats", queryset=seat_rows))
+        .order_by("round__number", "number")
     )
     for pairing in pairings:
         seats = sorted(pairing.seats.all(), key=lambda s: s.seat)
@@ -709,12 +712,16 @@ def frozen_entries(tournament: Tournament) -> list[Entry]:
     )
 
 
-def tournament_standings_lines(tournament: Tournament):
-    """The pure standings of the tournament so far (entry names as ids)."""
-    entries = frozen_entries(tournament)
+def tournament_standings_lines(tournament: Tournament, entries: Sequence[Entry] | None = None,
+                               results: list | None = None):
+    """The pure standings of the tournament so far (entry names as ids).
+
+    ``entries`` (its ``frozen_entries``) and ``results`` (its ``history``): when already read."""
+    entries = frozen_entries(tournament) if entries is None else entries
+    results = history(tournament, entries) if results is None else results
     names, _, seed = seeded_names(tournament, entries)
     return standings(
-        names, history(tournament, entries), tie_breaks=tournament.tie_breaks,
+        names, results, tie_breaks=tournament.tie_breaks,
         withdrawn=[e.name for e in entries if e.status == Entry.Status.WITHDRAWN],
         disqualified=[e.name for e in entries if e.status == Entry.Status.DISQUALIFIED],
         seed=seed,

@@ -22,20 +22,12 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 def tournament_list(request):
     tournaments = list(selectors.tournament_list()[:200])
-    rows = [
-        {
-            "tournament": t,
-            "progress": selectors.tournament_progress(
-                t, done=t.matches_done, paired=t.matches_paired, active=t.active_count
-            ),
-        }
-        for t in tournaments
-    ]
+    rows = [{"tournament": t, "progress": selectors.counted_progress(t)} for t in tournaments]
     return render(request, "tournaments/tournament_list.html", {"rows": rows})
 
 
 def tournament_detail(request, slug: str):
-    tournament = get_object_or_404(Tournament, slug=slug)
+    tournament = get_object_or_404(selectors.tournament_list(), slug=slug)  # with the counts of its progress
     entries = list(selectors.tournament_entries(tournament))  # read once: standings, seeding, owners
     standings = selectors.tournament_standings(tournament, entries)
     organizer = selectors.can_organize(request.user)
@@ -46,7 +38,7 @@ def tournament_detail(request, slug: str):
         {
             "tournament": tournament,
             "rules_changed": selectors.rules_changed(tournament.rules),
-            "progress": selectors.tournament_progress(tournament),
+            "progress": selectors.counted_progress(tournament),
             "standings": standings,
             "podium": selectors.tournament_podium(tournament, standings),
             "tie_break_titles": [selectors.TIE_BREAK_TITLES.get(tb, tb) for tb in tournament.tie_breaks],
@@ -115,8 +107,8 @@ def tournament_leave(request, slug: str, entry_id: int):
 
 @never_cache
 def tournament_progress(request, slug: str):
-    tournament = get_object_or_404(Tournament, slug=slug)
-    return JsonResponse(selectors.tournament_progress(tournament).as_dict())
+    tournament = get_object_or_404(selectors.tournament_list(), slug=slug)
+    return JsonResponse(selectors.counted_progress(tournament).as_dict())
 
 
 def tournament_standings_csv(request, slug: str):
