@@ -8,10 +8,8 @@ match tables keep their seats in view on a phone (point 8).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from browser_helpers import PASSWORD
+from browser_helpers import AXE, PASSWORD, axe_violations
 from django.urls import reverse
 
 from matches.models import Match
@@ -22,7 +20,6 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 SIMPLE_BOT = b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"
 
-AXE = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.js"
 WIDTHS = [1280, 390]
 
 
@@ -164,22 +161,6 @@ def _site_with_every_kind_of_page() -> dict[str, str]:
     }
 
 
-def _axe(page) -> list[str]:
-    """axe-core's serious and critical violations of the page as it is now, one line per node.
-
-    The page's Content-Security-Policy forbids inline scripts, so axe is evaluated from the test
-    (Playwright's evaluate runs outside the CSP)."""
-    page.evaluate(AXE.read_text())
-    found = page.evaluate(
-        """async () => {
-        const result = await axe.run(document, {resultTypes: ["violations"]});
-        return result.violations.filter(v => v.impact === "serious" || v.impact === "critical")
-          .flatMap(v => v.nodes.map(n => `${v.id} (${v.impact}): ${n.target.join(" ")}: ${n.failureSummary.split("\\n")[1] || ""}`));
-    }"""
-    )
-    return found
-
-
 @pytest.mark.parametrize("width", WIDTHS)
 def test_no_page_has_a_serious_or_critical_axe_violation(browser, live_server, eager_tasks, shot, width):
     if not AXE.exists():
@@ -193,7 +174,7 @@ def test_no_page_has_a_serious_or_critical_axe_violation(browser, live_server, e
             page.goto(live_server.url + path)
             if name == "replay":
                 page.wait_for_selector("#replay[data-state=ready]")
-            problems += [f"{name} ({path}) at {width} px: {line}" for line in _axe(page)]
+            problems += [f"{name} ({path}) at {width} px: {line}" for line in axe_violations(page)]
             shot(page, name.replace(" ", "-"))
     finally:
         context.close()

@@ -150,7 +150,12 @@ def test_a_person_plays_a_whole_game_against_a_sandboxed_bot_and_gets_a_replay(c
 
 
 @pytest.mark.django_db(transaction=True)
-def test_only_the_player_sees_the_hand_and_may_act(client, alice, carol, ladder, redis_url):
+@pytest.mark.parametrize("store", ["redis", "memory"])
+def test_only_the_player_sees_the_hand_and_may_act(client, alice, carol, ladder, redis_url, settings, store):
+    if store == "memory":  # the embedded default: no Redis, the worker thread and the web share a process
+        settings.REDIS_URL = ""
+        assert isinstance(live.human_channel(), human.MemoryChannel)
+        assert live.human_channel(blocking=True) is live.human_channel()
     game = play_services.human_game_start(user=carol, ladder=ladder, opponents=["greedy"], clock=30)
     match = game.match
     worker = threading.Thread(target=_worker, args=(match.pk,), daemon=True)

@@ -37,15 +37,18 @@ function drawQuestion(q) {
     .map((code) => {
       const plays = byCard.get(code);
       if (!plays) return cardHtml(code, "unplayable");
-      const label = plays.length === 1 ? plays[0].label : `Play ${code === "W" ? "wild" : "wild draw four"}: choose its colour`;
-      return `<button type="button" class="card-button" data-card="${escapeHtml(code)}"${plays.length === 1 ? ` data-index="${plays[0].index}"` : ""} aria-label="${escapeHtml(label)}">${cardHtml(code, "playable")}</button>`;
+      // named by its content ("Play" + the card's own name), so the name holds what is drawn on it
+      const after = plays.length === 1 ? (plays[0].label.endsWith("call UNO") ? " and call UNO" : "") : ": choose its colour";
+      return `<button type="button" class="card-button" data-card="${escapeHtml(code)}"${plays.length === 1 ? ` data-index="${plays[0].index}"` : ""}>` +
+        `<span class="visually-hidden">Play </span>${cardHtml(code, "playable")}<span class="visually-hidden">${after}</span></button>`;
     })
     .join("");
   $("play-actions").innerHTML = q.actions
     .map((a) => `<button type="button" class="${a.type === "play" ? "btn-secondary" : ""}" data-index="${a.index}"${a.card ? ` data-card="${escapeHtml(a.card)}"` : ""}>${escapeHtml(a.label)}</button>`)
     .join("");
   const waiting = q.pending_draw ? ` (${q.pending_draw} cards to draw unless you answer)` : "";
-  say(`Your turn: ${q.decision === "play" ? "play a card or draw" : q.decision.replace("_", " ")}${waiting}.`);
+  const asked = { play: "Play a card or draw", play_drawn: "Play the card you drew, or keep it", choose_color: "Name the colour", challenge: "Challenge the Wild Draw Four, or take it", stack: "Stack a draw card, or take the penalty", jump_in: "Jump in with the same card, or pass", swap_target: "Choose whose hand to take" }[q.decision] || q.decision;
+  say(`${asked}${waiting}.`);
   $("play-heading").textContent = "Your turn";
   $("play-clock").hidden = false;
   tickClock();
