@@ -141,6 +141,16 @@ def validated_on_worker(owner: str, name: str, data: bytes, worker, timeout: flo
     return version
 
 
+def make_ladder(**fields):
+    """A ladder of ``fields``, validated as the admin validates it, saved."""
+    from ladders.models import Ladder
+
+    ladder = Ladder(**fields)
+    ladder.full_clean()
+    ladder.save()
+    return ladder
+
+
 def make_user(username: str = "alice", *, staff: bool = False):
     """A user with the password ``correct horse battery``; ``staff`` makes a superuser organizer."""
     from django.contrib.auth import get_user_model

@@ -369,6 +369,9 @@ API_THROTTLE_RATES = {
     "signups": os.environ.get("SIGNUP_RATE", "3/hour"),
 }
 API_THROTTLE_RATES["uploads_per_address"] = os.environ.get("API_RATE_UPLOADS_PER_ADDRESS", API_THROTTLE_RATES["uploads"])
+API_THROTTLE_RATES["human_games_per_address"] = os.environ.get(
+    "RATE_HUMAN_GAMES_PER_ADDRESS", API_THROTTLE_RATES["human_games"]
+)
 API_THROTTLE_RATES["challenges_per_address"] = os.environ.get(
     "API_RATE_CHALLENGES_PER_ADDRESS", API_THROTTLE_RATES["challenges"]
 )

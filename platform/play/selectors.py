@@ -26,9 +26,9 @@ def play_ladders() -> QuerySet[Ladder]:
     return Ladder.objects.filter(active=True).order_by("name")
 
 
-def opponent_options(user, chosen: Bot | None = None) -> list[dict]:
+def opponent_options(user, chosen: Bot | None = None, version: BotVersion | None = None) -> list[dict]:
     """The bots a seat of the form may hold, as ``{"value", "label", "group"}``: the bot the
-    visitor came from, their own bots with an active version, the first public bots by name,
+    visitor came from (or the version), their own bots with an active version, the first public bots by name,
     and the reference bots. Bounded: at most LISTED_PUBLIC_BOTS public bots, one query each."""
     from matches.sandboxing import reference_bot_names
 
@@ -40,6 +40,9 @@ def opponent_options(user, chosen: Bot | None = None) -> list[dict]:
             seen.add(bot.pk)
             options.append({"value": f"bot:{bot.pk}", "label": f"{bot.name} by {bot.owner.username}", "group": group})
 
+    if version is not None:
+        options.append({"value": f"ver:{version.pk}", "label": f"{version.label} by {version.bot.owner.username}",
+                        "group": "Chosen"})
     if chosen is not None:
         add(chosen, "Chosen")
     if user.is_authenticated:

@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 
 from api.selectors import bot_is_public
-from bots.models import Bot
+from bots.models import Bot, BotVersion
 from bots.selectors import bot_playing_version
 from engine.rules import Rules, RulesError
 from ladders.models import Ladder
@@ -36,10 +36,26 @@ class PlayRefusal(ValueError):
     """A human game cannot start or take an action as asked; the message says why."""
 
 
-def opponent_choice(text: str, user) -> Bot | str:
-    """A seat chosen on the form: ``bot:<id>`` (a public bot, or one of ``user``'s own) or
-    ``ref:<name>`` (a reference bot)."""
+def _playable(bot: Bot, user) -> None:
+    if bot.owner_id != user.pk and not bot_is_public(bot):
+        raise PlayRefusal(
+            f"bot {bot.pk} ({bot}) is not public: you can play your own bots, bots with public source "
+            "and bots on a ladder"
+        )
+
+
+def opponent_choice(text: str, user) -> Bot | BotVersion | str:
+    """A seat chosen on the form: ``bot:<id>`` (a public bot, or one of ``user``'s own: the version
+    it plays now), ``ver:<id>`` (an active version of such a bot) or ``ref:<name>`` (a reference bot)."""
     kind, _, value = (text or "").partition(":")
+    if kind == "ver" and value.isdigit() and len(value) <= 18:
+        version = BotVersion.objects.defer("source").select_related("bot__owner").filter(pk=int(value)).first()
+        if version is None:
+            raise PlayRefusal(f"there is no bot version {value}")
+        _playable(version.bot, user)
+        if version.status != BotVersion.Status.ACTIVE:
+            raise PlayRefusal(f"{version.label} is {version.status}, not active: it cannot play")
+        return version
     if kind == "ref":
         from matches.sandboxing import reference_bot_names
 
@@ -50,19 +66,15 @@ def opponent_choice(text: str, user) -> Bot | str:
         bot = Bot.objects.select_related("owner").filter(pk=int(value)).first()
         if bot is None:
             raise PlayRefusal(f"there is no bot {value}")
-        if bot.owner_id != user.pk and not bot_is_public(bot):
-            raise PlayRefusal(
-                f"bot {bot.pk} ({bot}) is not public: you can play your own bots, bots with public source "
-                "and bots on a ladder"
-            )
+        _playable(bot, user)
         return bot
     raise PlayRefusal(f"choose each seat's bot from the list (got {text[:40]!r})")
 
 
-def human_game_start(*, user, ladder: Ladder, opponents: Sequence[Bot | str], clock: float = human.CLOCK_DEFAULT,
+def human_game_start(*, user, ladder: Ladder, opponents: Sequence[Bot | BotVersion | str], clock: float = human.CLOCK_DEFAULT,
                      address: str = "") -> HumanGame:
     """Start a human game: ``user`` at seat 0 against ``opponents`` (bots, each plays its playing
-    version, or reference bot names) under ``ladder``'s rules, with ``clock`` seconds a decision.
+    version; a version as it is; reference bot names) under ``ladder``'s rules, with ``clock`` seconds a decision.
 
     Refused (PlayRefusal, saying why) for an inactive ladder, a seat count out of 2-4, a bot with
     no active version, a clock out of range, while the user (or their address) already has a game
@@ -77,7 +89,9 @@ def human_game_start(*, user, ladder: Ladder, opponents: Sequence[Bot | str], cl
         raise PlayRefusal(f"the clock is {human.CLOCK_MIN} to {human.CLOCK_MAX} seconds a decision (got {clock!r})")
     players: list = [user]
     for opponent in opponents:
-        if isinstance(opponent, str):
+        if isinstance(opponent, str | BotVersion):
+            if isinstance(opponent, BotVersion) and opponent.status != BotVersion.Status.ACTIVE:
+                raise PlayRefusal(f"{opponent.label} is {opponent.status}, not active: it cannot play")
             players.append(opponent)
             continue
         version = bot_playing_version(opponent)

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from bots.models import Bot
+from bots.models import Bot, BotVersion
 from ladders.models import Ladder
 from matches import human
 from web.selectors import replay_viewer_data
@@ -33,6 +33,8 @@ def _int(text) -> int | None:
 def play_new(request):
     """GET: the form (``?bot=<id>`` preselects an opponent); POST: start the game and go to it."""
     chosen = Bot.objects.select_related("owner").filter(pk=_int(request.GET.get("bot") or request.POST.get("chosen"))).first()
+    version = (BotVersion.objects.defer("source").select_related("bot__owner")
+               .filter(pk=_int(request.GET.get("version") or request.POST.get("chosen_version"))).first())
     form = {"ladder": request.POST.get("ladder", ""), "seats": request.POST.get("seats", "2"),
             "clock": request.POST.get("clock", str(human.CLOCK_DEFAULT)),
             "opponents": [request.POST.get(f"opponent{i}", "") for i in range(1, services.MAX_SEATS)]}
@@ -40,12 +42,12 @@ def play_new(request):
         game = _start(request, form)
         if game is not None:
             return redirect("play:game", match_id=game.match_id)
-    options = selectors.opponent_options(request.user, chosen)
+    options = selectors.opponent_options(request.user, chosen, version)
     if not any(form["opponents"]):
         first = options[0]["value"] if options else ""
         form["opponents"] = [first, "ref:greedy", "ref:random"]
     return render(request, "play/new.html", {
-        "ladders": selectors.play_ladders(), "options": options, "chosen": chosen, "form": form,
+        "ladders": selectors.play_ladders(), "options": options, "chosen": chosen, "version": version, "form": form,
         "games": selectors.games_of(request.user), "seat_choices": range(services.MIN_SEATS, services.MAX_SEATS + 1),
         "clock_min": human.CLOCK_MIN, "clock_max": human.CLOCK_MAX, "thinking_minutes": human.THINKING_SECONDS // 60,
     }, status=400 if request.method == "POST" else 200)

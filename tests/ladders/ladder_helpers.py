@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
+from testsupport import make_ladder
 
 from bots import services as bot_services
 from bots.models import Bot, BotVersion
@@ -43,10 +44,7 @@ def ladder(**fields) -> Ladder:
     fields.setdefault("name", "Test ladder")
     fields.setdefault("slug", "test")
     fields.setdefault("rules", {"players": fields.get("seats", 2), "rounds": 1})
-    item = Ladder(**fields)
-    item.full_clean()
-    item.save()
-    return item
+    return make_ladder(**fields)
 
 
 def record(match: Match, ranks: dict[int, int], forfeits: frozenset[int] = frozenset(), *, refit: bool = True) -> None:

@@ -13,9 +13,9 @@ import time
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
+from testsupport import make_ladder
 
 from bots import services as bot_services
-from ladders.models import Ladder
 from matches import human, live, selectors, services
 from matches.models import Match
 from play import services as play_services
@@ -23,13 +23,6 @@ from play.models import HumanGame
 
 pytest_plugins = ["platform_fixtures"]
 pytestmark = pytest.mark.usefixtures("process_sandbox")
-
-
-def make_ladder(**fields) -> Ladder:
-    item = Ladder(**fields)
-    item.full_clean()
-    item.save()
-    return item
 
 
 @pytest.fixture
@@ -287,3 +280,19 @@ def test_a_person_out_of_thinking_time_forfeits_for_match_time(redis_url):
     with pytest.raises(SeatFault) as second:
         seat.decide({"seat": 0, "legal_actions": [{"type": "draw"}]}, {})
     assert second.value.kind == "match_time" and "out of match time" in second.value.reason
+
+
+def test_a_chosen_version_is_played_as_it_is_and_refused_unless_active(client, alice, carol, ladder):
+    bot = bot_services.bot_create(owner=alice, name="versioned", source_public=True)
+    version = bot_services.bot_version_create(bot=bot, filename="v.py", data=b"def agent(o, c):\n    return o['legal_actions'][0]\n",
+                                              validate=False)
+    _logged_in(client, carol)
+    form = client.get(reverse("play:new") + f"?version={version.pk}")
+    assert f'value="ver:{version.pk}" selected'.encode() in form.content
+    refused = _start(client, ladder, [f"ver:{version.pk}"])
+    assert refused.status_code == 400 and "not active: it cannot play" in refused.content.decode()
+    version.status = "active"
+    version.save(update_fields=["status"])
+    started = _start(client, ladder, [f"ver:{version.pk}"])
+    assert started.status_code == 302
+    assert HumanGame.objects.get().match.seats.get(seat=1).bot_version_id == version.pk

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
+from testsupport import make_ladder
 from versiontests import services
 from versiontests.models import VersionTest, VersionTestPair
 from versiontests.services import VersionTestError, version_test_match_finish, version_test_start
@@ -37,10 +38,7 @@ def version(bot, data: bytes = FIRST_LEGAL, *, filename: str = "bot.py", status=
 def two_seat_ladder(**fields) -> Ladder:
     fields = {"name": "Duel", "slug": "duel", "rules": {"players": 2, "rounds": 1}, "seats": 2,
               "time_per_decision": 1.0, "time_bank": 5.0, **fields}
-    ladder = Ladder(**fields)
-    ladder.full_clean()
-    ladder.save()
-    return ladder
+    return make_ladder(**fields)
 
 
 @pytest.fixture
