@@ -85,4 +85,4 @@ def test_celery_queue_is_reliable_by_configuration():
     assert conf.worker_prefetch_multiplier == 1
     assert conf.accept_content == ["json"] and conf.task_serializer == "json"
     assert conf.broker_transport_options["visibility_timeout"] > conf.task_time_limit
-    assert {q.name for q in conf.task_queues} == {"matches", "validation", "maintenance"}
+    assert {q.name for q in conf.task_queues} == {"matches", "validation", "play", "maintenance"}

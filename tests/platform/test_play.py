@@ -94,6 +94,7 @@ def _play_out(client, match_id, *, timeout=60.0, first_bad=False):
     raise AssertionError("the game did not end in time")
 
 
+@pytest.mark.services  # the worker's thread and the test share the database: PostgreSQL
 @pytest.mark.django_db(transaction=True)
 def test_a_person_plays_a_whole_game_against_a_sandboxed_bot_and_gets_a_replay(client, alice, carol, ladder, settings):
     settings.SANDBOX_DOCKER_WARM = "0"
@@ -142,6 +143,7 @@ def test_a_person_plays_a_whole_game_against_a_sandboxed_bot_and_gets_a_replay(c
     assert client.get(reverse("play:game", args=[match.pk])).status_code == 200
 
 
+@pytest.mark.services
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("store", ["redis", "memory"])
 def test_only_the_player_sees_the_hand_and_may_act(client, alice, carol, ladder, redis_url, settings, store):
@@ -181,6 +183,8 @@ def test_only_the_player_sees_the_hand_and_may_act(client, alice, carol, ladder,
     assert Match.objects.get(pk=match.pk).status == Match.Status.DONE
 
 
+@pytest.mark.services
+@pytest.mark.slow  # one clock of 10 s runs out
 @pytest.mark.django_db(transaction=True)
 def test_an_abandoned_game_ends_after_its_strikes_and_the_bots_finish_it(alice, carol, settings):
     quick = make_ladder(name="Quick", slug="quick", rules={"players": 2, "rounds": 1, "max_strikes": 1})
@@ -266,6 +270,7 @@ def test_memory_channel_hands_an_answer_to_the_waiting_seat():
     assert channel.get("q") is None
 
 
+@pytest.mark.services
 def test_a_person_out_of_thinking_time_forfeits_for_match_time(redis_url):
     import redis
 
