@@ -31,12 +31,13 @@ test: install
 	$(BIN)/pytest
 
 ## check: the fast loop: lint, mypy (files and strictness in pyproject.toml) and the tests
-## that are neither `slow` nor need a service (PostgreSQL, Redis, Docker)
+## that are neither `slow` nor need a service (PostgreSQL, Redis, Docker), one pytest-xdist
+## worker per core (each with its own in-memory SQLite database)
 check: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	env -u DATABASE_URL -u REDIS_URL -u ARENA_REQUIRE_SERVICES \
-		$(BIN)/pytest -q -m "not slow and not services and not docker"
+		$(BIN)/pytest -q -m "not slow and not services and not docker" -n auto
 
 lint: install
 	$(BIN)/ruff check .

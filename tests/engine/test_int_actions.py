@@ -38,7 +38,8 @@ def test_encoding_is_derived_from_the_card_kinds_and_fixed():
 @pytest.mark.parametrize("rules", [
     Rules(players=2),
     Rules(players=4, wd4="enforced", stacking="stack", jump_in=True, seven_zero=True),
-    Rules(players=3, draw="until_playable", wd4="challenge"),
+    # draw until playable makes long games: 8 s through both paths
+    pytest.param(Rules(players=3, draw="until_playable", wd4="challenge"), marks=pytest.mark.slow),
 ])
 def test_step_plays_the_same_game_as_apply(rules):
     """Ids chosen at random give the same events and actions as the dicts they stand for."""

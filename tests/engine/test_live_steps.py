@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from engine import bots
 from engine.match import AgentSeat, play_match
 from engine.replay import HIDDEN_CARD, action_points, apply_event, public_event, state_at
@@ -45,6 +47,7 @@ def test_on_step_changes_nothing_of_the_result():
     assert plain.replay == watched.replay
 
 
+@pytest.mark.slow  # every event of many games under every rule option
 def test_public_events_hide_every_hand_and_keep_every_count():
     replay = play_match(Rules(players=4), _seats(4), seed=3, games=1).replay
     record = replay["games"][0]

@@ -119,6 +119,7 @@ def test_the_live_endpoint_checks_its_numbers_and_hides_cards_from_non_staff(cli
     assert drawn and HIDDEN_CARD not in drawn
 
 
+@pytest.mark.slow  # a match of several seconds watched while it plays
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_s_match_is_live_while_it_is_played(bot, run_on_commit):
     with run_on_commit():

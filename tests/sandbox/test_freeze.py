@@ -99,6 +99,7 @@ def test_a_bot_does_not_run_between_its_decisions(backend, request):
     assert sum(cpu for cpu, _ in samples) < 0.25 * sum(wall for _, wall in samples), samples
 
 
+@pytest.mark.slow  # the opponent burns CPU for seconds
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_cpu_burning_opponent_does_not_push_a_timer_bot_over_its_limit(backend, request):
     _backend(backend, request)
