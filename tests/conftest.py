@@ -166,3 +166,16 @@ def _no_lease_renewal_inside_a_test_transaction(request):
 
     with override_settings(MATCH_LEASE_RENEW_SECONDS=3600):
         yield
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits(settings):
+    """Each test starts with empty rate-limit counters (they live in the local-memory cache), and
+    with a fast password hasher: the users' passwords are not under test."""
+    from django.core.cache import cache
+
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    cache.clear()
+    yield
+    cache.clear()

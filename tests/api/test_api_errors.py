@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 from api_helpers import assert_json_error, client_for, make_bot
 
-pytest_plugins = ["api_fixtures"]
-
 
 @pytest.mark.parametrize(
     ("method", "path", "body", "content_type", "status"),

@@ -8,8 +8,6 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from bots.models import Bot, BotVersion
 
-pytest_plugins = ["api_fixtures"]
-
 
 def upload(client, bot_id: int, data: bytes, name: str = "bot.py"):
     return client.post(

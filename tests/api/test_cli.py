@@ -18,8 +18,6 @@ from arena_cli.main import main
 from bots.models import BotVersion
 from matches.services import match_create
 
-pytest_plugins = ["api_fixtures"]
-
 
 @pytest.fixture
 def cli(tmp_path, monkeypatch, live_server, transactional_db, capsys):

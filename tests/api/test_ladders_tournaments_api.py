@@ -14,8 +14,6 @@ from matches.services import match_create
 from tournaments.models import Tournament
 from tournaments.services import entry_add, tournament_create, tournament_open_registration
 
-pytest_plugins = ["api_fixtures"]
-
 
 @pytest.fixture
 def ladder(db):

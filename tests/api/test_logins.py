@@ -12,7 +12,6 @@ from api_helpers import make_user
 from django.test import Client
 
 pytestmark = pytest.mark.django_db
-pytest_plugins = ["api_fixtures"]
 
 PASSWORD = "correct horse battery"
 ADDRESS = "198.51.100.7"

@@ -15,7 +15,6 @@ from bots.models import BotVersion
 from ladders.models import Ladder
 
 pytestmark = pytest.mark.django_db
-pytest_plugins = ["api_fixtures"]
 
 HOME = "198.51.100.20"
 ELSEWHERE = "192.0.2.77"

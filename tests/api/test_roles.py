@@ -17,7 +17,6 @@ from matches import services as match_services
 from matches.models import Match, MatchSeat
 
 pytestmark = pytest.mark.django_db
-pytest_plugins = ["api_fixtures"]
 
 SECRET_LOG = "validation secret of alice"
 LADDER_LOG = "ladder seat secret"

@@ -20,8 +20,6 @@ from ladders.models import Ladder, LadderEntry
 from matches.services import match_create
 from tournaments.services import entry_add, tournament_create, tournament_open_registration
 
-pytest_plugins = ["api_fixtures"]
-
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
 MAX_EXAMPLES = 10
 

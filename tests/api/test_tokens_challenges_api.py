@@ -15,8 +15,6 @@ from ladders.models import Ladder, LadderEntry, RatingChange
 from matches.models import Match, MatchSeat
 from matches.services import match_create
 
-pytest_plugins = ["api_fixtures"]
-
 
 @pytest.fixture
 def ladder(db):

@@ -12,8 +12,6 @@ from api.models import ApiToken, Challenge
 from ladders.models import Ladder
 from matches.models import Match
 
-pytest_plugins = ["api_fixtures"]
-
 
 def browser(user) -> Client:
     client = Client()

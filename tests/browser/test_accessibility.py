@@ -15,7 +15,6 @@ from django.urls import reverse
 from matches.models import Match
 from matches.services import match_create
 
-pytest_plugins = ["browser_fixtures"]
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 SIMPLE_BOT = b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"

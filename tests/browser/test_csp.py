@@ -21,7 +21,6 @@ from bots.models import BotVersion
 from matches.models import Match
 from matches.services import match_create
 
-pytest_plugins = ["browser_fixtures"]
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 BOT = b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"
@@ -193,7 +192,7 @@ def test_inline_script_is_refused_so_the_policy_is_really_enforced(page, live_se
 
 @pytest.mark.parametrize("width", [1280, 390])
 def test_home_and_the_replay_viewer_keep_their_styles_and_the_viewer_plays(browser, live_server, shot, width, eager_tasks):
-    from browser_fixtures import watched
+    from browser_helpers import watched
 
     match = match_create(kind="challenge", rules={"players": 4, "rounds": 1}, seats=["random", "first", "greedy", "expert"], seed=7)
     match.refresh_from_db()

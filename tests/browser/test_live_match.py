@@ -19,7 +19,6 @@ from engine.rules import Rules
 from matches import services
 from matches.models import Match
 
-pytest_plugins = ["browser_fixtures"]
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 #: thinks 150 ms a decision in a game of 3 rounds (this test's match: long enough to be watched),

@@ -8,7 +8,6 @@ from django.urls import reverse
 
 from arena_cli.main import main
 
-pytest_plugins = ["browser_fixtures"]
 pytestmark = pytest.mark.slow
 
 

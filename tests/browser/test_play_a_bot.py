@@ -9,8 +9,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from browser_fixtures import watched
-from browser_helpers import PASSWORD, axe_violations, login
+from browser_helpers import PASSWORD, axe_violations, login, watched
 from django.contrib.auth import get_user_model
 
 from bots import services as bot_services
@@ -18,7 +17,6 @@ from bots.models import BotVersion
 from ladders.models import Ladder
 from matches.models import Match
 
-pytest_plugins = ["browser_fixtures"]
 pytestmark = [pytest.mark.slow, pytest.mark.docker]
 
 BOT = b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"

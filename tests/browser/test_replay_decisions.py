@@ -17,7 +17,6 @@ from matches.models import Match
 from matches.selectors import match_replay_json
 from matches.services import match_create
 
-pytest_plugins = ["browser_fixtures"]
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 

@@ -23,7 +23,6 @@ from matches.selectors import match_replay_json
 from matches.services import match_create
 from web import guide
 
-pytest_plugins = ["browser_fixtures"]
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 SIMPLE_BOT = b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"

@@ -23,8 +23,6 @@ from matches import live, services
 from matches.models import Match
 from sandbox import runner
 
-pytest_plugins = ["platform_fixtures"]
-
 
 def _running(match: Match, token: str = "a" * 32) -> Match:
     now = services.database_now()

@@ -15,7 +15,6 @@ from matches import selectors, services, tasks
 from matches.models import Match
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("process_sandbox")]
-pytest_plugins = ["platform_fixtures"]
 
 
 def played(bot, *, duplicate: bool, **clocks) -> Match:

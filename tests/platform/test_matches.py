@@ -21,7 +21,6 @@ from matches import hooks, sandboxing, selectors, services, tasks
 from matches.models import Match
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("process_sandbox")]
-pytest_plugins = ["platform_fixtures"]
 
 
 def challenge(version, *, games: int = 1, enqueue: bool = False) -> Match:

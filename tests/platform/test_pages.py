@@ -19,7 +19,6 @@ from matches import tasks
 from matches.models import Match
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("process_sandbox")]
-pytest_plugins = ["platform_fixtures"]
 
 
 @pytest.fixture

@@ -21,7 +21,6 @@ from matches.models import Match
 from play import services as play_services
 from play.models import HumanGame
 
-pytest_plugins = ["platform_fixtures"]
 pytestmark = pytest.mark.usefixtures("process_sandbox")
 
 

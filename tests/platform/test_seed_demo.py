@@ -14,7 +14,6 @@ from matches.models import Match
 from sandbox.package import BotPackage
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("process_sandbox", "eager_tasks")]
-pytest_plugins = ["platform_fixtures"]
 
 
 @pytest.mark.parametrize("module", ["random_bot", "first", "greedy", "expert"])

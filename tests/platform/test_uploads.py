@@ -16,7 +16,6 @@ from bots.models import BotVersion
 from sandbox.limits import DEFAULT_UPLOAD_LIMITS, MIB
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("process_sandbox")]
-pytest_plugins = ["platform_fixtures"]
 
 AGENT = b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"
 

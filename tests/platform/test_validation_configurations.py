@@ -15,7 +15,6 @@ from ladders.models import Ladder
 from matches.models import Match
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("process_sandbox")]
-pytest_plugins = ["platform_fixtures"]
 
 TWO_SEATS_ONLY = b"""def agent(observation, configuration):
     players = configuration["rules"]["players"]

@@ -10,7 +10,6 @@ from tournaments.demo import DEMO_TOURNAMENTS, demo_tournaments
 from tournaments.models import Tournament
 
 pytestmark = pytest.mark.django_db
-pytest_plugins = ["tournament_fixtures"]
 
 
 @pytest.mark.slow  # plays the demo tournaments to the end: tens of seconds, left out of make check

@@ -26,7 +26,6 @@ from tournaments.models import Entry, Pairing, Tournament
 from tournaments.services import TournamentError
 
 pytestmark = pytest.mark.django_db
-pytest_plugins = ["tournament_fixtures"]
 
 
 def owned_field(*owners_and_counts) -> list:

@@ -24,7 +24,6 @@ from tournaments.forms import rules_post_data
 from tournaments.models import Entry, Pairing, Tournament
 
 pytestmark = pytest.mark.django_db
-pytest_plugins = ["tournament_fixtures"]
 
 
 @pytest.fixture

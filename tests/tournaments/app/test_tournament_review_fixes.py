@@ -19,7 +19,6 @@ from tournaments.models import Entry, Round, Tournament
 from tournaments.services import TournamentError, round_seed
 
 pytestmark = pytest.mark.django_db
-pytest_plugins = ["tournament_fixtures"]
 
 SEED = 1408355813
 

@@ -25,7 +25,6 @@ from tournaments.models import Entry, Pairing, Round, Tournament
 from tournaments.services import TournamentError
 
 pytestmark = pytest.mark.django_db
-pytest_plugins = ["tournament_fixtures"]
 
 
 def test_create_refuses_bad_options_naming_the_value():

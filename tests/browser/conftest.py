@@ -2,7 +2,6 @@
 
 Never downloads a browser: Playwright launches /usr/bin/chromium. Screenshots go
 to artifacts/screenshots/ (gitignored) for people to look at.
-Loaded with ``pytest_plugins`` (a second conftest.py would shadow tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from browser_helpers import ARTIFACTS
+from browser_helpers import ARTIFACTS, watched
 from testsupport import service_missing
 
 CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
@@ -68,40 +67,6 @@ class Shots:
 @pytest.fixture
 def shot(request):
     return Shots(request.node.name.replace("[", "-").replace("]", "").replace("/", "-"))
-
-
-#: Runs before any script of every page (Playwright injects it; the page's CSP does not apply):
-#: each Content-Security-Policy violation is handed to the test through the ``cspViolation`` binding.
-_REPORT_CSP_VIOLATIONS = """
-document.addEventListener("securitypolicyviolation", (e) => {
-  window.cspViolation([e.violatedDirective, e.blockedURI || "inline", e.sourceFile || location.href,
-                       e.lineNumber, (e.sample || "").slice(0, 80)].join(" | "));
-});
-"""
-
-
-def watched(context):
-    """A new page of ``context`` that records JavaScript errors and CSP violations.
-
-    ``page.js_errors`` and ``page.csp_violations`` are lists; Chromium reports a
-    violation both as a ``securitypolicyviolation`` event and as a console error,
-    and both are kept (the console also sees violations outside any document's events).
-    """
-    violations: list[str] = []
-    context.expose_function("cspViolation", lambda text: violations.append(text))
-    context.add_init_script(_REPORT_CSP_VIOLATIONS)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on(
-        "console",
-        lambda msg: violations.append(f"console: {msg.text}")
-        if msg.type == "error" and "Content Security Policy" in msg.text
-        else None,
-    )
-    page.js_errors = errors
-    page.csp_violations = violations
-    return page
 
 
 @pytest.fixture

@@ -1,8 +1,4 @@
-"""Fixtures of the platform tests, loaded by each module with ``pytest_plugins``.
-
-Not a conftest.py: a second module named ``conftest`` would shadow
-tests/conftest.py, which other tests import by that name.
-"""
+"""Fixtures of the platform tests (beside tests/conftest.py's, which pytest loads as well)."""
 
 from __future__ import annotations
 

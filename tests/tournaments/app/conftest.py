@@ -1,5 +1,4 @@
-"""Fixtures of the tournament app's tests, loaded with ``pytest_plugins`` (not a conftest.py,
-which would shadow tests/conftest.py)."""
+"""Fixtures of the tournament app's tests (beside tests/conftest.py's)."""
 
 from __future__ import annotations
 
