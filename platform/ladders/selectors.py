@@ -292,16 +292,43 @@ class HeadToHead:
 
 def entry_head_to_head(entry: LadderEntry) -> list[HeadToHead]:
     """Per opponent: meetings and how often the entry finished ahead, level, behind; most met first."""
-    own = dict(RatingChange.objects.filter(entry=entry).values_list("match_id", "rank"))
-    tallies: dict[int, list[int]] = {}
-    others = RatingChange.objects.filter(match_id__in=own).exclude(entry=entry).values_list("match_id", "entry_id", "rank")
-    for match_id, opponent_id, rank in others:
-        tally = tallies.setdefault(opponent_id, [0, 0, 0])
-        mine = own[match_id]
-        tally[0 if mine < rank else 1 if mine == rank else 2] += 1
-    opponents = LadderEntry.objects.select_related("bot__owner").in_bulk(list(tallies))
-    rows = [HeadToHead(opponents[pk], sum(t), t[0], t[1], t[2]) for pk, t in tallies.items()]
-    return sorted(rows, key=lambda row: (-row.matches, -row.score, row.opponent.bot.name))
+    return entry_head_to_head_top(entry, limit=None)[0]
+
+
+def entry_head_to_head_top(entry: LadderEntry, *, limit: int | None) -> tuple[list[HeadToHead], int]:
+    """The ``limit`` opponents the entry met most (all when None), as ``entry_head_to_head`` orders
+    them, and the number of opponents met.
+
+    Two queries whatever the length of the history: one GROUP BY in PostgreSQL over the entry's
+    rating changes joined to the other changes of the same matches (the unique (match, entry) index),
+    ordered and cut there, and the shown opponents' entries. Tallying every change in Python made a
+    ladder's bot page grow with the bot's history (34 -> 62 ms from 10,000 to 200,000 matches).
+    """
+    table = RatingChange._meta.db_table
+    sql = (
+        f"WITH own AS (SELECT match_id, rank FROM {table} WHERE entry_id = %s),"
+        " tally AS (SELECT o.entry_id, count(*) AS matches,"
+        " count(*) FILTER (WHERE own.rank < o.rank) AS ahead,"
+        " count(*) FILTER (WHERE own.rank = o.rank) AS tied,"
+        " count(*) FILTER (WHERE own.rank > o.rank) AS behind"
+        f" FROM own JOIN {table} o ON o.match_id = own.match_id AND o.entry_id <> %s GROUP BY o.entry_id)"
+        " SELECT tally.entry_id, tally.matches, tally.ahead, tally.tied, tally.behind, count(*) OVER () AS opponents"
+        f" FROM tally JOIN {LadderEntry._meta.db_table} e ON e.id = tally.entry_id"
+        f" JOIN {Bot._meta.db_table} b ON b.id = e.bot_id"
+        " ORDER BY tally.matches DESC, (2 * tally.ahead + tally.tied)::float / tally.matches DESC, b.name, tally.entry_id"
+    )
+    params: list[int] = [entry.pk, entry.pk]
+    if limit is not None:
+        sql += " LIMIT %s"
+        params.append(limit)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        tallies = cursor.fetchall()
+    if not tallies:
+        return [], 0
+    opponents = LadderEntry.objects.select_related("bot__owner").in_bulk([row[0] for row in tallies])
+    rows = [HeadToHead(opponents[pk], matches, ahead, tied, behind) for pk, matches, ahead, tied, behind, _ in tallies]
+    return rows, tallies[0][5]
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,7 @@ def entry_detail(request, slug: str, bot_id: int):
         before = int(request.GET["before"]) if "before" in request.GET else None
     except ValueError:
         raise Http404("before must be a rating change id") from None
-    head_to_head = selectors.entry_head_to_head(entry)
+    head_to_head, opponents = selectors.entry_head_to_head_top(entry, limit=HEAD_TO_HEAD_ROWS)
     # the chart: the newest fitted changes only (a bounded window of a long history)
     window = selectors.entry_chart_changes(entry)
     chart = charts.rating_chart(
@@ -76,8 +76,8 @@ def entry_detail(request, slug: str, bot_id: int):
             "chart": chart,
             "chart_window": len(window) if window and window[0].matches_after > 1 else None,
             "history": selectors.entry_history_page(entry, before=before),
-            "head_to_head": head_to_head[:HEAD_TO_HEAD_ROWS],
-            "opponents": len(head_to_head),
+            "head_to_head": head_to_head,
+            "opponents": opponents,
             "matches": selectors.ladder_matches(ladder, entry=entry, limit=20),
             "is_owner": user_is_owner_or_staff(request.user, entry.bot),
             "provisional_margin": ratings.PROVISIONAL_MARGIN,
