@@ -1,8 +1,9 @@
 """The examples in the docstrings of the pure libraries run as tests of the suite.
 
 Every module of engine/, sandbox/ and tournaments/ that imports neither Django nor a
-platform app is collected as pytest's ``--doctest-modules`` would collect it; the Django
-app modules that still live in tournaments/ are never imported by this collection.
+platform app is collected as pytest's ``--doctest-modules`` would collect it (all of them:
+the tournament app lives in platform/tournaments_app/, tests/foundation/test_layers.py keeps
+these folders pure).
 ``pyproject.toml`` names these folders in ``testpaths``, so plain ``pytest`` (and
 ``make test``, ``make check``) runs them.
 """

@@ -1,7 +1,7 @@
 """Tables, rounds and results: the plain data the pairing code exchanges.
 
 Entries are identified by any hashable id (a database pk, a name). Nothing here
-imports Django or does I/O; ``tournaments.models`` maps rows to these values.
+imports Django or does I/O; ``tournaments_app.models`` maps rows to these values.
 
 >>> table_sizes(7, 3)
 (4, 3)

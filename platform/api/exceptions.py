@@ -21,7 +21,7 @@ from bots.services import BotError
 from ladders.services import LadderError
 from matches.services import MatchError
 from sandbox.package import PackageError
-from tournaments.services import TournamentError
+from tournaments_app.services import TournamentError
 
 from .services import ApiRefusal
 

@@ -90,7 +90,7 @@ def match_seats_query(*, bot=None, ladder=None, tournament=None, status=None, ki
     """The seats of bot ``bot`` (an id) in the matches ``match_query`` lists, newest first on the
     seats' (bot, queued_at, match) index: what a bot's API list pages over; None without ``bot``."""
     from matches.selectors import match_seats
-    from tournaments.models import Pairing
+    from tournaments_app.models import Pairing
 
     if bot is None:
         return None

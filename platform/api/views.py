@@ -24,9 +24,9 @@ from ladders import services as ladder_services
 from ladders.models import Ladder, LadderEntry
 from matches import selectors as match_selectors
 from matches.models import Match
-from tournaments import selectors as tournament_selectors
-from tournaments import services as tournament_services
-from tournaments.models import Tournament
+from tournaments_app import selectors as tournament_selectors
+from tournaments_app import services as tournament_services
+from tournaments_app.models import Tournament
 
 from . import selectors, services
 from . import serializers as s

@@ -53,7 +53,7 @@ INSTALLED_APPS = [
     "bots",
     "matches",
     "web",
-    "tournaments",
+    "tournaments_app",  # label "tournaments"; the pure competition code is the top-level tournaments package
     "ladders",
     "drf_spectacular",
     "drf_spectacular_sidecar",

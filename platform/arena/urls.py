@@ -16,7 +16,7 @@ urlpatterns = [
     path("matches/", include("matches.urls")),
     path("", include("web.urls")),
     path("ladders/", include("ladders.urls")),
-    path("tournaments/", include("tournaments.urls")),
+    path("tournaments/", include("tournaments_app.urls")),
     path("versiontests/", include("versiontests.urls")),
     path("play/", include("play.urls")),
 ]

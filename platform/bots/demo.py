@@ -117,7 +117,7 @@ def demo_seed(log=print) -> dict:
     from ladders.demo import ladder_demo_seed  # the ladders app builds on bots, not the reverse
 
     created.update(ladder_demo_seed(playing.values(), log=log))
-    from tournaments.demo import demo_tournaments  # tournaments build on bots, not the reverse
+    from tournaments_app.demo import demo_tournaments  # tournaments build on bots, not the reverse
 
     created["tournaments"] = demo_tournaments(list(playing.values()), password=DEMO_PASSWORD, log=log)
     return created

@@ -56,7 +56,7 @@ def discover_paths() -> list[tuple[str, str]]:
     from ladders.models import Ladder, LadderEntry
     from matches.models import Match
     from matches.views import MATCHES_PER_PAGE
-    from tournaments.models import Tournament
+    from tournaments_app.models import Tournament
 
     match = Match.objects.filter(status=Match.Status.DONE).order_by("-pk").only("pk").first()
     ladder = Ladder.objects.annotate(n=Count("entries")).order_by("-n", "pk").first() if Ladder.objects.exists() else None

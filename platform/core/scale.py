@@ -423,8 +423,8 @@ def _seed_ladder_matches(ladder_rows, versions, total: int, rng, out: Seeded, pr
 
 
 def _seed_tournaments(n: int, tag: str, versions: dict, ladder_rows, rng, out: Seeded, progress) -> None:
-    from tournaments import services as t_services
-    from tournaments.models import Pairing, Tournament
+    from tournaments_app import services as t_services
+    from tournaments_app.models import Pairing, Tournament
 
     if n == 0:
         return

@@ -108,7 +108,7 @@ def home_tournaments(limit: int) -> list | None:
 
     if not apps.is_installed("tournaments"):
         return None
-    from tournaments.models import Entry, Pairing, Tournament
+    from tournaments_app.models import Entry, Pairing, Tournament
 
     active = Entry.objects.filter(tournament=OuterRef("pk"), status=Entry.Status.ACTIVE)
     paired = Pairing.objects.filter(round__tournament=OuterRef("pk"), bye=False)

@@ -27,7 +27,7 @@ def _current_tournaments() -> list | None:
     current = selectors.home_tournaments(HOME_TOURNAMENTS)
     if current is None:
         return None
-    from tournaments.selectors import tournament_progress
+    from tournaments_app.selectors import tournament_progress
 
     return [
         {

@@ -389,7 +389,7 @@ def match_event(match: Match) -> dict | None:
         if link is not None:
             return {"kind": "ladder", "name": link.ladder.name, "url": link.ladder.get_absolute_url(), "detail": ""}
     elif match.kind == Match.Kind.TOURNAMENT:
-        from tournaments.models import Pairing
+        from tournaments_app.models import Pairing
 
         pairing = (
             Pairing.objects.filter(match=match).select_related("round__tournament")

@@ -11,8 +11,8 @@ from django.db.models import F
 from ladders.models import Ladder, LadderEntry, LadderMatch, RatingChange
 from matches.models import Match
 from matches.services import match_create
-from tournaments.models import Tournament
-from tournaments.services import entry_add, tournament_create, tournament_open_registration
+from tournaments_app.models import Tournament
+from tournaments_app.services import entry_add, tournament_create, tournament_open_registration
 
 
 @pytest.fixture

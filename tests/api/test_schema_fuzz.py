@@ -18,7 +18,7 @@ from schemathesis.specs.openapi.checks import content_type_conformance, response
 from api.services import token_create
 from ladders.models import Ladder, LadderEntry
 from matches.services import match_create
-from tournaments.services import entry_add, tournament_create, tournament_open_registration
+from tournaments_app.services import entry_add, tournament_create, tournament_open_registration
 
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
 MAX_EXAMPLES = 10

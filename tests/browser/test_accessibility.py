@@ -117,7 +117,7 @@ def _site_with_every_kind_of_page() -> dict[str, str]:
     from bots import services as bot_services
     from ladders.models import Ladder
     from ladders.services import ladder_enter, ladder_matchmake
-    from tournaments.services import (
+    from tournaments_app.services import (
         entry_add,
         tournament_create,
         tournament_open_registration,

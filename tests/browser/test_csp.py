@@ -63,8 +63,8 @@ def _world():
 
 def _running_cup(owner, *bots):
     """A round robin shown as running, two of its three matches done (so its bar is partly filled)."""
-    from tournaments import services as tournament_services
-    from tournaments.models import Pairing, Tournament
+    from tournaments_app import services as tournament_services
+    from tournaments_app.models import Pairing, Tournament
 
     bots = list(bots)
     while len(bots) < 3:
@@ -149,7 +149,7 @@ def test_every_kind_of_page_sends_the_policy_and_passes_it(page, live_server, ea
 
     check(anonymous)
     # the tournament page's script (tournaments/progress.js) polls progress and updates the page in place
-    from tournaments.models import Tournament
+    from tournaments_app.models import Tournament
 
     page.goto(base + w["cup"].get_absolute_url())
     assert page.inner_text("[data-status]") == "running"

@@ -250,7 +250,7 @@ def _ladder_with_an_entry() -> str:
 
 
 def _open_tournament() -> str:
-    from tournaments.services import tournament_create, tournament_open_registration
+    from tournaments_app.services import tournament_create, tournament_open_registration
 
     cup = tournament_create(name="Winter Cup", rules=["players=2", "rounds=1"], format="round_robin")
     tournament_open_registration(cup)

@@ -63,4 +63,4 @@ def test_plain_pytest_collects_the_doctests_of_pure_modules_and_imports_no_app_m
     assert {"engine/cards.py", "sandbox/limits.py", "tournaments/pairing.py", "tournaments/rating.py"} <= files
     app_modules = {"models", "services", "selectors", "views", "admin", "apps", "urls", "demo"}
     assert not {f for f in files if f.startswith("tournaments/") and Path(f).stem in app_modules}
-    assert "tournaments/services.py" not in listing.stdout  # it has examples, but imports Django
+    assert "platform/tournaments_app/services.py" not in listing.stdout  # it has examples, but imports Django

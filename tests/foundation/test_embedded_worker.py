@@ -29,7 +29,7 @@ SETUP = """
 from django.contrib.auth import get_user_model
 from bots import services as bot_services
 from bots.models import BotVersion
-from tournaments import services as t
+from tournaments_app import services as t
 
 source = b"def agent(observation):\\n    return observation['legal_actions'][0]\\n"
 get_user_model().objects.create_superuser("boss", "boss@example.org", "boss-password-1")

@@ -11,7 +11,7 @@ from ladder_helpers import ladder, user
 from ladders import models, services
 from ladders.demo import DEMO_LADDER
 from ladders.models import Ladder
-from tournaments.forms import rules_post_data
+from tournaments_app.forms import rules_post_data
 
 pytestmark = pytest.mark.django_db
 
@@ -71,7 +71,7 @@ def test_the_clock_bounds_and_defaults_are_the_sandboxs():
 
 
 def test_games_per_match_are_bounded_as_tournaments_bound_games_per_pairing():
-    from tournaments.services import MAX_GAMES
+    from tournaments_app.services import MAX_GAMES
 
     assert models.MAX_GAMES == MAX_GAMES
 

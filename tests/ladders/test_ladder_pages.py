@@ -11,7 +11,7 @@ from ladder_helpers import active_bot, bots_of, ladder, record, user
 from ladders import ratings, services
 from ladders.models import LadderEntry, RatingChange
 from matches.models import Match
-from tournaments.forms import rules_post_data
+from tournaments_app.forms import rules_post_data
 
 pytestmark = pytest.mark.django_db
 

@@ -204,7 +204,7 @@ def test_the_match_page_links_its_ladder_and_shows_each_seats_rating_change(vers
 
 
 def test_the_match_page_links_its_tournament_round_and_table(versions):
-    from tournaments.models import Pairing, Round, Tournament
+    from tournaments_app.models import Pairing, Round, Tournament
 
     mine, rival, _ = versions
     tournament = Tournament.objects.create(name="Winter cup", slug="winter", rules={"players": 2})

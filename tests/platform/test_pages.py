@@ -328,7 +328,7 @@ def test_the_admin_has_the_sites_name_and_icon(client, db):
 def test_a_view_only_organizer_sees_a_bots_owner_as_text_not_a_forbidden_link(client, bot):
     import re
 
-    from tournaments.demo import demo_organizer
+    from tournaments_app.demo import demo_organizer
 
     organizer = demo_organizer("pw", log=lambda _: None)
     client.force_login(organizer)

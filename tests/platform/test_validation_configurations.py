@@ -126,7 +126,7 @@ def test_a_rejection_cancels_the_configurations_not_yet_played(bot, run_on_commi
 
 
 def test_a_tournament_entry_adds_each_of_its_table_sizes(bot, validated_version):
-    from tournaments import services as tournament_services
+    from tournaments_app import services as tournament_services
 
     cup = tournament_services.tournament_create(name="Four cup", rules=["players=4", "rounds=1"], format="round_robin")
     tournament_services.entry_add(cup, bot)

@@ -25,7 +25,7 @@ def test_a_small_seed_is_shaped_as_the_platform_writes_and_every_page_answers_20
     from bots.models import Bot, BotVersion
     from ladders.models import LadderEntry, LadderMatch, RatingChange
     from matches.models import Match, MatchSeat
-    from tournaments.models import Tournament
+    from tournaments_app.models import Tournament
 
     assert Bot.objects.count() == 20
     assert not BotVersion.objects.exclude(status=BotVersion.Status.ACTIVE).exists()

@@ -90,8 +90,8 @@ def test_the_tournament_lists_count_by_subqueries_whatever_the_number_of_tournam
     three = {path: _queries(client, path) for path in ("/tournaments/", "/api/tournaments/")}
     assert one == three and max(three.values()) < MAX_QUERIES
     body = client.get("/api/tournaments/").json()["results"]
-    from tournaments.models import Entry, Pairing, Tournament
-    from tournaments.selectors import tournament_list
+    from tournaments_app.models import Entry, Pairing, Tournament
+    from tournaments_app.selectors import tournament_list
 
     for row in tournament_list():
         assert row.entry_count == Entry.objects.filter(tournament=row).count()
@@ -101,7 +101,7 @@ def test_the_tournament_lists_count_by_subqueries_whatever_the_number_of_tournam
 
 
 def test_the_crosstable_comes_a_page_of_rows_against_every_column():
-    from tournaments.selectors import tournament_crosstable, tournament_standings
+    from tournaments_app.selectors import tournament_crosstable, tournament_standings
 
     swiss = _played(12, "Paged Swiss")
     rows = tournament_standings(swiss)
@@ -126,8 +126,8 @@ def test_the_page_shows_the_newest_rounds_and_links_every_other():
 
 
 def test_the_cached_standings_follow_every_new_result_and_withdrawal():
-    from tournaments import services
-    from tournaments.selectors import tournament_standings
+    from tournaments_app import services
+    from tournaments_app.selectors import tournament_standings
 
     swiss = tournament_with(field(6, make_user("owner-cache")), name="Cached Swiss", format="swiss")  # 3 rounds
     play_round(swiss)

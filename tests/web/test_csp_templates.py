@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OFFLINE_PAGES = {"platform/web/templates/web/replay_standalone.html"}
 TEMPLATES = sorted(
     path
-    for path in [*ROOT.glob("platform/*/templates/**/*.html"), *ROOT.glob("tournaments/templates/**/*.html")]
+    for path in [*ROOT.glob("platform/*/templates/**/*.html"), *ROOT.glob("platform/tournaments_app/templates/**/*.html")]
     if str(path.relative_to(ROOT)) not in OFFLINE_PAGES
 )
 #: Python that builds HTML (format_html in admins, views): the same rules apply to its strings

@@ -71,7 +71,7 @@ def test_competition_fields_carry_the_glossary_s_help_in_the_models_and_the_api(
     from api.serializers import LadderSerializer, StandingSerializer, TournamentSerializer
     from ladders.models import Ladder
     from matches.models import Match
-    from tournaments.models import Tournament
+    from tournaments_app.models import Tournament
 
     for model in (Ladder, Tournament, Match):
         assert glossary.DEALS_HELP in model._meta.get_field("games").help_text, model

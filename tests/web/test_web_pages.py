@@ -318,7 +318,7 @@ def test_home_page_lists_active_ladders_with_leaders_and_open_tournaments(client
         pytest.skip("the ladders and tournaments apps are not both installed at this commit")
     from ladders.models import Ladder
     from ladders.services import ladder_enter
-    from tournaments.services import tournament_create, tournament_open_registration
+    from tournaments_app.services import tournament_create, tournament_open_registration
 
     heads_up = Ladder.objects.create(name="Heads-up classic", slug="heads-up", rules={"players": 2}, seats=2)
     bot = bot_services.bot_create(owner=_user("carol"), name="frontrunner")

@@ -25,10 +25,10 @@ from tournament_helpers import (
 
 from engine.rules import BOOLEANS, BOUNDS, CHOICES, Rules
 from matches.models import Match
-from tournaments import services
-from tournaments.demo import ORGANIZER_PERMISSIONS
-from tournaments.forms import rules_post_data
-from tournaments.models import Entry, Pairing, Tournament
+from tournaments_app import services
+from tournaments_app.demo import ORGANIZER_PERMISSIONS
+from tournaments_app.forms import rules_post_data
+from tournaments_app.models import Entry, Pairing, Tournament
 
 pytestmark = pytest.mark.django_db
 

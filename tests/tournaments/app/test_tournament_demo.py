@@ -6,8 +6,8 @@ import pytest
 from tournament_helpers import field
 
 from matches.models import Match
-from tournaments.demo import DEMO_TOURNAMENTS, demo_tournaments
-from tournaments.models import Tournament
+from tournaments_app.demo import DEMO_TOURNAMENTS, demo_tournaments
+from tournaments_app.models import Tournament
 
 pytestmark = pytest.mark.django_db
 

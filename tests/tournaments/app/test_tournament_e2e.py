@@ -21,8 +21,8 @@ from matches import hooks
 from matches import services as match_services
 from matches.models import Match
 from matches.sandboxing import Outcome, SeatOutcome
-from tournaments import selectors, services
-from tournaments.models import Pairing, Tournament
+from tournaments_app import selectors, services
+from tournaments_app.models import Pairing, Tournament
 
 pytestmark = [pytest.mark.services, pytest.mark.docker, pytest.mark.slow]
 

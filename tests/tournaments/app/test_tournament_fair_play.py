@@ -20,10 +20,10 @@ from tournament_helpers import (
 from ladders.models import Ladder, LadderEntry, RatingChange
 from matches.models import Match
 from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
-from tournaments import selectors, services
-from tournaments.forms import rules_post_data
-from tournaments.models import Entry, Pairing, Tournament
-from tournaments.services import TournamentError
+from tournaments_app import selectors, services
+from tournaments_app.forms import rules_post_data
+from tournaments_app.models import Entry, Pairing, Tournament
+from tournaments_app.services import TournamentError
 
 pytestmark = pytest.mark.django_db
 

@@ -19,9 +19,9 @@ from tournament_helpers import (
 )
 
 from matches.models import Match
-from tournaments import services
-from tournaments.forms import rules_post_data
-from tournaments.models import Entry, Pairing, Tournament
+from tournaments_app import services
+from tournaments_app.forms import rules_post_data
+from tournaments_app.models import Entry, Pairing, Tournament
 
 pytestmark = pytest.mark.django_db
 

@@ -12,11 +12,11 @@ from django.urls import reverse
 from tournament_helpers import active_bot, field, make_user, play_round, refreshed, tournament_with
 
 from bots.models import Bot
-from tournaments import selectors, services
-from tournaments.demo import demo_organizer
-from tournaments.forms import rules_post_data
-from tournaments.models import Entry, Round, Tournament
-from tournaments.services import TournamentError, round_seed
+from tournaments_app import selectors, services
+from tournaments_app.demo import demo_organizer
+from tournaments_app.forms import rules_post_data
+from tournaments_app.models import Entry, Round, Tournament
+from tournaments_app.services import TournamentError, round_seed
 
 pytestmark = pytest.mark.django_db
 

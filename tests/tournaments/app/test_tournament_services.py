@@ -20,9 +20,9 @@ from engine.rules import Rules
 from matches import hooks
 from matches import services as match_services
 from matches.models import Match
-from tournaments import services
-from tournaments.models import Entry, Pairing, Round, Tournament
-from tournaments.services import TournamentError
+from tournaments_app import services
+from tournaments_app.models import Entry, Pairing, Round, Tournament
+from tournaments_app.services import TournamentError
 
 pytestmark = pytest.mark.django_db
 

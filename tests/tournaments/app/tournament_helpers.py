@@ -9,8 +9,8 @@ from bots.models import BotVersion
 from matches import services as match_services
 from matches.models import Match
 from matches.sandboxing import Outcome, SeatOutcome
-from tournaments import services
-from tournaments.models import Pairing, Tournament
+from tournaments_app import services
+from tournaments_app.models import Pairing, Tournament
 
 BOT_SOURCE = b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"
 

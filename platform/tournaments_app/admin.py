@@ -15,12 +15,12 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
+from tournaments.standings import TIE_BREAKS
 
 from . import selectors, services
 from .forms import BulkEntriesForm, ConfirmForm, OrderedChoiceField, rule_fields_form
 from .models import Entry, Pairing, Round, Tournament, TournamentEvent
 from .services import TournamentError
-from .standings import TIE_BREAKS
 
 #: the rule options as form fields (from engine.rules); the table size is the rules' players
 TournamentRuleFields = rule_fields_form()

@@ -5,7 +5,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-import tournaments.models
+import tournaments_app.models
 
 
 class Migration(migrations.Migration):
@@ -40,17 +40,17 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='tournament',
             name='time_bank',
-            field=models.FloatField(default=10.0, help_text='Seconds of extra time per bot per match, beyond the time per decision: 0.1 to 600; copied into every match of the tournament.', validators=[tournaments.models.validate_finite, django.core.validators.MinValueValidator(0.1), django.core.validators.MaxValueValidator(600.0)]),
+            field=models.FloatField(default=10.0, help_text='Seconds of extra time per bot per match, beyond the time per decision: 0.1 to 600; copied into every match of the tournament.', validators=[tournaments_app.models.validate_finite, django.core.validators.MinValueValidator(0.1), django.core.validators.MaxValueValidator(600.0)]),
         ),
         migrations.AddField(
             model_name='tournament',
             name='time_per_decision',
-            field=models.FloatField(default=1.0, help_text='Seconds per decision before the time bank is drawn on: 0.1 to 60; copied into every match of the tournament.', validators=[tournaments.models.validate_finite, django.core.validators.MinValueValidator(0.1), django.core.validators.MaxValueValidator(60.0)]),
+            field=models.FloatField(default=1.0, help_text='Seconds per decision before the time bank is drawn on: 0.1 to 60; copied into every match of the tournament.', validators=[tournaments_app.models.validate_finite, django.core.validators.MinValueValidator(0.1), django.core.validators.MaxValueValidator(60.0)]),
         ),
         migrations.AddField(
             model_name='tournament',
             name='time_per_match',
-            field=models.FloatField(default=300.0, help_text='Seconds of thinking per bot per match, every decision counted; a bot that uses it up forfeits (out of match time): 1 to 3600; copied into every match of the tournament.', validators=[tournaments.models.validate_finite, django.core.validators.MinValueValidator(1.0), django.core.validators.MaxValueValidator(3600.0)]),
+            field=models.FloatField(default=300.0, help_text='Seconds of thinking per bot per match, every decision counted; a bot that uses it up forfeits (out of match time): 1 to 3600; copied into every match of the tournament.', validators=[tournaments_app.models.validate_finite, django.core.validators.MinValueValidator(1.0), django.core.validators.MaxValueValidator(3600.0)]),
         ),
         migrations.AddConstraint(
             model_name='tournament',

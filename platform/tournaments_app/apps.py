@@ -4,8 +4,9 @@ from django.apps import AppConfig
 def entered_tournaments_rules(bot):
     """(label, rules) of each tournament ``bot`` is an active entry of that has not ended, at each
     of its table sizes: a new version is validated under them (bots.validation)."""
+    from tournaments.tables import table_size_bounds
+
     from .models import Entry, Tournament
-    from .tables import table_size_bounds
 
     entries = Entry.objects.filter(bot=bot, status=Entry.Status.ACTIVE).exclude(
         tournament__status__in=[Tournament.Status.FINISHED, Tournament.Status.CANCELLED]
@@ -17,7 +18,12 @@ def entered_tournaments_rules(bot):
 
 
 class TournamentsConfig(AppConfig):
-    name = "tournaments"
+    """The tournament app: the pure competition code it runs is the ``tournaments`` package at the
+    top level; the app keeps the label ``tournaments`` (its tables, migrations, permissions and
+    admin URLs are unchanged by the move under platform/)."""
+
+    name = "tournaments_app"
+    label = "tournaments"
     verbose_name = "Tournaments"
 
     def ready(self) -> None:
