@@ -236,6 +236,10 @@ class MatchSerializer(serializers.ModelSerializer):
     time_per_match = serializers.SerializerMethodField(
         help_text="seconds of thinking per bot per match; using it up forfeits (out of match time)"
     )
+    seed = serializers.IntegerField(
+        read_only=True, allow_null=True,
+        help_text="the seed every deal and draw derives from: null until the match ends (staff see it always)",
+    )
     replay = serializers.SerializerMethodField(help_text="API URL of the replay JSON, null until done")
     page = serializers.SerializerMethodField(help_text="the match page")
     viewer = serializers.SerializerMethodField(help_text="the replay viewer page, null until done")
@@ -261,7 +265,7 @@ class MatchSerializer(serializers.ModelSerializer):
             "kind": match.kind,
             "status": match.status,
             "rules": match.rules,
-            "seed": match.seed,
+            "seed": match.seed if match_selectors.seed_shown(match, _user(self.context)) else None,
             "games": match.games,
             "duplicate": match.duplicate,
             "time_per_decision": clocks.time_per_decision,

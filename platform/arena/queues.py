@@ -14,3 +14,6 @@ VALIDATION = "validation"
 PLAY = "play"
 MAINTENANCE = "maintenance"
 ALL = (MATCHES, VALIDATION, PLAY, MAINTENANCE)
+#: what a worker of matches serves: every queue but ``play``, whose workers keep their slots for
+#: human games (a person's game holds its slot for minutes: docs/queues.md)
+MATCH_WORK = (MATCHES, VALIDATION, MAINTENANCE)

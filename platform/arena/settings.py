@@ -382,8 +382,9 @@ API_TOKENS_PER_USER = env_int("API_TOKENS_PER_USER", 20)
 # A user's challenges queued or running at once.
 API_CHALLENGES_PENDING = env_int("API_CHALLENGES_PENDING", 3)
 # Human games (the play app) in play on the whole site at once: each holds a worker slot of the
-# ``play`` queue for the whole game, so this is at most the play workers' slots.
-HUMAN_GAMES_AT_ONCE = env_int("HUMAN_GAMES_AT_ONCE", 4)
+# ``play`` queue for the whole game, so this is at most the play workers' slots (compose's
+# play-worker runs this many; the embedded worker adds this many threads to its own).
+HUMAN_GAMES_AT_ONCE = env_int("HUMAN_GAMES_AT_ONCE", 2)
 # versiontests: an owner's running version tests (SPRT) at once, and the pairs of one test queued
 # or playing at once; starting a test counts against the "challenges" rate limit.
 VERSION_TESTS_RUNNING = env_int("VERSION_TESTS_RUNNING", 2)

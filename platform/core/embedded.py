@@ -15,8 +15,10 @@ match still queued (sent by an earlier run of the server, which took its message
 is sent again at once, instead of waiting for the sweeper's RESEND_QUEUED_AFTER.
 
 It uses the ``threads`` pool (no fork of the web server) with
-``EMBEDDED_WORKER_THREADS`` threads, and no mingle, gossip or event heartbeats
-(there is one worker).
+``EMBEDDED_WORKER_THREADS`` threads plus ``HUMAN_GAMES_AT_ONCE`` more: the site never
+has more human games in play than that (``play.services``), and each holds its thread
+for the whole game, so the other matches always keep ``EMBEDDED_WORKER_THREADS``. No
+mingle, gossip or event heartbeats (there is one worker).
 """
 
 from __future__ import annotations
@@ -55,7 +57,8 @@ class EmbeddedWorker:
         from celery.worker import WorkController
 
         self.app = app
-        self.threads = max(1, threads or settings.EMBEDDED_WORKER_THREADS)
+        # the human games' threads on top: they never take the other matches' share
+        self.threads = max(1, threads or settings.EMBEDDED_WORKER_THREADS) + max(0, settings.HUMAN_GAMES_AT_ONCE)
         self.worker = WorkController(
             app=app,
             hostname=f"embedded@{socket.gethostname()}",
@@ -83,9 +86,16 @@ class EmbeddedWorker:
         return self
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Stop taking tasks and wait (up to ``timeout``) for the running ones."""
-        self.worker.stop()
-        self._thread.join(timeout)
+        """Stop taking tasks and wait (up to ``timeout``) for the running ones; a person's seat
+        waiting for its answer gives its game back to the queue at once (``matches.human.STOPPING``)."""
+        from matches import human
+
+        human.STOPPING.set()
+        try:
+            self.worker.stop()
+            self._thread.join(timeout)
+        finally:
+            human.STOPPING.clear()  # the seats looked at it while the worker stopped (every WAIT_SLICE)
         self.app.conf.task_always_eager = True
 
     @property

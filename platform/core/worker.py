@@ -405,6 +405,15 @@ def _child_stopping(**kwargs):
     stop_warm_seats()
 
 
+@signals.worker_shutting_down.connect
+def _stopping_people_s_games(**kwargs):
+    # a person's seat waiting for its answer gives its game back to the queue at once, instead of
+    # holding the warm shutdown for up to a whole clock (matches.human)
+    from matches import human
+
+    human.STOPPING.set()
+
+
 @signals.task_prerun.connect
 def _task_starts(**kwargs):
     from sandbox import runner

@@ -92,7 +92,7 @@ def rating_chart(
         return round(TOP + plot_h * (high - min(max(v, low), high)) / (high - low), 1)
 
     tips = ["start" if first == 1 else "before", *(labels or [f"match {first + i}" for i in range(len(series) - 1)])]
-    dots = [(x(i), y(v), f"{tips[i]}: {v:.2f}") for i, v in enumerate(series)]
+    dots = [(x(i), y(v), f"{tips[i]}: {v:.0f}") for i, v in enumerate(series)]  # whole points, as every rating shown
     y_ticks = []
     tick = low
     while tick <= high + step / 2:

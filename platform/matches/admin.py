@@ -21,6 +21,9 @@ class MatchAdmin(admin.ModelAdmin):
         "kind", "status", "rules", "seed", "games", "duplicate", "queued_at", "started_at", "finished_at",
         "time_per_decision", "time_bank", "time_per_match",
         "deadline", "attempts", "attempt_token", "rounds_played", "games_played", "timings", "error",
+        # the worker path's bookkeeping: never edited by hand (and Django's split date-time widget
+        # leaves its two inputs without labels)
+        "enqueued_at", "lease_expires_at", "worker", "avoid_worker", "avoid_until", "send_failed_at",
     ]
     inlines = [MatchSeatInline]
 

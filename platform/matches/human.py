@@ -28,7 +28,7 @@ import threading
 import time
 from typing import Any
 
-from engine.faults import SeatFault
+from engine.faults import InfrastructureError, SeatFault
 from sandbox.seat import SeatLog
 
 #: seconds the stored question outlives its clock (a page polling just after the deadline)
@@ -39,6 +39,11 @@ CLOCK_MIN = 10
 CLOCK_MAX = 300
 #: a person's thinking time for a whole game (seconds), as a bot's time_per_match
 THINKING_SECONDS = 1800
+#: seconds of one wait for the answer: between two, the seat looks at STOPPING
+WAIT_SLICE = 2
+#: set when this process's worker is stopping: a seat waiting for its person then raises
+#: InfrastructureError (the worker's doing, not the person's), so the game goes back to the queue
+STOPPING = threading.Event()
 
 
 class HumanActionError(ValueError):
@@ -82,7 +87,14 @@ class HumanSeat:
         answer_key = f"{self.prefix}:answer:{self.seq}"
         self.client.set(f"{self.prefix}:ask", json.dumps(ask), ex=int(clock) + ASK_MARGIN)
         asked = self._now()
-        popped = self.client.blpop([answer_key], timeout=max(1, round(clock)))
+        give_up = time.monotonic() + max(1, round(clock))
+        popped = None
+        while popped is None and time.monotonic() < give_up:
+            if STOPPING.is_set():
+                self.client.delete(f"{self.prefix}:ask")
+                raise InfrastructureError("the worker is stopping while a person decides: the game goes back to the queue")
+            wait = max(1, min(WAIT_SLICE, round(give_up - time.monotonic())))
+            popped = self.client.blpop([answer_key], timeout=wait)
         self.thinking_left -= self._now() - asked
         self.client.delete(f"{self.prefix}:ask", answer_key)
         if popped is None:

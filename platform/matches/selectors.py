@@ -226,6 +226,13 @@ def match_detail(match_id: int) -> Match:
     )
 
 
+def seed_shown(match: Match, user=None) -> bool:
+    """Whether ``user`` may see ``match``'s seed: staff always; everyone else once the match has
+    ended. Every deal and draw derives from it, so a running match's seed would show every hidden
+    hand (a human game's included) to whoever computes the deals."""
+    return match.is_finished or bool(user is not None and getattr(user, "is_staff", False))
+
+
 def match_clocks(match: Match) -> list[dict]:
     """The bots' three clocks of ``match`` in the order of sandbox.limits.CLOCKS: ``name`` (as in
     the bots' configuration), ``label``, ``seconds`` and ``default`` (the match left it empty)."""

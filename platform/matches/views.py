@@ -74,6 +74,7 @@ def match_detail(request, match_id: int):
             "seating": selectors.match_seating(match),
             "event": selectors.match_event(match),
             "rated": bool(changes),
+            "seed_shown": selectors.seed_shown(match, request.user),
         },
     )
 

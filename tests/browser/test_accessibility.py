@@ -231,3 +231,48 @@ def test_the_replay_loads_without_a_layout_shift(browser, live_server, eager_tas
         context.close()
     print(f"\nreplay of {players} seats at {width} px: cumulative layout shift {cls:.3f}")
     assert cls < 0.1, f"cumulative layout shift {cls:.3f} at {width} px (good: under 0.1): {shifts}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_organizer_s_admin_pages_have_no_serious_or_critical_axe_violation(browser, live_server, eager_tasks, shot, width):
+    """The admin an organizer works in (issue 20 points 7 and 10): its index, a tournament's change
+    page with its rounds, a ladder's and a match's, and the add form; and a refused page (403)."""
+    from urllib.parse import urlparse
+
+    from browser_helpers import login
+    from django.contrib.auth import get_user_model
+
+    from ladders.models import Ladder
+    from tournaments_app.models import Tournament
+
+    site = _site_with_every_kind_of_page()
+    get_user_model().objects.create_superuser(username="boss", password=PASSWORD, email="boss@example.org")
+    get_user_model().objects.create_user(username="visitor", password=PASSWORD, is_staff=True)
+    cup = Tournament.objects.get()
+    ladder = Ladder.objects.get()
+    match = Match.objects.get(pk=int(urlparse(site["match"]).path.strip("/").split("/")[-1]))
+    pages = {
+        "admin": "/admin/", "tournament admin": f"/admin/tournaments/tournament/{cup.pk}/change/",
+        "tournament add": "/admin/tournaments/tournament/add/",
+        "ladder admin": f"/admin/ladders/ladder/{ladder.pk}/change/", "match admin": f"/admin/matches/match/{match.pk}/change/",
+    }
+    context = _context(browser, width)
+    problems = []
+    try:
+        page = context.new_page()
+        login(page, live_server, "boss")
+        for name, path in pages.items():
+            response = page.goto(live_server.url + path)
+            assert response is not None and response.status == 200, (name, path)
+            problems += [f"{name} ({path}) at {width} px: {line}" for line in axe_violations(page)]
+            shot(page, name.replace(" ", "-"))
+        context.clear_cookies()
+        login(page, live_server, "visitor")  # staff without permissions: the admin refuses its pages
+        refused = page.goto(live_server.url + "/admin/play/humangame/")
+        assert refused is not None and refused.status == 403
+        assert page.locator("meta[name=description]").count() == 1
+        assert page.locator("meta[name=viewport]").count() == 1
+        problems += [f"403 at {width} px: {line}" for line in axe_violations(page)]
+    finally:
+        context.close()
+    assert problems == [], "\n".join(problems)

@@ -175,10 +175,14 @@ def test_a_worker_of_the_image_validates_a_bot_and_plays_a_match_in_docker_sandb
         "DATABASE_URL": database_url, "REDIS_URL": redis_url,
         "HOST_NAME": f"image-{os.getpid()}", "SEATS_DIR": str(seats),
     }
-    worker_service = load(host_env)["services"]["worker"]
+    services = load(host_env)["services"]
+    worker_service = services["worker"]
     command = worker_service["command"]
-    # compose's worker serves every queue the platform sends to
-    assert set(command[command.index("-Q") + 1].split(",")) == set(queues.ALL)
+    play_command = services["play-worker"]["command"]
+    # compose's workers serve every queue the platform sends to, human games on slots of their own
+    assert set(command[command.index("-Q") + 1].split(",")) == set(queues.MATCH_WORK)
+    assert play_command[play_command.index("-Q") + 1] == queues.PLAY
+    assert set(queues.MATCH_WORK) | {queues.PLAY} == set(queues.ALL)
     env = worker_service["environment"]
     assert env["SANDBOX_WORK_DIR"] == str(seats)
     assert env["WORKER_CONCURRENCY"] == ""  # compose's default: one match per core (the command below asks for 1)

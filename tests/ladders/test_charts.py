@@ -36,4 +36,4 @@ def test_a_flat_history_still_gets_a_scale_and_a_long_one_drops_its_dots():
 
 def test_tooltips_name_each_match():
     chart = rating_chart([D("1516.00")], labels=["match #7 (v1, rank 1)"])
-    assert chart.dots[1][2] == "match #7 (v1, rank 1): 1516.00"
+    assert chart.dots[1][2] == "match #7 (v1, rank 1): 1516"  # whole points, as every rating shown

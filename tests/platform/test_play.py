@@ -9,6 +9,7 @@ import contextlib
 import json
 import threading
 import time
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -300,3 +301,52 @@ def test_a_chosen_version_is_played_as_it_is_and_refused_unless_active(client, a
     started = _start(client, ladder, [f"ver:{version.pk}"])
     assert started.status_code == 302
     assert HumanGame.objects.get().match.seats.get(seat=1).bot_version_id == version.pk
+
+
+def test_a_running_game_s_seed_is_shown_to_nobody_but_staff(client, carol, staff, ladder):
+    """Every deal and draw derives from the seed: shown while the game runs, it would give the
+    person the bots' hands (and a spectator the person's)."""
+    game = play_services.human_game_start(user=carol, ladder=ladder, opponents=["greedy"], clock=30)
+    match = game.match
+    Match.objects.filter(pk=match.pk).update(
+        status=Match.Status.RUNNING, attempt_token="a" * 32, started_at=services.database_now(),
+        deadline=services.database_now() + timedelta(hours=1))
+    seed = str(match.seed).encode()
+    for who in (None, carol, staff):
+        client.logout()
+        if who is not None:
+            _logged_in(client, who)
+        page = client.get(match.get_absolute_url())
+        api = client.get(f"/api/matches/{match.pk}/")
+        assert page.status_code == 200 and api.status_code == 200
+        if who is staff:
+            assert seed in page.content and api.json()["seed"] == match.seed
+        else:
+            assert seed not in page.content and b"shown when the match ends" in page.content
+            assert api.json()["seed"] is None
+    Match.objects.filter(pk=match.pk).update(status=Match.Status.DONE, finished_at=services.database_now())
+    client.logout()
+    assert client.get(f"/api/matches/{match.pk}/").json()["seed"] == match.seed
+
+
+@pytest.mark.services
+def test_a_stopping_worker_gives_a_waiting_person_s_game_back_to_the_queue(redis_url):
+    """A warm shutdown (Celery's worker_shutting_down, the embedded worker's stop) must not wait a
+    whole clock for a person: the seat raises the worker's InfrastructureError (the match is
+    queued again, nobody is blamed) within one WAIT_SLICE."""
+    import redis
+
+    from engine.faults import InfrastructureError
+
+    client = redis.Redis.from_url(redis_url)
+    seat = human.HumanSeat(client, "test-play:stopping", clock=300)
+    timer = threading.Timer(0.3, human.STOPPING.set)
+    timer.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(InfrastructureError, match="worker is stopping"):
+            seat.decide({"seat": 0, "legal_actions": [{"type": "draw"}]}, {})
+    finally:
+        human.STOPPING.clear()
+    assert time.monotonic() - started < human.WAIT_SLICE + 2
+    assert seat.faults == [] and human.current_question(client, "test-play:stopping") is None

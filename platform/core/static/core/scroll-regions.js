@@ -1,6 +1,7 @@
 // A box that scrolls sideways (a wide table or code block on a phone) can be reached and scrolled
 // by keyboard: while its content overflows it takes the focus (tabindex 0) and is named as a region.
-const BOXES = ".table-wrap, pre";
+// (the admin's too: its inline groups and change lists, admin/base_site.html loads this script)
+const BOXES = ".table-wrap, pre, .inline-group, #changelist .results";
 
 function mark() {
   for (const box of document.querySelectorAll(BOXES)) {
@@ -9,7 +10,7 @@ function mark() {
       box.setAttribute("tabindex", "0");
       box.dataset.scrollRegion = "";
       if (!box.hasAttribute("aria-label") && !box.hasAttribute("role")) {
-        const heading = box.closest("section")?.querySelector("h2, h3");
+        const heading = box.closest("section")?.querySelector("h2, h3") || box.querySelector("h2, h3");
         box.setAttribute("role", "region");
         box.setAttribute("aria-label", `${heading ? heading.textContent.trim() : "Table"} (scrolls sideways)`);
         box.dataset.scrollRegion = "named";
