@@ -106,7 +106,7 @@ def home_tournaments(limit: int) -> list | None:
     and ``matches_paired`` as one scalar subquery each; None without the tournaments app."""
     from django.apps import apps
 
-    if not apps.is_installed("tournaments"):
+    if not apps.is_installed("tournaments_app"):
         return None
     from tournaments_app.models import Entry, Pairing, Tournament
 

@@ -119,3 +119,49 @@ def test_pages_update_their_tables_without_a_reload_while_a_match_is_in_play(pag
     # nothing is in play any more: the regions stop being live
     page.wait_for_timeout(6000)
     assert page.locator("[data-live-region][data-live-active]").count() == 0
+
+
+@pytest.mark.parametrize("page_of", ["home", "ladder"])
+def test_a_page_opened_while_nothing_runs_picks_up_what_starts_without_a_reload(page, live_server, eager_tasks, page_of):
+    """A page whose tables were not live when it loaded (the site idle, a ladder between two
+    matchmaking passes) watches the queue and follows the matches that start (issue 20 point 1)."""
+    from ladders.models import Ladder
+    from ladders.services import ladder_enter, ladder_matchmake
+
+    version = _slow_version(eager_tasks)
+    other = bot_services.bot_create(owner=get_user_model().objects.create_user(username="second", password=PASSWORD),
+                                    name="second")
+    bot_services.bot_version_create(bot=other, filename="second.py", data=SLOW_BOT)
+    ladder = Ladder.objects.create(name="Idle ladder", slug="idle", rules={"players": 2, "rounds": 1}, seats=2, games=1,
+                                   duplicate=False)
+    for bot in (version.bot, other):
+        ladder_enter(ladder, bot)
+    page.goto(live_server.url + ("/" if page_of == "home" else ladder.get_absolute_url()))
+    assert page.locator("[data-live-region][data-live-active]").count() == 0  # nothing in play yet
+    page.evaluate("() => { window.notReloaded = true; }")
+    seen_requests = []
+    page.on("request", lambda r: seen_requests.append(r.url))
+    if page_of == "home":
+        matches = [services.match_create(kind="challenge", rules=Rules.parse(["players=2", "rounds=1"]),
+                                         seats=[version, "greedy"], seed=5, enqueue=False)]
+    else:
+        from celery import current_app
+
+        current_app.conf.task_always_eager = False  # queued, not played inside matchmaking
+        try:
+            matches = ladder_matchmake(ladder)
+        finally:
+            current_app.conf.task_always_eager = True
+    assert matches
+    row = page.locator(f"[data-live-region] tr:has(a[href='/matches/{matches[0].pk}/'])")
+    deadline = time.monotonic() + 45  # the queue is watched every 15 s
+    while row.count() == 0 and time.monotonic() < deadline:
+        page.wait_for_timeout(250)
+    assert row.count() == 1, f"the new match never appeared; requests {seen_requests[-8:]}"
+    for match in matches:
+        services.match_play(match.pk)
+    deadline = time.monotonic() + 20
+    while row.locator(".badge").inner_text() != "done" and time.monotonic() < deadline:
+        page.wait_for_timeout(200)
+    assert row.locator(".badge").inner_text() == "done"
+    assert page.evaluate("() => window.notReloaded === true"), "the page was reloaded"

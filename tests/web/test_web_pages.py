@@ -281,7 +281,7 @@ def test_home_page_lists_sections_and_the_guide(client, db):
 
     if apps.is_installed("ladders"):
         assert "No ladder is running yet" in html
-    if apps.is_installed("tournaments"):
+    if apps.is_installed("tournaments_app"):
         assert "No tournament is running" in html
 
 
@@ -314,7 +314,7 @@ def test_live_match_status_and_pages_that_wait_for_it(client, db):
 def test_home_page_lists_active_ladders_with_leaders_and_open_tournaments(client, db, eager):
     from django.apps import apps
 
-    if not (apps.is_installed("ladders") and apps.is_installed("tournaments")):
+    if not (apps.is_installed("ladders") and apps.is_installed("tournaments_app")):
         pytest.skip("the ladders and tournaments apps are not both installed at this commit")
     from ladders.models import Ladder
     from ladders.services import ladder_enter

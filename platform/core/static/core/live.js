@@ -14,7 +14,8 @@
 //    <div data-live-region="ladder-table" data-live-active> ... </div>
 //    While any region is marked data-live-active, the page's own address is fetched every
 //    REGION_EVERY seconds and each region's content replaced by the fresh page's when it
-//    differs; polling stops once the fresh page marks none active (its content is kept).
+//    differs; once the fresh page marks none active, the page watches /live/queue.json every
+//    WATCH_EVERY seconds and fetches itself again when the queue's counts change.
 //
 // 3. From a module:  import { poll } from "/static/core/live.js";
 //    const handle = poll(url, { every: 5, onData(data) {...}, until: (data) => data.done });  handle.stop();
@@ -141,9 +142,46 @@ export function refreshRegions(fresh) {
   return active;
 }
 
+// While a region is active the page is fetched every REGION_EVERY seconds. Otherwise (nothing of
+// it in play, or no longer) the page watches the site's queue, a small JSON, every WATCH_EVERY
+// seconds, and fetches itself once whenever the queue's counts change: a ladder page opened
+// between two matchmaking passes, or a home page opened while the site was idle, picks up what
+// starts without a reload.
+const WATCH_EVERY = 15;
+const QUEUE_URL = "/live/queue.json";
+
 function bindRegions() {
-  if (!document.querySelector("[data-live-region][data-live-active]")) return null;
-  return poll(location.href, { every: REGION_EVERY, html: true, until: (fresh) => !refreshRegions(fresh) });
+  if (!document.querySelector("[data-live-region]")) return null;
+  let handle = null;
+  const follow = () => {
+    handle = poll(location.href, { every: REGION_EVERY, html: true, until: (fresh) => !refreshRegions(fresh) && (watch(), true) });
+  };
+  const watch = () => {
+    let seen = null;
+    handle = poll(QUEUE_URL, {
+      every: WATCH_EVERY,
+      onData(counts) {
+        const now = `${counts.queued}:${counts.running}`;
+        // the first look has no baseline: anything queued or running may have started since the
+        // page was rendered, so the page is fetched once then too
+        const changed = seen === null ? now !== "0:0" : now !== seen;
+        seen = now;
+        if (!changed) return;
+        fetch(location.href, { headers: { Accept: "text/html" }, credentials: "same-origin", cache: "no-store" })
+          .then((r) => (r.ok ? r.text() : Promise.reject(new Error(`HTTP ${r.status}`))))
+          .then((text) => {
+            if (refreshRegions(new DOMParser().parseFromString(text, "text/html"))) {
+              handle.stop();
+              follow();
+            }
+          })
+          .catch(() => {}); // the next change of the queue tries again
+      },
+    });
+  };
+  if (document.querySelector("[data-live-region][data-live-active]")) follow();
+  else watch();
+  return { stop: () => handle && handle.stop() };
 }
 
 for (const root of document.querySelectorAll("[data-live-url]")) bind(root);
