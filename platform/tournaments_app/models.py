@@ -127,6 +127,10 @@ class Tournament(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Written when it finishes (services.tournament_podium_store): places 1 to 3 of the final
+    # standings, ties sharing a place, disqualified entries left out, as
+    # [{"rank", "name", "bot", "points"}]; the list of tournaments reads it without computing standings.
+    podium = models.JSONField(default=list, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at", "-pk"]

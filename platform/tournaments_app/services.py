@@ -623,11 +623,29 @@ def round_seed(seed: int, number: int) -> int:
     return random.Random(f"{seed}/{number}").getrandbits(62)
 
 
+def tournament_podium_store(tournament: Tournament, lines=None) -> list[dict]:
+    """Store (and return) the finished tournament's podium from its final standings: places 1 to
+    ``selectors.PODIUM_PLACES``, ties sharing a place, disqualified entries left out."""
+    from .selectors import PODIUM_PLACES, fmt
+
+    lines = tournament_standings_lines(tournament) if lines is None else lines
+    bots = dict(tournament.entries.values_list("name", "bot_id"))
+    tournament.podium = [
+        {"rank": line.rank, "name": line.entry, "bot": bots.get(line.entry),
+         "points": fmt(line.points)}
+        for line in lines
+        if line.rank <= PODIUM_PLACES and line.status != "disqualified"
+    ]
+    tournament.save(update_fields=["podium"])
+    return tournament.podium
+
+
 def _finish(tournament: Tournament, why: str = "") -> None:
     tournament.status = Tournament.Status.FINISHED
     tournament.finished_at = timezone.now()
     tournament.save(update_fields=["status", "finished_at"])
     lines = tournament_standings_lines(tournament)
+    tournament_podium_store(tournament, lines)
     winners = [line.entry for line in lines if line.rank == 1 and line.status != "disqualified"]
     text = "finished" + (f" early: {why}" if why else "")
     if winners:

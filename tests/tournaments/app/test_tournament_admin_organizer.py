@@ -302,9 +302,22 @@ def test_a_finished_tournament_shows_its_winner_and_podium_on_its_page(owner, cl
     # each place: "1st owner/bot1 v1, 2 pt"
     places = [re.sub(r"<[^>]+>", "", "<li" + p).split()[1] for p in podium.split("<li")[1:]]
     assert places == top
-    # The list shows no podium: it would compute each finished tournament's standings (queries per
-    # row); tests/scale/test_tournament_scale.py keeps the list's queries constant.
-    assert "data-podium" not in client.get(reverse("tournaments:list")).content.decode()
+    # The list shows the podium stored when the tournament finished (no standings computed per row;
+    # tests/scale/test_tournament_scale.py keeps the list's queries constant).
+    listed = client.get(reverse("tournaments:list")).content.decode()
+    assert "data-podium" in listed
+    on_list = listed.split("data-podium")[1].split("</ol>")[0]
+    assert [re.sub(r"<[^>]+>", "", "<li" + p).split()[1] for p in on_list.split("<li")[1:]] == top
+    stored = cup.__class__.objects.get(pk=cup.pk).podium
+    assert stored[0]["name"] == lines[0].entry
+    # the migration that added the column fills it for tournaments finished before it
+    import importlib
+
+    from django.apps import apps as django_apps
+
+    cup.__class__.objects.filter(pk=cup.pk).update(podium=[])
+    importlib.import_module("tournaments_app.migrations.0005_podium").fill_podiums(django_apps, None)
+    assert cup.__class__.objects.get(pk=cup.pk).podium == stored
 
 
 def test_a_disqualified_entry_is_never_on_the_podium(owner, client):
