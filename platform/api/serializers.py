@@ -236,8 +236,7 @@ class MatchSerializer(serializers.ModelSerializer):
     time_per_match = serializers.SerializerMethodField(
         help_text="seconds of thinking per bot per match; using it up forfeits (out of match time)"
     )
-    seed = serializers.IntegerField(
-        read_only=True, allow_null=True,
+    seed = serializers.SerializerMethodField(
         help_text="the seed every deal and draw derives from: null until the match ends (staff see it always)",
     )
     replay = serializers.SerializerMethodField(help_text="API URL of the replay JSON, null until done")
@@ -253,6 +252,9 @@ class MatchSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
+    def get_seed(self, match: Match) -> int | None:
+        return match.seed if match_selectors.seed_shown(match, _user(self.context)) else None
+
     def to_representation(self, match: Match) -> dict:
         # The fields above in their order, read directly (DRF's per-field work was most of a list
         # page's CPU); the clocks computed once per match, the URLs by _match_url.
@@ -265,7 +267,7 @@ class MatchSerializer(serializers.ModelSerializer):
             "kind": match.kind,
             "status": match.status,
             "rules": match.rules,
-            "seed": match.seed if match_selectors.seed_shown(match, _user(self.context)) else None,
+            "seed": self.get_seed(match),
             "games": match.games,
             "duplicate": match.duplicate,
             "time_per_decision": clocks.time_per_decision,

@@ -299,7 +299,7 @@ def entry_head_to_head_top(entry: LadderEntry, *, limit: int | None) -> tuple[li
     """The ``limit`` opponents the entry met most (all when None), as ``entry_head_to_head`` orders
     them, and the number of opponents met.
 
-    Two queries whatever the length of the history: one GROUP BY in PostgreSQL over the entry's
+    Two queries whatever the length of the history: one GROUP BY in the database (PostgreSQL, or SQLite in the embedded default) over the entry's
     rating changes joined to the other changes of the same matches (the unique (match, entry) index),
     ordered and cut there, and the shown opponents' entries. Tallying every change in Python made a
     ladder's bot page grow with the bot's history (34 -> 62 ms from 10,000 to 200,000 matches).
@@ -315,7 +315,7 @@ def entry_head_to_head_top(entry: LadderEntry, *, limit: int | None) -> tuple[li
         " SELECT tally.entry_id, tally.matches, tally.ahead, tally.tied, tally.behind, count(*) OVER () AS opponents"
         f" FROM tally JOIN {LadderEntry._meta.db_table} e ON e.id = tally.entry_id"
         f" JOIN {Bot._meta.db_table} b ON b.id = e.bot_id"
-        " ORDER BY tally.matches DESC, (2 * tally.ahead + tally.tied)::float / tally.matches DESC, b.name, tally.entry_id"
+        " ORDER BY tally.matches DESC, CAST(2 * tally.ahead + tally.tied AS DOUBLE PRECISION) / tally.matches DESC, b.name, tally.entry_id"
     )
     params: list[int] = [entry.pk, entry.pk]
     if limit is not None:
