@@ -95,7 +95,10 @@ def test_a_bot_does_not_run_between_its_decisions(backend, request):
     # they burn only the moments between the reply and the supervisor's SIGSTOP, and between its
     # SIGCONT and the next request (clock ticks: 10 ms). Those moments grow with the machine's
     # load: 12.6% was seen on a loaded 2-core machine, so the bound is 25%, far below unfrozen.
-    assert sum(wall for _, wall in samples) > 0.05 * len(samples)
+    # the gaps held the timer's thinking: most last its 50 ms (a skip or reverse gives the watcher two
+    # turns in a row, a gap of about nothing, so the mean of all gaps sat at the bound: 2.27 s for 46)
+    walls = sorted(wall for _, wall in samples)
+    assert walls[len(walls) // 2] >= 0.04, walls
     assert sum(cpu for cpu, _ in samples) < 0.25 * sum(wall for _, wall in samples), samples
 
 
