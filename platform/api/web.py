@@ -9,6 +9,7 @@ import math
 
 from core import ratelimit
 from core.clientip import client_address
+from core.converters import id_or_none
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
@@ -50,7 +51,7 @@ def token_revoke(request, token_id: int):
 def challenge_new(request, bot_id: int):
     """Challenge the public bot ``bot_id`` with one of your bots under a ladder's rules."""
     opponent = get_object_or_404(Bot, pk=bot_id)
-    mine = Bot.objects.filter(owner=request.user, pk=_int(request.POST.get("bot"))).first()
+    mine = Bot.objects.filter(owner=request.user, pk=id_or_none(request.POST.get("bot"))).first()
     ladder = Ladder.objects.filter(slug=request.POST.get("ladder", "")).first()
     if mine is None or ladder is None:
         messages.error(request, "Choose one of your bots and a ladder whose rules to play.")
@@ -82,9 +83,3 @@ def _challenge_message(request, challenge, label: str) -> None:
         messages.success(request, f"Challenge played: {label}. The result is below.")
     else:
         messages.warning(request, f"Challenge {label}: the match {status}, see below.")
-
-
-def _int(text) -> int | None:
-    return int(text) if isinstance(text, str) and text.isdigit() and len(text) <= 18 else None
-
-

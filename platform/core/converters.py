@@ -28,3 +28,9 @@ def id_or_404(text: str) -> int:
     if not re.fullmatch(IdConverter.regex, text):
         raise Http404(f"no such id: {text[:40]!r}")
     return int(text)
+
+
+def id_or_none(text) -> int | None:
+    """``text`` as an id (``<id:...>``'s digits: ASCII only, at most 18), else None: for ids and
+    whole numbers posted in forms, which a bad value must never turn into a 500."""
+    return int(text) if isinstance(text, str) and re.fullmatch(IdConverter.regex, text) else None

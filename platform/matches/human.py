@@ -150,7 +150,11 @@ class MemoryChannel:
 
     def set(self, key: str, value: str, ex: int | None = None) -> None:
         with self._changed:
-            self._values[key] = (time.monotonic() + (ex if ex else 1e9), value.encode())
+            now = time.monotonic()
+            # what expired goes at each write (nothing else reads keys of an ended game again)
+            for old in [k for k, (until, _) in self._values.items() if until < now]:
+                del self._values[old]
+            self._values[key] = (now + (ex if ex else 1e9), value.encode())
             self._changed.notify_all()
 
     def get(self, key: str) -> bytes | None:

@@ -4,8 +4,9 @@ the match's page follows them.
 Nothing goes through the database. The worker's referee calls ``LivePublisher`` before every
 decision (``engine.match.play_match(on_step=...)``); at most every ``LIVE_FLUSH_SECONDS`` (and at
 each game's end) it writes the current game's events and the match's game list to the live
-store: Redis (``REDIS_URL``, the broker's server: workers and web processes share it) or, in the
-embedded default where the worker runs in the web process, a dict in this process. Keys carry
+store (``channel``): Redis (``REDIS_URL``, the broker's server: workers and web processes share
+it) or, in the embedded default where the worker runs in the web process, this process's
+``matches.human.MemoryChannel``, the same store human games use. Keys carry
 the installation (``sandboxing.installation_id``) and the attempt, so installations sharing a
 Redis and a requeued attempt never mix.
 
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 from typing import Any
 
@@ -36,75 +36,25 @@ LIVE_FLUSH_SECONDS = 0.5
 LIVE_TTL_SECONDS = 600
 
 
-class _MemoryStore:
-    """The embedded default's store: the worker runs in the web server's process."""
-
-    def __init__(self) -> None:
-        self._data: dict[str, tuple[float, str]] = {}
-        self._lock = threading.Lock()
-
-    def set(self, key: str, value: str, ttl: int) -> None:
-        with self._lock:
-            self._data[key] = (time.monotonic() + ttl, value)
-            for old in [k for k, (until, _) in self._data.items() if until < time.monotonic()]:
-                del self._data[old]
-
-    def get(self, key: str) -> str | None:
-        with self._lock:
-            item = self._data.get(key)
-        return item[1] if item and item[0] >= time.monotonic() else None
-
-
-class _RedisStore:
-    def __init__(self, url: str) -> None:
-        import redis
-
-        self._client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
-
-    def set(self, key: str, value: str, ttl: int) -> None:
-        self._client.set(key, value, ex=ttl)
-
-    def get(self, key: str) -> str | None:
-        value = self._client.get(key)
-        if value is None:
-            return None
-        return value.decode() if isinstance(value, bytes) else str(value)
-
-
-_memory = _MemoryStore()
-_redis: dict[str, _RedisStore] = {}
-
-
-def live_store():
-    """Where live events go: Redis when the site has one, else this process's memory."""
-    url = settings.REDIS_URL
-    if not url:
-        return _memory
-    if url not in _redis:
-        _redis[url] = _RedisStore(url)
-    return _redis[url]
-
-
 _channels: dict[tuple[str, bool], Any] = {}
 
 
-def human_channel(*, blocking: bool = False):
-    """Where a human game's questions and answers go (``matches.human``): Redis when the site has
-    one (the worker waits on it, the web process answers), else one in-process ``MemoryChannel``
-    (the embedded default). ``blocking``: the worker's client, whose reads wait as long as a
-    person's clock (no socket timeout)."""
+def channel(*, blocking: bool = False):
+    """The store live events and human games go through: Redis when the site has one (workers and
+    web processes share it), else one ``matches.human.MemoryChannel`` of this process (the embedded
+    default, where the worker runs in the web server's process). ``blocking``: a worker's client
+    for a person's seat, whose reads wait as long as the person's clock (no socket timeout)."""
     from .human import MemoryChannel
 
     url = settings.REDIS_URL
-    key = (url, blocking)
+    key = (url, blocking and bool(url))  # one memory channel serves both sides
     if key not in _channels:
-        if not url:
-            _channels[key] = _channels.get(("", not blocking)) or MemoryChannel()
-        else:
+        if url:
             import redis
 
-            timeout = None if blocking else 3
-            _channels[key] = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=3)
+            _channels[key] = redis.Redis.from_url(url, socket_timeout=None if blocking else 2, socket_connect_timeout=2)
+        else:
+            _channels[key] = MemoryChannel()
     return _channels[key]
 
 
@@ -128,7 +78,7 @@ class LivePublisher:
     def __init__(self, match, *, store=None, every: float = LIVE_FLUSH_SECONDS, clock=time.monotonic):
         self.key = _key(match.pk)
         self.attempt = match.attempt_token or ""
-        self.store = store if store is not None else live_store()
+        self.store = store if store is not None else channel()
         self.every = every
         self.clock = clock
         self.games: list[dict[str, Any]] = []
@@ -155,8 +105,8 @@ class LivePublisher:
         if self.failed:
             return
         try:
-            self.store.set(f"{self.key}:{self.attempt}:{index}", json.dumps(events, separators=(",", ":")), LIVE_TTL_SECONDS)
-            self.store.set(self.key, json.dumps({"attempt": self.attempt, "games": self.games}), LIVE_TTL_SECONDS)
+            self.store.set(f"{self.key}:{self.attempt}:{index}", json.dumps(events, separators=(",", ":")), ex=LIVE_TTL_SECONDS)
+            self.store.set(self.key, json.dumps({"attempt": self.attempt, "games": self.games}), ex=LIVE_TTL_SECONDS)
         except Exception:
             self.failed = True
             logger.exception("live events of %s could not be published; the match plays on without them", self.key)
@@ -168,7 +118,7 @@ def live_view(match, *, game: int, after: int, full: bool) -> dict[str, Any]:
     view: dict[str, Any] = {"status": match.status, "games": [], "game": game, "after": after, "events": []}
     if match.status != match.Status.RUNNING:
         return view
-    store = live_store()
+    store = channel()
     key = _key(match.pk)
     try:
         raw = store.get(key)

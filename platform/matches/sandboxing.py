@@ -238,11 +238,11 @@ def bots_of(match) -> list:
 
 def human_seat(match, seat):
     """The seat of the person at ``seat`` of a human game: asks them through the human channel
-    (``matches.live.human_channel``), with the game's clock."""
+    (``matches.live.channel``), with the game's clock."""
     from .human import HumanSeat
-    from .live import human_channel, human_prefix
+    from .live import channel, human_prefix
 
-    return HumanSeat(human_channel(blocking=True), human_prefix(match), clock=match.human_game.clock,
+    return HumanSeat(channel(blocking=True), human_prefix(match), clock=match.human_game.clock,
                      name=seat.player.username)
 
 

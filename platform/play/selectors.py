@@ -120,7 +120,7 @@ def game_state(game: HumanGame, user, *, now: float | None = None) -> dict[str, 
     if seat is None:
         return state
     if match.status == Match.Status.RUNNING:
-        question = human.current_question(live.human_channel(), live.human_prefix(match))
+        question = human.current_question(live.channel(), live.human_prefix(match))
         if question is not None and question.get("seat") == seat:
             observation = question["observation"]
             left = float(question["deadline"]) - (time.time() if now is None else now)

@@ -3,7 +3,7 @@
 A human game is a normal match (kind ``human``, one deal, unranked) whose seat 0 is the person
 (``MatchSeat.player``) and whose other seats are bots in the real sandbox, played by a worker of
 the ``play`` queue like any match (``matches.services.match_play``). The person's seat
-(``matches.human.HumanSeat``) asks through the human channel (``matches.live.human_channel``);
+(``matches.human.HumanSeat``) asks through the human channel (``matches.live.channel``);
 the page reads the question and answers with ``human_game_act``.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from core.converters import id_or_none
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
@@ -36,6 +37,10 @@ class PlayRefusal(ValueError):
     """A human game cannot start or take an action as asked; the message says why."""
 
 
+class NotYourGame(PlayRefusal):
+    """An action for a game at which the user does not sit."""
+
+
 def _playable(bot: Bot, user) -> None:
     if bot.owner_id != user.pk and not bot_is_public(bot):
         raise PlayRefusal(
@@ -48,8 +53,9 @@ def opponent_choice(text: str, user) -> Bot | BotVersion | str:
     """A seat chosen on the form: ``bot:<id>`` (a public bot, or one of ``user``'s own: the version
     it plays now), ``ver:<id>`` (an active version of such a bot) or ``ref:<name>`` (a reference bot)."""
     kind, _, value = (text or "").partition(":")
-    if kind == "ver" and value.isdigit() and len(value) <= 18:
-        version = BotVersion.objects.defer("source").select_related("bot__owner").filter(pk=int(value)).first()
+    number = id_or_none(value)
+    if kind == "ver" and number is not None:
+        version = BotVersion.objects.defer("source").select_related("bot__owner").filter(pk=number).first()
         if version is None:
             raise PlayRefusal(f"there is no bot version {value}")
         _playable(version.bot, user)
@@ -62,8 +68,8 @@ def opponent_choice(text: str, user) -> Bot | BotVersion | str:
         if value not in reference_bot_names():
             raise PlayRefusal(f"unknown reference bot {value!r} (known: {', '.join(reference_bot_names())})")
         return value
-    if kind == "bot" and value.isdigit() and len(value) <= 18:
-        bot = Bot.objects.select_related("owner").filter(pk=int(value)).first()
+    if kind == "bot" and number is not None:
+        bot = Bot.objects.select_related("owner").filter(pk=number).first()
         if bot is None:
             raise PlayRefusal(f"there is no bot {value}")
         _playable(bot, user)
@@ -131,12 +137,14 @@ def human_game_act(game: HumanGame, user, *, seq, index) -> dict:
     """Answer decision ``seq`` of ``game`` with the ``index``-th of its legal actions; only the
     person at the table may. Returns the action taken; PlayRefusal when it is not theirs, not
     asked now, or not a listed action."""
+    from .selectors import player_seat
+
     match = game.match
-    if not match.seats.filter(player=user).exists():
-        raise PlayRefusal("this is not your game")
+    if player_seat(game, user) is None:
+        raise NotYourGame("this is not your game")
     if match.status != Match.Status.RUNNING:
         raise PlayRefusal(f"the game is {match.status}: no decision is waiting")
-    client, prefix = live.human_channel(), live.human_prefix(match)
+    client, prefix = live.channel(), live.human_prefix(match)
     question = human.current_question(client, prefix)
     legal = (question or {}).get("observation", {}).get("legal_actions", [])
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(legal):

@@ -8,6 +8,7 @@ import math
 
 from core import ratelimit
 from core.clientip import client_address
+from core.converters import id_or_none
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, JsonResponse
@@ -19,22 +20,18 @@ from django.views.decorators.http import require_POST
 from bots.models import Bot, BotVersion
 from ladders.models import Ladder
 from matches import human
-from web.selectors import replay_viewer_data
+from web.selectors import live_viewer_data, replay_viewer_data
 
 from . import selectors, services
 from .models import HumanGame
 
 
-def _int(text) -> int | None:
-    return int(text) if isinstance(text, str) and text.isdigit() and len(text) <= 18 else None
-
-
 @login_required
 def play_new(request):
     """GET: the form (``?bot=<id>`` preselects an opponent); POST: start the game and go to it."""
-    chosen = Bot.objects.select_related("owner").filter(pk=_int(request.GET.get("bot") or request.POST.get("chosen"))).first()
+    chosen = Bot.objects.select_related("owner").filter(pk=id_or_none(request.GET.get("bot") or request.POST.get("chosen"))).first()
     version = (BotVersion.objects.defer("source").select_related("bot__owner")
-               .filter(pk=_int(request.GET.get("version") or request.POST.get("chosen_version"))).first())
+               .filter(pk=id_or_none(request.GET.get("version") or request.POST.get("chosen_version"))).first())
     form = {"ladder": request.POST.get("ladder", ""), "seats": request.POST.get("seats", "2"),
             "clock": request.POST.get("clock", str(human.CLOCK_DEFAULT)),
             "opponents": [request.POST.get(f"opponent{i}", "") for i in range(1, services.MAX_SEATS)]}
@@ -56,8 +53,8 @@ def play_new(request):
 def _start(request, form) -> HumanGame | None:
     """Start the game the form asks for; None (with the reason as a message) when refused."""
     ladder = Ladder.objects.filter(slug=form["ladder"]).first()
-    seats = _int(form["seats"])
-    clock = _int(form["clock"])
+    seats = id_or_none(form["seats"])
+    clock = id_or_none(form["clock"])
     if ladder is None:
         messages.error(request, "Choose the ladder whose rules to play.")
         return None
@@ -100,13 +97,11 @@ def play_game(request, match_id: int):
     if seat is None:
         return redirect(game.match)
     match = game.match
-    viewer = {**replay_viewer_data(match), "duplicate": match.duplicate, "view": f"seat{seat}"}
-    if match.status == match.Status.RUNNING or not match.is_finished:
-        viewer["live_url"] = reverse("web:live_events", args=[match.pk])
+    # followed live while it is played (the page reloads into the replay at the end)
+    viewer = live_viewer_data(match) if match.status == match.Status.RUNNING else replay_viewer_data(match)
     return render(request, "play/game.html", {
         "game": game, "match": match, "viewer": viewer, "seat": seat,
-        "play": {"state_url": reverse("play:state", args=[match.pk]), "act_url": reverse("play:act", args=[match.pk]),
-                 "seat": seat},
+        "play": {"state_url": reverse("play:state", args=[match.pk]), "act_url": reverse("play:act", args=[match.pk])},
         "placeholder_seats": range(int(match.rules.get("players", 2))),
         "has_replay": match.status == match.Status.DONE,
     })
@@ -133,6 +128,5 @@ def play_act(request, match_id: int):
     try:
         action = services.human_game_act(game, request.user, seq=body.get("seq"), index=body.get("index"))
     except services.PlayRefusal as exc:
-        status = 403 if str(exc) == "this is not your game" else 409
-        return JsonResponse({"detail": str(exc)}, status=status)
+        return JsonResponse({"detail": str(exc)}, status=403 if isinstance(exc, services.NotYourGame) else 409)
     return JsonResponse({"ok": True, "action": action})

@@ -69,6 +69,13 @@ def replay_viewer_data(match: Match, readable_logs: frozenset[int] = frozenset()
     }
 
 
+def live_viewer_data(match: Match) -> dict:
+    """The viewer's metadata for a match being played: it follows the match's live events
+    (``matches.live``) instead of loading a replay."""
+    return {**replay_viewer_data(match), "live_url": reverse("web:live_events", args=[match.pk]),
+            "duplicate": match.duplicate}
+
+
 def queue_counts() -> dict:
     """The queue page's numbers as plain JSON values."""
     summary = queue_summary()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
-from django.urls import reverse
 from django.views.decorators.cache import never_cache
 
 from bots.models import BotVersion
@@ -36,8 +35,7 @@ def replay(request, match_id: int):
     live = match.status == Match.Status.RUNNING
     viewer = None
     if live:  # followed as it is played (matches.live); the page reloads into the replay at the end
-        viewer = {**selectors.replay_viewer_data(match), "live_url": reverse("web:live_events", args=[match.pk]),
-                  "duplicate": match.duplicate}
+        viewer = selectors.live_viewer_data(match)
     if has_replay:
         path = request.get_full_path()
         readable = frozenset(

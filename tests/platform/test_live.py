@@ -19,7 +19,7 @@ from bots.models import BotVersion
 from engine.cards import CODES
 from engine.replay import HIDDEN_CARD
 from engine.rules import Rules
-from matches import live, services
+from matches import human, live, services
 from matches.models import Match
 from sandbox import runner
 
@@ -83,10 +83,10 @@ def test_another_attempt_and_an_ended_match_show_nothing_live(db):
 def test_the_publisher_writes_at_most_every_flush_interval_and_at_each_game_end(db):
     writes = []
 
-    class Counting(live._MemoryStore):
-        def set(self, key, value, ttl):
+    class Counting(human.MemoryChannel):
+        def set(self, key, value, ex=None):
             writes.append(key)
-            super().set(key, value, ttl)
+            super().set(key, value, ex)
 
     match = _running(services.match_create(kind="challenge", rules=Rules.parse(["players=2", "rounds=1"]),
                                            seats=["greedy", "first"], seed=5, enqueue=False))
@@ -153,7 +153,7 @@ def match_replay(match: Match) -> str:
 
 def test_the_embedded_default_keeps_live_events_in_its_own_process(db, settings):
     settings.REDIS_URL = ""  # the embedded default: the worker runs in the web server's process
-    assert live.live_store() is live._memory
+    assert isinstance(live.channel(), human.MemoryChannel)
     match = _running(services.match_create(kind="challenge", rules=Rules.parse(["players=2", "rounds=1"]),
                                            seats=["greedy", "first"], seed=13, enqueue=False))
     games = _played_live(match)

@@ -149,8 +149,8 @@ def test_a_person_plays_a_whole_game_against_a_sandboxed_bot_and_gets_a_replay(c
 def test_only_the_player_sees_the_hand_and_may_act(client, alice, carol, ladder, redis_url, settings, store):
     if store == "memory":  # the embedded default: no Redis, the worker thread and the web share a process
         settings.REDIS_URL = ""
-        assert isinstance(live.human_channel(), human.MemoryChannel)
-        assert live.human_channel(blocking=True) is live.human_channel()
+        assert isinstance(live.channel(), human.MemoryChannel)
+        assert live.channel(blocking=True) is live.channel()
     game = play_services.human_game_start(user=carol, ladder=ladder, opponents=["greedy"], clock=30)
     match = game.match
     worker = threading.Thread(target=_worker, args=(match.pk,), daemon=True)
@@ -210,6 +210,7 @@ def test_refusals_say_why(client, alice, bob, carol, ladder, settings):
 
     refused(_start(client, ladder, ["ref:greedy"], clock=5), "clock is 10 to 300 seconds")
     refused(_start(client, ladder, ["ref:greedy"], seats=5), "A game has 2 to 4 seats")
+    refused(_start(client, ladder, ["ref:greedy"], seats="²"), "A game has 2 to 4 seats")  # a digit int() refuses
     refused(_start(client, ladder, ["ref:nobody"]), "unknown reference bot")
     refused(_start(client, ladder, [f"bot:{private.pk}"]), "is not public")
     refused(_start(client, ladder, ["bot:999999"]), "there is no bot 999999")

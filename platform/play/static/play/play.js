@@ -2,7 +2,7 @@
 // legal actions as clickable cards and buttons and the clock of the decision asked now, and posts the
 // action chosen. The table itself is the replay viewer following the game live (web/replay.js,
 // imported here so it runs once). Leaving and coming back resumes: the question waits on the server.
-import { cardHtml } from "../web/replay.js";
+import { cardHtml, escapeHtml } from "../web/replay.js";
 
 const $ = (id) => document.getElementById(id);
 const POLL_MS = 700;
@@ -16,10 +16,6 @@ let deadline = 0; // ms (performance.now) when the clock of the question shown r
 let clock = 1;
 let sending = false;
 
-function escapeHtml(text) {
-  return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
-}
-
 function say(text) {
   $("play-message").textContent = text;
 }
@@ -28,7 +24,7 @@ function drawQuestion(q) {
   shown = q.seq;
   root.dataset.seq = String(q.seq);
   root.dataset.state = "asked";
-  clock = q.clock || meta.clock || 1;
+  clock = q.clock || 1;
   deadline = performance.now() + q.seconds_left * 1000;
   const byCard = new Map();
   for (const a of q.actions) if (a.type === "play") byCard.set(a.card, [...(byCard.get(a.card) || []), a]);

@@ -9,7 +9,7 @@ const STEP_MS = 900;
 
 const $ = (id) => document.getElementById(id);
 
-function escapeHtml(text) {
+export function escapeHtml(text) {
   return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 }
 
