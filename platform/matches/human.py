@@ -131,8 +131,8 @@ def submit_answer(client, prefix: str, seq: Any, action: Any) -> dict:
 
 
 class MemoryChannel:
-    """The part of a Redis client a human game uses (``set``, ``get``, ``delete``, ``rpush``,
-    ``expire``, ``blpop``), in this process's memory: for the embedded default, where the worker
+    """The part of a Redis client human games and live matches use (``set``, ``get``, ``delete``,
+    ``rpush``, ``lrange``, ``expire``, ``blpop``), in this process's memory: for the embedded default, where the worker
     thread and the web server share one process and there is no Redis."""
 
     def __init__(self) -> None:
@@ -167,13 +167,19 @@ class MemoryChannel:
             for key in keys:
                 self._values.pop(key, None)
 
-    def rpush(self, key: str, value: str) -> None:
+    def rpush(self, key: str, *values: str) -> None:
         with self._changed:
             items = self._live(key)
             items = items if isinstance(items, list) else []
-            items.append(value.encode())
+            items.extend(value.encode() for value in values)
             self._values[key] = (self._values.get(key, (time.monotonic() + 1e9, None))[0], items)
             self._changed.notify_all()
+
+    def lrange(self, key: str, start: int, end: int) -> list[bytes]:
+        """Redis's LRANGE for what this channel uses: ``start`` >= 0, ``end`` inclusive or -1 (the last)."""
+        with self._changed:
+            items = self._live(key)
+        return list(items[start:None if end == -1 else end + 1]) if isinstance(items, list) else []
 
     def expire(self, key: str, seconds: int) -> None:
         with self._changed:

@@ -3,7 +3,9 @@ the match's page follows them.
 
 Nothing goes through the database. The worker's referee calls ``LivePublisher`` before every
 decision (``engine.match.play_match(on_step=...)``); at most every ``LIVE_FLUSH_SECONDS`` (and at
-each game's end) it writes the current game's events and the match's game list to the live
+each game's end) it appends the events and decision points played since its last write to the
+game's two lists (RPUSH: a write costs what is new, never the whole game again) and sets the
+match's small head record (one entry per game: its seats, names and counts) in the live
 store (``channel``): Redis (``REDIS_URL``, the broker's server: workers and web processes share
 it) or, in the embedded default where the worker runs in the web process, this process's
 ``matches.human.MemoryChannel``, the same store human games use. Keys carry
@@ -82,6 +84,9 @@ class LivePublisher:
         self.every = every
         self.clock = clock
         self.games: list[dict[str, Any]] = []
+        #: per game: its decision points so far, and how many events and points were written
+        self.points: list[list[int]] = []
+        self.written: list[tuple[int, int]] = []
         self.last = float("-inf")
         self.failed = False
 
@@ -90,12 +95,13 @@ class LivePublisher:
         if index >= len(self.games):
             # the game's head without its seed: a spectator must not be able to compute the deals
             self.games.append({k: game[k] for k in ("index", "deal", "rotation", "seats", "names", "forfeited")})
+            self.points.append([])
+            self.written.append((0, 0))
         head = self.games[index]
-        head["events"] = len(events)
         head["over"] = bool(game.get("over"))
         if not head["over"]:
             # a decision is asked now: the viewer's steps stop here, as at a replay's action records
-            head.setdefault("points", []).append(len(events))
+            self.points[index].append(len(events))
         now = self.clock()
         if head["over"] or now - self.last >= self.every:
             self.last = now
@@ -104,12 +110,25 @@ class LivePublisher:
     def _write(self, index: int, events: list[dict[str, Any]]) -> None:
         if self.failed:
             return
+        prefix = _game_key(self.key, self.attempt, index)
+        done_events, done_points = self.written[index]
+        points = self.points[index]
         try:
-            self.store.set(f"{self.key}:{self.attempt}:{index}", json.dumps(events, separators=(",", ":")), ex=LIVE_TTL_SECONDS)
+            for key, items in ((f"{prefix}:events", [json.dumps(e, separators=(",", ":")) for e in events[done_events:]]),
+                               (f"{prefix}:points", [str(p) for p in points[done_points:]])):
+                if items:
+                    self.store.rpush(key, *items)
+                self.store.expire(key, LIVE_TTL_SECONDS)
+            self.written[index] = (len(events), len(points))
+            self.games[index]["events"] = len(events)
             self.store.set(self.key, json.dumps({"attempt": self.attempt, "games": self.games}), ex=LIVE_TTL_SECONDS)
         except Exception:
             self.failed = True
             logger.exception("live events of %s could not be published; the match plays on without them", self.key)
+
+
+def _game_key(key: str, attempt: str, index: int) -> str:
+    return f"{key}:{attempt}:{index}"
 
 
 def live_view(match, *, game: int, after: int, full: bool) -> dict[str, Any]:
@@ -125,9 +144,16 @@ def live_view(match, *, game: int, after: int, full: bool) -> dict[str, Any]:
         record = json.loads(raw) if raw else None
         if record is None or record.get("attempt") != (match.attempt_token or ""):
             return view  # not started yet, or an abandoned attempt's
-        view["games"] = record["games"]
-        if 0 <= game < len(record["games"]):
-            events = json.loads(store.get(f"{key}:{record['attempt']}:{game}") or "[]")[max(0, after):]
+        heads = record["games"]
+        for head in heads:
+            prefix = _game_key(key, record["attempt"], head["index"])
+            head["points"] = [int(p) for p in store.lrange(f"{prefix}:points", 0, -1)]
+        view["games"] = heads
+        if 0 <= game < len(heads):
+            # only what was written when the head was read: a write between the two reads is the next poll's
+            last = heads[game].get("events", 0) - 1
+            raw_events = store.lrange(f"{_game_key(key, record['attempt'], game)}:events", max(0, after), last) if after <= last else []
+            events = [json.loads(e) for e in raw_events]
             view["events"] = events if full else [public_event(e) for e in events]
     except Exception:
         logger.exception("live events of match %s could not be read", match.pk)

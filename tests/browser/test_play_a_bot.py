@@ -42,8 +42,8 @@ def _state(page) -> tuple[str, str]:
     return page.get_attribute("#play", "data-state") or "", page.get_attribute("#play", "data-seq") or ""
 
 
-@pytest.mark.parametrize("width", [1280, 390])
-def test_a_person_plays_a_public_bot_in_the_browser_to_the_end(browser, live_server, celery_worker_factory, shot, width):
+@pytest.mark.parametrize(("width", "seats"), [(1280, 2), (390, 2), (1280, 4), (390, 3)])
+def test_a_person_plays_a_public_bot_in_the_browser_to_the_end(browser, live_server, celery_worker_factory, shot, width, seats):
     worker = celery_worker_factory(queues="play")
     Ladder.objects.create(name="Casual", slug="casual", rules={"players": 2, "rounds": 1}, seats=2)
     bot = _public_bot()
@@ -56,12 +56,18 @@ def test_a_person_plays_a_public_bot_in_the_browser_to_the_end(browser, live_ser
         page.click("text=Play against it")
         assert page.locator("#play-opponent1").input_value() == f"bot:{bot.pk}"
         page.wait_for_selector("#play-opponent2", state="hidden", timeout=5_000)  # two seats: one bot
+        if seats > 2:
+            page.select_option("#play-seats", str(seats))
+            page.wait_for_selector(f"#play-opponent{seats - 1}", state="visible", timeout=5_000)
+            for other in range(2, seats):
+                page.select_option(f"#play-opponent{other}", f"bot:{bot.pk}" if other % 2 else "ref:greedy")
         page.fill("#play-clock", "60")
         problems = [f"form: {line}" for line in axe_violations(page)]
         shot(page, "form")
         page.click("button:has-text('Start the game')")
         page.wait_for_url("**/play/*/")
         match = Match.objects.get(kind=Match.Kind.HUMAN)
+        assert match.seats.count() == seats
         try:
             page.wait_for_selector("#play[data-state=asked]", timeout=60_000)
         except Exception:
