@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 
 import pytest
 from testsupport import (
@@ -39,6 +40,44 @@ def docker_client():
         service_missing(f"sandbox image {SANDBOX_IMAGE} (build it: deploy/sandbox/build-offline.sh)")
     yield client
     client.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def another_installations_containers(request):
+    """While the Docker tests run, the engine holds another installation's labelled containers (a
+    warm seat, running, and an old match's, stopped) as a machine shared with another Uno Arena
+    does: no test may count, reuse or remove them, and at the end both must still be there."""
+    if not any(item.get_closest_marker("docker") for item in request.session.items):
+        yield None
+        return
+    try:
+        import docker
+        from docker.errors import DockerException
+
+        client = docker.from_env(timeout=30)
+        client.images.get(SANDBOX_IMAGE)
+    except Exception:  # no engine or no image: the Docker tests report it themselves
+        yield None
+        return
+    from sandbox import docker_backend as backend
+
+    labels = {backend.LABEL_INSTALLATION: f"foreign-{os.getpid()}", backend.LABEL_HOST: backend.host_name(),
+              backend.LABEL_OWNER: backend.owner_token(1), backend.LABEL_MATCH: "foreign", backend.LABEL_SEAT: "0"}
+    old = str(int(time.time()) - 86_400)
+    warm = client.containers.run(SANDBOX_IMAGE, ["sleep", "86400"], detach=True, network_mode="none",
+                                 labels=labels | {backend.LABEL_WARM: "1", backend.LABEL_STARTED: old})
+    stopped = client.containers.create(SANDBOX_IMAGE, ["true"], network_mode="none",
+                                       labels=labels | {backend.LABEL_STARTED: old})
+    yield labels
+    gone = []
+    for container in (warm, stopped):
+        try:
+            container.reload()
+            container.remove(force=True)
+        except DockerException:
+            gone.append(container.short_id)
+    client.close()
+    assert not gone, f"a test removed another installation's containers {gone}: tests must touch only their own"
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import docker
 import pytest
+from testsupport import service_missing
 
 from engine.faults import InfrastructureError, SeatFault
 from engine.rules import Rules
@@ -354,7 +355,7 @@ def full_seats_folder(tmp_path, monkeypatch):
     folder.mkdir()
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "tmpfs", str(folder)], capture_output=True)
     if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode(errors='replace').strip()}")
+        service_missing(f"a tmpfs mount (root): {mounted.stderr.decode(errors='replace').strip()}")
     try:
         with open(folder / "filler", "wb", buffering=0) as filler:
             try:

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from testsupport import service_missing
 
 from engine import bots
 from engine.match import AgentSeat, play_match
@@ -27,7 +28,7 @@ DUMP_JS = Path(__file__).with_name("node_state_dump.mjs")
 def _node() -> str:
     node = shutil.which("node")
     if node is None:
-        pytest.skip("node is not installed (apt-get install nodejs)")
+        service_missing("node (apt-get install nodejs)")
     return node
 
 
