@@ -1,6 +1,6 @@
 """The examples in the docstrings of the pure libraries run as tests of the suite.
 
-Every module of engine/, sandbox/ and tournaments/ that imports neither Django nor a
+Every module of engine/, sandbox/, tournaments/ and arena_cli/ (the command line) that imports neither Django nor a
 platform app is collected as pytest's ``--doctest-modules`` would collect it (all of them:
 the tournament app lives in platform/tournaments_app/, tests/foundation/test_layers.py keeps
 these folders pure).
@@ -17,7 +17,7 @@ import pytest
 from _pytest.doctest import DoctestModule
 
 ROOT = Path(__file__).resolve().parent
-PURE_FOLDERS = ("engine", "sandbox", "tournaments")
+PURE_FOLDERS = ("engine", "sandbox", "tournaments", "arena_cli")
 #: top-level names a pure module never imports: Django, DRF and the apps under platform/
 APP_NAMES = frozenset(
     {"django", "rest_framework", "drf_spectacular", "celery"}

@@ -54,13 +54,14 @@ def test_mypy_is_in_the_dev_extra_and_strict_on_engine_sandbox_and_the_pure_tour
 def test_plain_pytest_collects_the_doctests_of_pure_modules_and_imports_no_app_module():
     listing = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-         "-p", "no:django", "engine", "sandbox", "tournaments"],
+         "-p", "no:django", "engine", "sandbox", "tournaments", "arena_cli"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert listing.returncode == 0, listing.stdout + listing.stderr
     items = [line for line in listing.stdout.splitlines() if "::" in line]
     files = {item.split("::")[0] for item in items}
-    assert {"engine/cards.py", "sandbox/limits.py", "tournaments/pairing.py", "tournaments/rating.py"} <= files
+    assert {"engine/cards.py", "sandbox/limits.py", "tournaments/pairing.py", "tournaments/rating.py",
+            "arena_cli/verdict.py"} <= files
     app_modules = {"models", "services", "selectors", "views", "admin", "apps", "urls", "demo"}
     assert not {f for f in files if f.startswith("tournaments/") and Path(f).stem in app_modules}
     assert "platform/tournaments_app/services.py" not in listing.stdout  # it has examples, but imports Django
