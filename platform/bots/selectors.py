@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from typing import NamedTuple
+
 from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
@@ -208,12 +211,80 @@ DECISION_BUCKETS = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
 STATS_WINDOW = 2000
 
 
-def stats_available() -> bool:
-    """The version numbers are PostgreSQL aggregates (JSON operators, FILTER, LATERAL, percentiles):
-    on another database (the embedded default's SQLite) the pages say they are not computed there."""
+#: bot page: versions whose lines one statement reads (a UNION ALL branch each). Few: PostgreSQL
+#: estimates a branch over a full window at about 11,000, and above jit_above_cost (100,000 by
+#: default) it JIT-compiles every branch (100 branches took 1.4 s, measured; 10 statements of 10,
+#: 0.35 s); SQLite takes at most 500 branches in one compound SELECT anyway.
+STATS_BATCH = 8
+#: the percentiles of the per-match mean decision times shown (percent, PostgreSQL's percentile_cont)
+DECISION_PERCENTILES = (50, 95)
+
+# The SQL of these numbers is one text for PostgreSQL and SQLite (the embedded default): counts by
+# SUM(CASE ...) rather than FILTER, LIMIT ... OFFSET, buckets by CASE, percentiles by ROW_NUMBER, a
+# UNION ALL branch per version rather than LATERAL. Only what the two spell differently is chosen by
+# vendor, each in one function here: how a JSON value is read (_json, _json_elements, _json_is_array)
+# and a planner hint (_materialized).
+
+
+def _postgresql() -> bool:
     from django.db import connection
 
     return connection.vendor == "postgresql"
+
+
+class _Index(NamedTuple):
+    """A position in a JSON path given by a SQL integer expression (a column), not a constant key."""
+
+    sql: str
+
+
+def _json(column: str, *path: str | _Index, vendor: str | None = None) -> str:
+    """SQL of the scalar at ``path`` (keys, or ``_Index`` positions in an array) in the JSON
+    ``column``: text on PostgreSQL, the SQL value on SQLite, NULL where the JSON has no such value or
+    not that shape, so callers CAST it. Keys are this module's constants, never user input.
+    ``vendor``: the connection's unless given.
+
+    >>> _json("m.timings", "seats", _Index("s.seat"), "mean", vendor="postgresql")
+    "m.timings->'seats'->(s.seat)->>'mean'"
+    >>> _json("m.timings", "seats", _Index("s.seat"), "mean", vendor="sqlite")
+    "json_extract(m.timings, '$.seats[' || (s.seat) || '].mean')"
+    """
+    for key in path:
+        assert isinstance(key, _Index) or re.fullmatch(r"[a-z_]+", key), key
+    if (vendor or ("postgresql" if _postgresql() else "sqlite")) == "postgresql":
+        steps = [f"({key.sql})" if isinstance(key, _Index) else f"'{key}'" for key in path]
+        return column + "".join(f"->{step}" for step in steps[:-1]) + f"->>{steps[-1]}"
+    where = "".join(f"[' || ({key.sql}) || ']" if isinstance(key, _Index) else f".{key}" for key in path)
+    return f"json_extract({column}, '${where}')"
+
+
+def _json_elements(column: str, alias: str) -> str:
+    """A FROM item of the elements of the JSON array ``column`` (after a comma: each row's own):
+    ``alias.value`` an element, ``alias.key`` its position, ascending."""
+    if _postgresql():
+        return f"jsonb_array_elements({column}) WITH ORDINALITY AS {alias}(value, key)"
+    return f"json_each({column}) AS {alias}"
+
+
+def _json_is_array(column: str) -> str:
+    return f"{'jsonb_typeof' if _postgresql() else 'json_type'}({column}) = 'array'"
+
+
+def _materialized() -> str:
+    """``WITH w AS {_materialized()}(...)``: PostgreSQL computes the CTE first (its planner, given the
+    window's JSON filters inside the join, scans every match: 450 ms at 100,000); SQLite, which reads
+    a version's seats on the index anyway, before 3.35 does not know the word."""
+    return "MATERIALIZED " if _postgresql() else ""
+
+
+def _count_if(condition: str) -> str:
+    """How many rows of the group meet ``condition`` (FILTER, which SQLite lacks, as a sum)."""
+    return f"coalesce(sum(CASE WHEN {condition} THEN 1 ELSE 0 END), 0)"
+
+
+#: the figures of a version's seats: a win is rank 1, a fault any strike (fault_kind is the forfeit
+#: or the first strike)
+_WIN, _FORFEIT, _FAULTY = "s.rank = 1", "s.forfeited", "s.fault_kind <> ''"
 
 
 def _played(extra_from: str = "", key: str = "%s") -> str:
@@ -229,6 +300,15 @@ def _played(extra_from: str = "", key: str = "%s") -> str:
     )
 
 
+def _windowed(key: str = "%s") -> str:
+    """True when the version (``key`` as in ``_played``) has seats older than its window: the pages
+    then say the numbers are its newest matches'."""
+    return (
+        f"EXISTS (SELECT 1 FROM matches_matchseat WHERE bot_version_id = {key}"
+        f" ORDER BY queued_at DESC, match_id DESC LIMIT 1 OFFSET {STATS_WINDOW})"
+    )
+
+
 def _rows(sql: str, params) -> list[dict]:
     from django.db import connection
 
@@ -241,6 +321,8 @@ def _rows(sql: str, params) -> list[dict]:
 def _results(row: dict) -> dict:
     games = row["matches"] or 0
     row["win_rate"] = (row["wins"] / games) if games else None
+    if "windowed" in row:
+        row["windowed"] = bool(row["windowed"])  # SQLite answers 0 or 1
     return row
 
 
@@ -249,13 +331,10 @@ def version_results_by_seats(version: BotVersion) -> list[dict]:
     One GROUP BY over the version's played seats (``_played``: its newest STATS_WINDOW); ``windowed``
     on each row when the version has older seats than that."""
     return [_results(row) for row in _rows(
-        "SELECT (m.rules->>'players')::int AS players, count(*) AS matches,"
-        " count(*) FILTER (WHERE s.rank = 1) AS wins, avg(s.rank)::float AS mean_rank,"
-        " avg(s.score)::float AS mean_score, count(*) FILTER (WHERE s.forfeited) AS forfeits,"
-        " coalesce(sum(s.strikes), 0) AS strikes,"
-        # whether seats older than the window exist: the page then says its numbers are the newest's
-        " EXISTS (SELECT 1 FROM matches_matchseat WHERE bot_version_id = %s ORDER BY queued_at DESC, match_id DESC"
-        f" OFFSET {STATS_WINDOW} LIMIT 1) AS windowed" + _played() + " GROUP BY 1 ORDER BY 1",
+        f"SELECT CAST({_json('m.rules', 'players')} AS INTEGER) AS players, count(*) AS matches,"
+        f" {_count_if(_WIN)} AS wins, CAST(avg(s.rank) AS DOUBLE PRECISION) AS mean_rank,"
+        f" CAST(avg(s.score) AS DOUBLE PRECISION) AS mean_score, {_count_if(_FORFEIT)} AS forfeits,"
+        f" coalesce(sum(s.strikes), 0) AS strikes, {_windowed()} AS windowed" + _played() + " GROUP BY 1 ORDER BY 1",
         [version.pk, version.pk],
     )]
 
@@ -264,67 +343,102 @@ def version_results_by_opponent(version: BotVersion, limit: int = STATS_OPPONENT
     """The ``limit`` opponents (a bot, any of its versions, or a reference bot) the version met most:
     matches together, how often it finished ahead of them / behind them, and its wins (rank 1) in those
     matches, with the bot's name and owner. One GROUP BY over the version's seats joined to the other
-    seats of the same matches, the names joined to the ``limit`` rows only."""
+    seats of the same matches, the names joined to the ``limit`` rows only. Ties: bots before
+    reference bots (``bot_id IS NULL``: the same order on either database)."""
     rows = _rows(
         "WITH top AS (SELECT o.bot_id, o.reference_bot, count(DISTINCT s.match_id) AS matches,"
-        " count(*) FILTER (WHERE s.rank < o.rank) AS ahead, count(*) FILTER (WHERE s.rank > o.rank) AS behind,"
-        " count(DISTINCT s.match_id) FILTER (WHERE s.rank = 1) AS wins"
+        f" {_count_if('s.rank < o.rank')} AS ahead, {_count_if('s.rank > o.rank')} AS behind,"
+        f" count(DISTINCT CASE WHEN {_WIN} THEN s.match_id END) AS wins"
         + _played(" JOIN matches_matchseat o ON o.match_id = s.match_id AND o.seat <> s.seat")
-        + " GROUP BY o.bot_id, o.reference_bot ORDER BY 3 DESC, 1, 2 LIMIT %s)"
+        + " GROUP BY o.bot_id, o.reference_bot ORDER BY 3 DESC, o.bot_id IS NULL, 1, 2 LIMIT %s)"
         " SELECT top.*, b.name AS bot_name, u.username AS owner FROM top"
         " LEFT JOIN bots_bot b ON b.id = top.bot_id LEFT JOIN auth_user u ON u.id = b.owner_id"
-        " ORDER BY top.matches DESC, top.bot_id, top.reference_bot",
+        " ORDER BY top.matches DESC, top.bot_id IS NULL, top.bot_id, top.reference_bot",
         [version.pk, limit],
     )
     return [_results(row) for row in rows]
 
 
 def version_faults(version: BotVersion, recent: int = STATS_RECENT_FAULTS) -> dict:
-    """The version's faults over all its finished matches: ``kinds`` (kind, count, matches with it;
-    timeouts are the kind ``timeout``), ``forfeits`` by the kind that ended them, and the ``recent``
-    newest faults with their reasons (match, game, round, kind, reason). Two queries."""
+    """The version's faults over its played seats: ``kinds`` (kind, count, matches with it; timeouts
+    are the kind ``timeout``), ``forfeits`` by the kind that ended them, and the ``recent`` newest
+    faults with their reasons (match, game, round, kind, reason). Two queries."""
+    faulty = f" AND {_FAULTY} AND {_json_is_array('s.faults')}"
     counted = _rows(
-        "(SELECT 'fault' AS what, f->>'kind' AS kind, count(*) AS faults, count(DISTINCT s.match_id) AS matches"
-        + _played(", jsonb_array_elements(s.faults) f")
-        + " AND s.fault_kind <> '' AND jsonb_typeof(s.faults) = 'array' GROUP BY 2)"
-        " UNION ALL (SELECT 'forfeit', s.fault_kind, count(*), count(*)" + _played() + " AND s.forfeited GROUP BY 2)"
-        " ORDER BY 1, 3 DESC, 2",
+        f"SELECT 'fault' AS what, {_json('f.value', 'kind')} AS kind, count(*) AS faults,"
+        " count(DISTINCT s.match_id) AS matches" + _played(", " + _json_elements("s.faults", "f")) + faulty
+        + " GROUP BY 2 UNION ALL SELECT 'forfeit', s.fault_kind, count(*), count(*)" + _played()
+        + f" AND {_FORFEIT} GROUP BY 2 ORDER BY 1, 3 DESC, 2",
         [version.pk, version.pk],
     )
     kinds = [row for row in counted if row["what"] == "fault"]
     forfeits = [row for row in counted if row["what"] == "forfeit"]
     # newest first on the seat index; only seats with a fault are expanded
     latest = _rows(
-        "SELECT s.match_id AS match_id, s.seat AS seat, f->>'kind' AS kind, f->>'reason' AS reason,"
-        " (f->>'game')::int AS game, (f->>'round')::int AS round FROM ("
-        "  SELECT s.match_id, s.seat, s.faults, s.queued_at" + _played() + " AND s.fault_kind <> ''"
-        "  ORDER BY s.queued_at DESC, s.match_id DESC LIMIT %s) s, jsonb_array_elements(s.faults) WITH ORDINALITY AS e(f, n)"
-        " ORDER BY s.queued_at DESC, s.match_id DESC, e.n DESC LIMIT %s",
+        f"SELECT s.match_id AS match_id, s.seat AS seat, {_json('f.value', 'kind')} AS kind,"
+        f" {_json('f.value', 'reason')} AS reason, CAST({_json('f.value', 'game')} AS INTEGER) AS game,"
+        f" CAST({_json('f.value', 'round')} AS INTEGER) AS round FROM ("
+        "  SELECT s.match_id, s.seat, s.faults, s.queued_at" + _played() + faulty
+        + f"  ORDER BY s.queued_at DESC, s.match_id DESC LIMIT %s) s, {_json_elements('s.faults', 'f')}"
+        " ORDER BY s.queued_at DESC, s.match_id DESC, f.key DESC LIMIT %s",
         [version.pk, recent, recent],
     )
     return {"kinds": kinds, "forfeits": forfeits, "recent": latest}
 
 
+def _bucket(value: str) -> str:
+    """The DECISION_BUCKETS bucket of ``value`` (SQL): 0 below the first bound, i from the i-th on,
+    as PostgreSQL's width_bucket; NULL for NULL.
+
+    >>> _bucket("x").startswith("CASE WHEN x IS NULL THEN NULL WHEN x < 0.001 THEN 0 WHEN x < 0.003 THEN 1")
+    True
+    """
+    steps = " ".join(f"WHEN {value} < {bound!r} THEN {i}" for i, bound in enumerate(DECISION_BUCKETS))
+    return f"CASE WHEN {value} IS NULL THEN NULL {steps} ELSE {len(DECISION_BUCKETS)} END"
+
+
+def _percentile(percent: int, n: int, ranked: dict[int, float]) -> float | None:
+    """PostgreSQL's percentile_cont of ``n`` values, ``ranked`` holding those at the positions the
+    query read (``(percent * (n - 1)) / 100`` and the next): the two interpolated.
+
+    >>> _percentile(50, 4, {1: 2.0, 2: 4.0}), _percentile(95, 1, {0: 7.0}), _percentile(50, 0, {})
+    (3.0, 7.0, None)
+    """
+    if not n:
+        return None
+    low, rest = divmod(percent * (n - 1), 100)
+    value = ranked[low]
+    return value + (ranked[low + 1] - value) * rest / 100 if rest else value
+
+
 def version_decision_times(version: BotVersion) -> dict:
-    """The distribution of the version's decision times, computed in SQL over every finished match
-    (``width_bucket`` on DECISION_BUCKETS): per match, its mean and its slowest decision (the match's
+    """The distribution of the version's decision times, computed in SQL over its played seats
+    (buckets on DECISION_BUCKETS): per match, its mean and its slowest decision (the match's
     ``timings``; single decisions' times are only in the gzipped per-match blobs, which SQL cannot
     read). ``buckets``: label, matches by mean, matches by max; ``matches`` counted; ``p50``/``p95`` of
-    the means and ``max`` of the maxima, in seconds."""
+    the means and ``max`` of the maxima, in seconds. One query."""
+    def seat(key):
+        return _json("m.timings", "seats", _Index("s.seat"), key)
+
+    positions = ", ".join(f"({p} * (n - 1)) / 100, ({p} * (n - 1)) / 100 + 1" for p in DECISION_PERCENTILES)
     rows = _rows(
-        # the window's timings first (MATERIALIZED: a filter on the JSON inside the join misleads the
-        # planner into a scan of every match, 450 ms at 100,000), then the seats that were timed
-        "WITH w AS MATERIALIZED (SELECT m.timings->'seats'->s.seat AS seat" + _played() + "),"
-        " t AS (SELECT (seat->>'mean')::float AS mean, (seat->>'max')::float AS max FROM w"
-        " WHERE jsonb_typeof(seat) = 'object' AND (seat->>'decisions')::int > 0)"
-        " SELECT 'mean' AS what, width_bucket(mean, %s::float8[]) AS bucket, count(*) AS n FROM t GROUP BY 2"
-        " UNION ALL SELECT 'max', width_bucket(max, %s::float8[]), count(*) FROM t GROUP BY 2"
-        " UNION ALL SELECT 'p50', NULL, (percentile_cont(0.5) WITHIN GROUP (ORDER BY mean) * 1e6)::bigint FROM t"
-        " UNION ALL SELECT 'p95', NULL, (percentile_cont(0.95) WITHIN GROUP (ORDER BY mean) * 1e6)::bigint FROM t"
-        " UNION ALL SELECT 'top', NULL, (max(max) * 1e6)::bigint FROM t",
-        [version.pk, list(DECISION_BUCKETS), list(DECISION_BUCKETS)],
+        # the window's timings first, then the seats that were timed
+        f"WITH w AS {_materialized()}(SELECT CAST({seat('mean')} AS DOUBLE PRECISION) AS mean,"
+        f" CAST({seat('max')} AS DOUBLE PRECISION) AS max, CAST({seat('decisions')} AS INTEGER) AS decisions"
+        + _played() + "),"
+        " t AS (SELECT mean, max FROM w WHERE decisions > 0),"
+        " r AS (SELECT mean, ROW_NUMBER() OVER (ORDER BY mean) - 1 AS i, count(*) OVER () AS n"
+        "  FROM t WHERE mean IS NOT NULL)"
+        f" SELECT 'mean' AS what, {_bucket('mean')} AS bucket, count(*) AS n, CAST(NULL AS DOUBLE PRECISION) AS value FROM t GROUP BY 2"
+        f" UNION ALL SELECT 'max', {_bucket('max')}, count(*), NULL FROM t GROUP BY 2"
+        " UNION ALL SELECT 'top', NULL, count(*), max(max) FROM t"
+        f" UNION ALL SELECT 'rank', i, n, mean FROM r WHERE i IN ({positions})",
+        [version.pk],
     )
-    counts = {(r["what"], r["bucket"]): r["n"] for r in rows}
+    counts = {(r["what"], r["bucket"]): r["n"] for r in rows if r["what"] in ("mean", "max")}
+    ranked = {r["bucket"]: r["value"] for r in rows if r["what"] == "rank"}
+    timed = next((r["n"] for r in rows if r["what"] == "rank"), 0)
+    top = next((r["value"] for r in rows if r["what"] == "top"), None)
     bounds = (0.0, *DECISION_BUCKETS)
     buckets = []
     for i in range(len(bounds)):
@@ -335,12 +449,8 @@ def version_decision_times(version: BotVersion) -> dict:
     peak = max([b["mean"] for b in buckets] + [b["max"] for b in buckets] + [1])
     for b in buckets:
         b["mean_pct"], b["max_pct"] = round(100 * b["mean"] / peak), round(100 * b["max"] / peak)
-
-    def seconds(key):
-        value = counts.get((key, None))
-        return None if value is None else value / 1e6
-
-    return {"buckets": buckets, "matches": total, "p50": seconds("p50"), "p95": seconds("p95"), "max": seconds("top")}
+    p50, p95 = (_percentile(p, timed, ranked) for p in DECISION_PERCENTILES)
+    return {"buckets": buckets, "matches": total, "p50": p50, "p95": p95, "max": top}
 
 
 def _ms(seconds: float) -> str:
@@ -385,30 +495,27 @@ def version_rating_changes(version: BotVersion, limit: int = STATS_RATING_MATCHE
     return {"changes": changes, "rated": totals["rated"], "gained": totals["gained"]}
 
 
-def bot_version_results(bot: Bot) -> dict[int, dict] | None:
+def bot_version_results(bot: Bot, versions=None) -> dict[int, dict]:
     """Version id -> its finished non-validation matches (of its newest STATS_WINDOW seats), wins
     (rank 1), win rate, forfeits and seats with a fault, ``windowed`` when it has older seats: the bot
-    page's line per version. One query: each version's window by LATERAL on the seat index. None
-    when ``stats_available`` is not."""
-    if not stats_available():
-        return None
-    rows = _rows(
-        "SELECT v.id AS version_id, r.* FROM bots_botversion v CROSS JOIN LATERAL ("
-        " SELECT count(*) AS matches, count(*) FILTER (WHERE s.rank = 1) AS wins,"
-        " count(*) FILTER (WHERE s.forfeited) AS forfeits, count(*) FILTER (WHERE s.fault_kind <> '') AS faulty,"
-        " EXISTS (SELECT 1 FROM matches_matchseat WHERE bot_version_id = v.id ORDER BY queued_at DESC, match_id DESC"
-        f" OFFSET {STATS_WINDOW} LIMIT 1) AS windowed"
-        + _played(key="v.id") + ") r WHERE v.bot_id = %s AND r.matches > 0",
-        [bot.pk],
-    )
-    return {row["version_id"]: _results(row) for row in rows}
+    page's line per version (``versions``: the bot's, when already loaded). One query per STATS_BATCH
+    versions: a UNION ALL branch each, each reading that version's window on the seat index."""
+    ids = [v.pk for v in versions] if versions is not None else list(bot.versions.values_list("pk", flat=True))
+    results = {}
+    for start in range(0, len(ids), STATS_BATCH):
+        chunk = ids[start:start + STATS_BATCH]
+        branch = (
+            f"SELECT CAST(%s AS INTEGER) AS version_id, count(*) AS matches, {_count_if(_WIN)} AS wins,"
+            f" {_count_if(_FORFEIT)} AS forfeits, {_count_if(_FAULTY)} AS faulty, {_windowed()} AS windowed"
+            + _played()
+        )
+        rows = _rows(" UNION ALL ".join([branch] * len(chunk)), [pk for pk in chunk for _ in range(3)])
+        results.update({row["version_id"]: _results(row) for row in rows if row["matches"]})
+    return results
 
 
-def version_stats(version: BotVersion) -> dict | None:
-    """Everything the version page shows of its play, in a fixed number of queries (None when
-    ``stats_available`` is not)."""
-    if not stats_available():
-        return None
+def version_stats(version: BotVersion) -> dict:
+    """Everything the version page shows of its play, in a fixed number of queries."""
     by_seats = version_results_by_seats(version)
     return {
         "window": STATS_WINDOW,

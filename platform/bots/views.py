@@ -72,9 +72,9 @@ def bot_detail(request, bot_id: int):
     bot = get_object_or_404(Bot.objects.select_related("owner"), pk=bot_id)
     is_owner = selectors.user_is_owner(request.user, bot)
     versions = list(selectors.bot_versions(bot))
-    results = selectors.bot_version_results(bot)
+    results = selectors.bot_version_results(bot, versions)
     for version in versions:
-        version.results = results.get(version.pk) if results is not None else None
+        version.results = results.get(version.pk)
     return render(
         request,
         "bots/bot_detail.html",
@@ -89,7 +89,6 @@ def bot_detail(request, bot_id: int):
             "in_play": any_in_play(matches),
             "upload_form": UploadForm() if is_owner else None,
             "stats_window": selectors.STATS_WINDOW,
-            "stats_available": results is not None,
         },
     )
 

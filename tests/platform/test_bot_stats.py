@@ -1,14 +1,23 @@
 """A version's page gives its author its numbers (results by seat count and by opponent, rating change
 per ladder match, faults and timeouts with their reasons, the distribution of decision times), each
-one aggregate in PostgreSQL, so the page's queries stay the same at any history size; a match page
-links its ladder or tournament and shows each seat's rating change; match tables stack at 390 px."""
+one aggregate in the database, so the page's queries stay the same at any history size; a match page
+links its ladder or tournament and shows each seat's rating change; match tables stack at 390 px.
+
+The same SQL runs on PostgreSQL and SQLite (the embedded default): these tests run on whichever the
+suite is given (`make check`: SQLite; the full suite: PostgreSQL), and on PostgreSQL the last test
+runs them again on SQLite, so both databases answer every run."""
 
 from __future__ import annotations
 
+import doctest
 import hashlib
+import os
 import re
+import subprocess
+import sys
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -19,9 +28,9 @@ from django.utils import timezone
 from tests.scale.test_scale_query_counts import MAX_QUERIES
 from tests.testsupport import make_user
 
-# the numbers are PostgreSQL aggregates (bots.selectors.stats_available); on SQLite the pages say so
-pytestmark = [pytest.mark.django_db, pytest.mark.services, pytest.mark.usefixtures("postgresql_db")]
+pytestmark = [pytest.mark.django_db]
 
+ROOT = Path(__file__).resolve().parents[2]
 _clock = [timezone.now() - timedelta(days=30)]
 
 
@@ -260,7 +269,7 @@ def test_match_tables_label_every_cell_so_they_stack_at_390_px(versions):
     mine, rival, _ = versions
     _, match = _ladder_match(mine, rival, before=1500, after=1516)
     client = Client()
-    for path in ("/matches/", f"/matches/{match.pk}/", mine.get_absolute_url()):
+    for path in ("/matches/", f"/matches/{match.pk}/", mine.get_absolute_url(), mine.bot.get_absolute_url()):
         html = client.get(path).content.decode()
         tables = re.findall(r'<table class="stack[^"]*">.*?</table>', html, re.S)
         assert tables, path
@@ -291,3 +300,70 @@ def test_the_numbers_cover_the_newest_window_of_seats_and_the_page_says_so(versi
     assert "this version has played more than 3" in html
     monkeypatch.setattr(selectors, "STATS_WINDOW", 4)
     assert not selectors.version_stats(mine)["windowed"]
+
+
+def test_a_known_history_gives_every_number_of_the_version_page(versions):
+    """One version's whole page of numbers from a history whose every figure is known, on this
+    database: results by seats and by opponent, faults with reasons, decision-time buckets and
+    percentiles (interpolated as PostgreSQL's percentile_cont), rating changes, and the bot page line."""
+    from bots import selectors
+
+    mine, rival, other = versions
+    # the timed means, 0.5, 2, 4 and 8 ms: p50 at 0.5 * 3 = 1.5 is 2 + 0.5 * 2 ms, p95 at 2.85 is 4 + 0.85 * 4 ms
+    _play([(mine, 1, {}, _timing(0.0005, 0.002)), (rival, 2, {}, None)])
+    _play([(mine, 2, _timeout("no answer in 1.0 s"), _timing(0.002, 1.2)), (rival, 1, {}, None)])
+    _play([(mine, 1, {}, _timing(0.004, 0.02)), (rival, 3, {}, None), ("random", 2, {}, None)])
+    two = {"forfeited": True, "strikes": 2, "fault_kind": "crash", "fault_reason": "exit code 1",
+           "faults": [{"game": 0, "round": 4, "kind": "timeout", "reason": "slow"},
+                      {"game": 1, "round": 9, "kind": "crash", "reason": "exit code 1"}]}
+    _play([(mine, 3, two, _timing(0.008, 4.0)), (other, 1, {}, None), (rival, 2, {}, None)])
+    _, first = _ladder_match(mine, rival, before=1500, after=1512)  # no decision timed: not in the times
+    _, last = _ladder_match(mine, other, before=1512, after=1507)
+    _play([(mine, 1, {}, _timing(0.016, 0.05)), (rival, 2, {}, None)], kind="validation")  # not counted
+
+    stats = selectors.version_stats(mine)
+
+    assert stats["windowed"] is False
+    assert [(r["players"], r["matches"], r["wins"], r["forfeits"], r["strikes"]) for r in stats["by_seats"]] == [
+        (2, 4, 3, 0, 1), (3, 2, 1, 1, 2)]
+    assert stats["by_seats"][0]["mean_rank"] == pytest.approx(1.25) and stats["by_seats"][1]["mean_score"] == 20.0
+    assert [(r["bot_name"] or r["reference_bot"], r["matches"], r["ahead"], r["behind"], r["wins"])
+            for r in stats["by_opponent"]] == [("rival", 5, 3, 2, 3), ("other", 2, 1, 1, 1), ("random", 1, 1, 0, 1)]
+    faults = stats["faults"]
+    assert [(k["kind"], k["faults"], k["matches"]) for k in faults["kinds"]] == [("timeout", 2, 2), ("crash", 1, 1)]
+    assert [(f["kind"], f["matches"]) for f in faults["forfeits"]] == [("crash", 1)]
+    assert [(f["kind"], f["reason"], f["game"], f["round"]) for f in faults["recent"]] == [
+        ("crash", "exit code 1", 1, 9), ("timeout", "slow", 0, 4), ("timeout", "no answer in 1.0 s", 0, 3)]
+    times = stats["decisions"]
+    assert times["matches"] == 4 and times["max"] == 4.0
+    assert times["p50"] == pytest.approx(0.003) and times["p95"] == pytest.approx(0.0074)
+    by_label = {b["label"]: (b["mean"], b["max"]) for b in times["buckets"]}
+    assert by_label["< 1 ms"] == (1, 0) and by_label["1–3 ms"] == (1, 1) and by_label["3–10 ms"] == (2, 0)
+    assert by_label["10–30 ms"] == (0, 1) and by_label["1–3 s"] == (0, 1) and by_label["≥ 3 s"] == (0, 1)
+    ratings = stats["ratings"]
+    assert ratings["rated"] == 2 and ratings["gained"] == Decimal(7)
+    assert [(c.match_id, c.before, c.after) for c in ratings["changes"]] == [
+        (last.pk, Decimal(1512), Decimal(1507)), (first.pk, Decimal(1500), Decimal(1512))]
+    line = selectors.bot_version_results(mine.bot)[mine.pk]
+    assert (line["matches"], line["wins"], line["forfeits"], line["faulty"], line["windowed"]) == (6, 4, 1, 2, False)
+    assert line["win_rate"] == pytest.approx(4 / 6)
+
+
+def test_the_examples_in_the_selectors_docstrings_hold():
+    from bots import selectors
+
+    assert doctest.testmod(selectors).failed == 0
+
+
+@pytest.mark.slow
+def test_the_numbers_are_the_same_on_sqlite():
+    """On PostgreSQL, this module again on SQLite (an in-memory test database, as `make check`): the
+    one SQL text answers both. On SQLite the module has just run there."""
+    if connection.vendor == "sqlite":
+        pytest.skip("this run is on SQLite already")
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "ARENA_REQUIRE_SERVICES")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", __file__],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0 and " passed" in done.stdout, done.stdout[-4000:] + done.stderr[-2000:]
