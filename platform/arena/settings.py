@@ -296,7 +296,10 @@ MATCH_SWEEP_SECONDS = env_int("MATCH_SWEEP_SECONDS", 5)
 VALIDATION_OPPONENT = os.environ.get("VALIDATION_OPPONENT", "random")
 VALIDATION_RULES = env_list("VALIDATION_RULES", ["players=2", "rounds=1"])
 # A new version is validated at each of these seat counts under VALIDATION_RULES, and under the
-# rules of every event its bot is entered in (bots.validation), at most this many configurations.
+# rules of every event its bot is entered in (bots.validation); every configuration is played, none
+# dropped: VALIDATION_MAX_CONFIGURATIONS caps how many of one version's validation matches are queued
+# at once, the others wait in its plan and are queued as those pass. An event entered later queues
+# the configurations the playing version has not passed, and the entry waits for them.
 VALIDATION_SEATS = [int(n) for n in env_list("VALIDATION_SEATS", ["2", "4"])]
 VALIDATION_MAX_CONFIGURATIONS = env_int("VALIDATION_MAX_CONFIGURATIONS", 6)
 

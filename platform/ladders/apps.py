@@ -26,3 +26,4 @@ class LaddersConfig(AppConfig):
 
         hooks.register("ladder", services.ladder_match_finish)
         validation.register_event_rules(entered_ladders_rules)
+        validation.register_event_refusal(services.ladder_validation_refusal)

@@ -123,40 +123,111 @@ def ladder_owners_check(ladder: Ladder, bots: list[Bot]) -> None:
         seen[bot.owner_id] = bot
 
 
+def ladder_configurations(ladder: Ladder) -> list:
+    """The validation configuration of the ladder's matches (its rules, seat count included)."""
+    from bots import validation
+
+    return validation.event_configurations(f"ladder {ladder.name}", [ladder.rules])
+
+
 def ladder_enter(ladder: Ladder, bot: Bot) -> LadderEntry:
     """Enter ``bot`` into ``ladder`` (or bring it back after it left or was suspended).
 
     The bot needs an active version; after a suspension, a different one than
-    the version that was suspended. Its rating and history are kept.
+    the version that was suspended. Its rating and history are kept. When the
+    playing version has not passed the ladder's configuration (rules and seat
+    count), its validation there is queued (``bots.services.validation_require``)
+    and matchmaking leaves the entry out until it passed; a version that failed
+    there is refused, naming the configuration (``ladder_entry_validation``
+    says which of the two an entry waits for).
     """
+    from bots import services as bot_services
+
     if not ladder.active:
         raise LadderError(f"the ladder {ladder.name!r} is closed to new entries")
     version = bot_playing_version(bot)
     if version is None:
         raise LadderError(f"{bot} has no active version yet: upload one and wait for its validation")
-    try:
-        with transaction.atomic():
-            entry, created = LadderEntry.objects.select_for_update().get_or_create(ladder=ladder, bot=bot)
-    except IntegrityError:  # a concurrent request entered the same bot first
-        raise LadderError(f"{bot} is already entered in {ladder.name}") from None
-    if created:
-        return entry
-    with transaction.atomic():
-        entry = LadderEntry.objects.select_for_update().get(pk=entry.pk)
-        if entry.status == LadderEntry.Status.ACTIVE:
-            raise LadderError(f"{bot} is already entered in {ladder.name}")
-        if entry.status == LadderEntry.Status.SUSPENDED and entry.suspended_version_id == version.pk:
-            raise LadderError(
-                f"{bot} was suspended in {ladder.name} while playing version {version.number}; "
-                "upload a new version to enter again"
-            )
-        entry.status = LadderEntry.Status.ACTIVE
-        entry.fault_streak = 0
-        entry.suspended_reason = ""
-        entry.suspended_version = None
-        entry.save(update_fields=["status", "fault_streak", "suspended_reason", "suspended_version"])
-        transaction.on_commit(lambda: _request_refit(ladder.pk, force=True))
+    with transaction.atomic():  # the entry, and the validation it waits for, or neither
+        try:
+            with transaction.atomic():
+                entry, created = LadderEntry.objects.select_for_update().get_or_create(ladder=ladder, bot=bot)
+        except IntegrityError:  # a concurrent request entered the same bot first
+            raise LadderError(f"{bot} is already entered in {ladder.name}") from None
+        if not created:
+            entry = LadderEntry.objects.select_for_update().get(pk=entry.pk)
+            if entry.status == LadderEntry.Status.ACTIVE:
+                raise LadderError(f"{bot} is already entered in {ladder.name}")
+            if entry.status == LadderEntry.Status.SUSPENDED and entry.suspended_version_id == version.pk:
+                raise LadderError(
+                    f"{bot} was suspended in {ladder.name} while playing version {version.number}; "
+                    "upload a new version to enter again"
+                )
+        required = bot_services.validation_require(bot, ladder_configurations(ladder))
+        if required.failed:
+            raise LadderError(f"{bot} cannot enter {ladder.name}: {required.message}")
+        if not created:
+            entry.status = LadderEntry.Status.ACTIVE
+            entry.fault_streak = 0
+            entry.suspended_reason = ""
+            entry.suspended_version = None
+            entry.save(update_fields=["status", "fault_streak", "suspended_reason", "suspended_version"])
+            transaction.on_commit(lambda: _request_refit(ladder.pk, force=True))
     return entry
+
+
+def ladder_entry_validation(entry: LadderEntry) -> str:
+    """What an active entry waits for before matchmaking seats it (its playing version's validation in
+    the ladder's configuration, pending), or "" when it plays."""
+    from bots import services as bot_services
+    from bots import validation
+
+    version = bot_playing_version(entry.bot)
+    if version is None:
+        return ""
+    state = bot_services.configuration_states({version.pk: version.validation_runs or []}, entry.ladder.rules)
+    if validation.cleared(state[version.pk]):
+        return ""
+    return (f"{version.label} is being validated at {ladder_configurations(entry.ladder)[0].label}; "
+            "matchmaking seats the entry once that passes (the version's page shows the report)")
+
+
+def ladder_validation_refusal(version: BotVersion, run: dict) -> list[str]:
+    """Refusal handler (``bots.validation.register_event_refusal``): ``version`` failed the configuration
+    of ``run``; every active entry of its bot on an active ladder of that configuration, while the
+    version plays for the bot, is suspended with the reason (entering again needs another version).
+    Called under the version's row lock; locks the entries."""
+    from bots import validation
+
+    if bot_playing_version(version.bot) != version:
+        return []
+    key = validation.rules_key(run["rules"])
+    entries = LadderEntry.objects.select_for_update().select_related("ladder").filter(
+        bot_id=version.bot_id, status=LadderEntry.Status.ACTIVE, ladder__active=True
+    )
+    refused = []
+    for entry in entries:
+        try:
+            same = validation.rules_key(entry.ladder.rules) == key
+        except (RulesError, TypeError, ValueError):
+            continue
+        if not same:
+            continue
+        entry.status = LadderEntry.Status.SUSPENDED
+        if run.get("platform"):  # not the bot's fault: the same version may enter again, and is validated again
+            entry.suspended_version = None
+            advice = "enter again to have it validated again"
+        else:
+            entry.suspended_version = version
+            advice = "(its page shows that game's log); upload a version that plays this configuration to enter again"
+        entry.suspended_reason = (
+            f"suspended: version {version.number} failed its validation at {run['label']}: {run['reason']}; {advice}"
+        )[:2000]
+        entry.save(update_fields=["status", "suspended_version", "suspended_reason"])
+        ladder_id = entry.ladder_id
+        transaction.on_commit(lambda ladder_id=ladder_id: _request_refit(ladder_id, force=True))
+        refused.append(f"ladder {entry.ladder.name}: entry suspended")
+    return refused
 
 
 def ladder_leave(ladder: Ladder, bot: Bot) -> LadderEntry:
@@ -189,10 +260,12 @@ def ladder_matchmake(ladder: Ladder, *, rng: random.Random | None = None, now: d
     already beyond their share of matches. The fit is the stored columns
     (``ratings.matchmaking_fit``): no refit here. An entry sits in at most one
     pending match; only active entries whose bot has an active playing version
-    play. Unless the ladder ``allow_same_owner``, every seat of a table has a
-    different owner, and with fewer owners than seats among the free entries no
-    match is made. A constant number of queries whatever the number of entries
-    (no source bytes). Returns the matches created (enqueued on commit).
+    that passed the ladder's configuration in its validation play (one still being
+    validated there waits; ``_validated_for_ladder``). Unless the ladder
+    ``allow_same_owner``, every seat of a table has a different owner, and with
+    fewer owners than seats among the free entries no match is made. A constant
+    number of queries whatever the number of entries (no source bytes), and a
+    few for each version whose validation there is queued now. Returns the matches created (enqueued on commit).
     """
     rng = rng or random.Random()
     now = now or timezone.now()
@@ -215,7 +288,9 @@ def ladder_matchmake(ladder: Ladder, *, rng: random.Random | None = None, now: d
         entries = list(free.select_related("bot").only(*_MATCHMAKING_FIELDS))
         # the bots by a subquery, not an IN list of a thousand ids; the versions' keys only
         playing = bot_playing_versions([e.bot for e in entries], bot_ids=free.values("bot_id"), only=())
-        candidates = [_Candidate(e, playing[e.bot_id]) for e in entries if e.bot_id in playing]
+        # only versions validated in the ladder's configuration play (the others wait for it)
+        cleared = _validated_for_ladder(ladder, [e.bot for e in entries if e.bot_id in playing], playing)
+        candidates = [_Candidate(e, playing[e.bot_id]) for e in entries if e.bot_id in cleared]
         if len(candidates) < ladder.seats:
             return created
         # The fit as stored: a version is known to it once it has rated results.
@@ -263,6 +338,24 @@ def ladder_matchmake(ladder: Ladder, *, rng: random.Random | None = None, now: d
             candidates = [c for c in candidates if c.entry.pk not in seated]
             free_slots -= 1
     return created
+
+
+def _validated_for_ladder(ladder: Ladder, bots: list[Bot], playing: dict[int, BotVersion]) -> set[int]:
+    """The ids of ``bots`` whose playing version may play the ladder's configuration (passed it, or
+    made active without the platform's validation). A version validated by the platform that has no run
+    for it (a ladder's rules changed, a version that became the playing one) gets it queued now
+    (``validation_require``) and waits. Two queries, and a few per such version."""
+    from bots import services as bot_services
+    from bots import validation
+
+    if not bots:
+        return set()
+    runs = dict(BotVersion.objects.filter(pk__in=[v.pk for v in playing.values()]).values_list("pk", "validation_runs"))
+    states = bot_services.configuration_states({pk: runs.get(pk) or [] for pk in runs}, ladder.rules)
+    for bot in bots:
+        if states.get(playing[bot.pk].pk) == validation.MISSING:
+            bot_services.validation_require(bot, ladder_configurations(ladder))
+    return {bot.pk for bot in bots if validation.cleared(states.get(playing[bot.pk].pk, validation.UNPLANNED))}
 
 
 #: what matchmaking reads of an entry and its bot (``_waiting_order``, the fit, fairness, owners)

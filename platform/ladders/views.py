@@ -102,11 +102,15 @@ def ladder_enter(request, bot_id: int):
         return redirect(bot)
     ladder = get_object_or_404(Ladder, slug=form.cleaned_data["ladder"])
     try:
-        services.ladder_enter(ladder, bot)
+        entry = services.ladder_enter(ladder, bot)
     except services.LadderError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"{bot.name} entered {ladder.name}: matchmaking will give it matches.")
+        waiting = services.ladder_entry_validation(entry)
+        if waiting:
+            messages.info(request, f"{bot.name} entered {ladder.name}: {waiting}.")
+        else:
+            messages.success(request, f"{bot.name} entered {ladder.name}: matchmaking will give it matches.")
     return redirect(bot)
 
 

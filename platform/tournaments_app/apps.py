@@ -35,3 +35,4 @@ class TournamentsConfig(AppConfig):
 
         hooks.register("tournament", services.tournament_match_finished)
         validation.register_event_rules(entered_tournaments_rules)
+        validation.register_event_refusal(services.tournament_validation_refusal)

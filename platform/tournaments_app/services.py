@@ -295,6 +295,9 @@ def entry_add(tournament: Tournament, bot, *, actor=None) -> Entry:
         try:
             with transaction.atomic():  # a savepoint: a refused row leaves the caller's transaction usable
                 entry = Entry.objects.create(tournament=tournament, bot=bot, name=name)
+                required = _validation_require(tournament, bot)
+                if required.failed:
+                    raise TournamentError(f"{bot} cannot enter {tournament}: {required.message}")
         except IntegrityError:
             raise TournamentError(
                 f"{bot} cannot enter {tournament}: it or an entry of the same name is already entered"
@@ -305,8 +308,112 @@ def entry_add(tournament: Tournament, bot, *, actor=None) -> Entry:
             rule = ("may share a table (allowed on this event)" if tournament.allow_same_owner
                     else "are kept at different tables")
             note = f" (same owner as {', '.join(same)}: they {rule})"
+        if required.held:
+            note += f"; {required.message}"
         _log(tournament, "entry", f"entry {entry.name} added{note}", actor)
     return entry
+
+
+def tournament_configurations(tournament: Tournament) -> list:
+    """The validation configurations of the tournament's tables: its rules at each table size it may
+    seat (``tournaments.tables.table_size_bounds``), as a new version's plan lists them."""
+    from bots import validation
+
+    low, high = table_size_bounds(tournament.seats)
+    return validation.event_configurations(
+        f"tournament {tournament.name}", [{**tournament.rules, "players": n} for n in range(low, high + 1)]
+    )
+
+
+def _validation_require(tournament: Tournament, bot):
+    """Queue the validation of ``bot``'s playing version in each of the tournament's configurations it
+    has not passed (``bots.services.validation_require``); returns what the entry waits for."""
+    from bots import services as bot_services
+
+    return bot_services.validation_require(bot, tournament_configurations(tournament))
+
+
+def _queue_missing_validations(tournament: Tournament) -> None:
+    """Before a start: queue the validations the entries' playing versions lack in the tournament's
+    configurations (the rules changed since the entry, a new playing version), in a transaction of its
+    own, committed even when the start is then refused. A few queries whatever the number of entries,
+    and a few per entry that needs one."""
+    from bots import services as bot_services
+    from bots import validation
+    from bots.models import BotVersion
+    from bots.selectors import bot_playing_versions
+
+    with transaction.atomic():
+        locked = _locked(tournament)
+        if locked.status not in (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION):
+            return
+        bots = [e.bot for e in locked.entries.filter(status=Entry.Status.ACTIVE).select_related("bot")]
+        playing = bot_playing_versions(bots, only=())
+        runs = dict(BotVersion.objects.filter(pk__in=[v.pk for v in playing.values()])
+                    .values_list("pk", "validation_runs"))
+        lacking: set[int] = set()
+        for configuration in tournament_configurations(locked):
+            states = bot_services.configuration_states({pk: runs.get(pk) or [] for pk in runs}, configuration.rules)
+            lacking |= {pk for pk, state in states.items() if state == validation.MISSING}
+            lacking |= {pk for pk in runs if (run := validation.run_for(runs[pk] or [], configuration.rules))
+                        and run["status"] == validation.FAILED and run.get("platform")}
+        for bot in bots:
+            if bot.pk in playing and playing[bot.pk].pk in lacking:
+                _validation_require(locked, bot)
+
+
+def entries_validation_pending(tournament: Tournament, entries: Sequence[Entry]) -> list[str]:
+    """Why entries (their ``version`` set to the playing one) cannot start yet: one line per entry whose
+    version has not passed one of the tournament's configurations (pending, waiting, failed, or not
+    validated there yet). Empty when every one may play. Two queries whatever the number."""
+    from bots import services as bot_services
+    from bots import validation
+    from bots.models import BotVersion
+
+    versions = {e.version.pk for e in entries if e.version is not None}
+    runs = dict(BotVersion.objects.filter(pk__in=versions).values_list("pk", "validation_runs"))
+    lines = []
+    for configuration in tournament_configurations(tournament):
+        states = bot_services.configuration_states({pk: runs.get(pk) or [] for pk in versions}, configuration.rules)
+        for entry in entries:
+            state = states.get(entry.version.pk) if entry.version is not None else None
+            if state is None or validation.cleared(state):
+                continue
+            what = {validation.FAILED: "failed (the version's page shows why)",
+                    validation.MISSING: "not validated there yet (queued)"}.get(state, "still being validated")
+            lines.append(f"{entry.version.label} at {configuration.label}: {what}")
+    return lines
+
+
+def tournament_validation_refusal(version, run: dict) -> list[str]:
+    """Refusal handler (``bots.validation.register_event_refusal``): ``version`` failed the configuration
+    of ``run``; the bot's active entries in tournaments not started yet that seat that configuration,
+    while the version plays for the bot, are withdrawn (removed, as an entry that leaves before the
+    start, so a fixed version may enter again), the reason written to the tournament's log. An entry of
+    a running tournament is never touched: its start needed every configuration passed."""
+    from bots import validation
+    from bots.selectors import bot_playing_version
+
+    if bot_playing_version(version.bot) != version:
+        return []
+    key = validation.rules_key(run["rules"])
+    refused = []
+    entries = Entry.objects.filter(
+        bot_id=version.bot_id, status=Entry.Status.ACTIVE,
+        tournament__status__in=[Tournament.Status.DRAFT, Tournament.Status.REGISTRATION],
+    ).select_related("tournament")
+    for entry in entries:
+        tournament = _locked(entry.tournament)
+        if tournament.status not in (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION):
+            continue
+        if key not in {validation.rules_key(c.rules) for c in tournament_configurations(tournament)}:
+            continue
+        if Entry.objects.filter(pk=entry.pk).delete()[0]:
+            _log(tournament, "entry",
+                 f"entry {entry.name} withdrawn: version {version.number} failed its validation at {run['label']}: "
+                 f"{run['reason']}")
+            refused.append(f"tournament {tournament.name}: entry withdrawn before the start")
+    return refused
 
 
 def bulk_entry_bots(*, ladder=None, names: str = "") -> tuple[list, list[str]]:
@@ -369,7 +476,16 @@ def entries_add_bulk(tournament: Tournament, *, ladder=None, names: str = "", ac
             raise TournamentError(
                 f"no active version for {', '.join(inactive)}: upload one and wait until its validation passes; "
                 "nothing was added", field="names")
-        added = [entry_add(tournament, bot, actor=actor) for bot in new]
+        added, refused = [], []
+        for bot in new:
+            try:
+                with transaction.atomic():
+                    added.append(entry_add(tournament, bot, actor=actor))
+            except TournamentError as exc:
+                refused.append(str(exc))
+        if refused:  # all or nothing: every refusal named, none of the others kept
+            transaction.set_rollback(True)
+            raise TournamentError(f"{'; '.join(refused)}; nothing was added", field="names")
     return added, skipped
 
 
@@ -396,9 +512,15 @@ def entry_leave_before_start(entry: Entry, *, actor=None) -> None:
 
 
 def tournament_start(tournament: Tournament, *, actor=None) -> Tournament:
-    """Freeze every active entry's playing version, plan the rounds, pair and enqueue round 1."""
+    """Freeze every active entry's playing version, plan the rounds, pair and enqueue round 1.
+
+    Refused, naming each entry and configuration, while an entry's version has not passed its validation
+    in one of the tournament's configurations (``entries_validation_pending``): those not queued yet (the
+    rules changed since the entry, a new playing version) are queued first, in a transaction of their own
+    that the refusal does not roll back, so starting again once they passed succeeds."""
     from bots.selectors import bot_playing_version
 
+    _queue_missing_validations(tournament)
     with transaction.atomic():
         tournament = _locked(tournament)
         _require(tournament, (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION), "start")
@@ -416,6 +538,14 @@ def tournament_start(tournament: Tournament, *, actor=None) -> Tournament:
             raise TournamentError(
                 f"cannot start {tournament}: no active version for {', '.join(missing)}; "
                 "withdraw these entries or wait until a version passes validation"
+            )
+        unvalidated = entries_validation_pending(tournament, entries)
+        if unvalidated:
+            raise TournamentError(
+                f"cannot start {tournament}: not every entry's version passed its validation in this "
+                f"tournament's configurations: {'; '.join(unvalidated)}. An entry never plays a configuration "
+                "its version did not pass: start again once these validations have passed (a minute or two), "
+                "or withdraw the entries that failed"
             )
         names = [e.name for e in entries]
         drawn = tournament.seed is None
