@@ -119,14 +119,14 @@ def bench_engine(players: int, games: int, seed: int = 0) -> tuple[float, float]
     rules = Rules(players=players, rounds=1)
     agent = RandomPlayer()
     seats = [AgentSeat(agent, "random") for _ in range(players)]
-    play_match(rules, seats, seed=seed - 1, games=WARMUP)
+    play_match(rules, seats, seed=seed - 1, deals=WARMUP)
     agent.decisions = 0
     played = 0
     chunk = 0
     started = time.perf_counter()
     while played < games:
         size = min(CHUNK, games - played)
-        result = play_match(rules, seats, seed=seed + chunk, games=size)
+        result = play_match(rules, seats, seed=seed + chunk, deals=size)
         played += result.rounds
         chunk += 1
     seconds = time.perf_counter() - started
@@ -153,7 +153,7 @@ def bench_floor(players: int, games: int, seed: int = 0, agent: Callable[[dict, 
         seen.append((observation, configuration))
         return player(observation, configuration)
 
-    play_match(rules, [AgentSeat(keep, "random") for _ in range(players)], seed=seed, games=games)
+    play_match(rules, [AgentSeat(keep, "random") for _ in range(players)], seed=seed, deals=games)
     if agent is None:
         agent = RandomPlayer()
     started = time.perf_counter()
@@ -352,7 +352,7 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
 
     def contract(seed: int) -> int:
         before = player.decisions
-        play_match(rules, seats, seed=seed, games=1)
+        play_match(rules, seats, seed=seed, deals=1)
         return player.decisions - before
 
     kernels: dict[str, Callable[[int], int] | None] = {

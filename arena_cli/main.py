@@ -4,7 +4,7 @@ Every mistake in the arguments, the rules or a bot file ends as one line on
 stderr and exit code 2; a platform failure (e.g. no Docker engine) or a bug of
 ours as one line and exit code 1. Never a traceback (unless ARENA_DEBUG=1).
 
->>> main(["play", "first", "random", "--games", "1", "--json"])  # doctest: +SKIP
+>>> main(["play", "first", "random", "--deals", "1", "--json"])  # doctest: +SKIP
 0
 """
 
@@ -106,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--rules", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
         help="rule options (RULES.md), e.g. wd4=free stacking=stack; players defaults to the number of bots",
     )
-    play.add_argument("--games", type=_positive_int, default=1, metavar="N", help="number of deals (default 1)")
+    play.add_argument("--deals", "--games", dest="deals", type=_positive_int, default=1, metavar="N",
+                      help="number of deals (default 1; each once per rotation with --duplicate; --games is its old name)")
     play.add_argument("--duplicate", action="store_true", help="play every deal once per rotation of the seats")
     play.add_argument("--seed", type=_int, default=1, metavar="S", help="match seed (default 1)")
     play.add_argument("--replay", metavar="FILE", help="write the replay JSON to FILE")

@@ -45,10 +45,10 @@ def run_play(args: argparse.Namespace) -> int:
                     "here, in your Python, but not on the site (try --sandbox process)",
                     file=sys.stderr,
                 )
-    total = glossary.games_of(args.games, rules.players, args.duplicate)
+    total = glossary.games_of(args.deals, rules.players, args.duplicate)
     if total > MAX_GAMES:
         raise CommandError(
-            f"--games {args.games}{' --duplicate' if args.duplicate else ''} means {total} games; at most "
+            f"--deals {args.deals}{' --duplicate' if args.duplicate else ''} means {total} games; at most "
             f"{MAX_GAMES} fit in one match (the referee keeps every game's replay in memory): "
             "play several matches with different --seed"
         )
@@ -264,7 +264,7 @@ def _play(rules: Any, bots: list[Any], args: argparse.Namespace, on_game=None) -
         rules,
         bots,
         seed=args.seed,
-        games=args.games,
+        deals=args.deals,
         duplicate=args.duplicate,
         backend=args.sandbox,
         limits=clock_limits(args),

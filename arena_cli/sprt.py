@@ -1,7 +1,7 @@
 """``arena sprt NEW OLD``: is NEW better than OLD? A sequential test on duplicate deal pairs, like fishtest.
 
 Pair i is one deal played twice with the seats swapped (``sandbox.runner.play_match``
-with ``games=1, duplicate=True``, seed ``--seed + i``), the same runner and
+with ``deals=1, duplicate=True``, seed ``--seed + i``), the same runner and
 bot resolution as ``arena play``. NEW's points in the pair (a game won 1, drawn
 1/2, lost 0; a bot that forfeits loses the pair's every game, both forfeiting is
 1 point each) go into the pentanomial counts, and after every pair the
@@ -131,7 +131,7 @@ def run_sprt(args: argparse.Namespace) -> int:
             for pair in range(max_pairs):
                 try:
                     outcome = runner.play_match(
-                        rules, bots, seed=args.seed + pair, games=1, duplicate=True, backend=args.sandbox,
+                        rules, bots, seed=args.seed + pair, deals=1, duplicate=True, backend=args.sandbox,
                         limits=limits, allow_process=True, names=[args.new, args.old],
                     )
                 except InfrastructureError as exc:

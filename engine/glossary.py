@@ -2,9 +2,9 @@
 the API's field help and the CLI (issue 20 point 8).
 
 Pure: no Django. ``TERMS`` is the glossary in reading order; ``count`` writes a number with
-its word ("1 deal", "3 games"). Fields named ``games`` (a ladder's, a tournament's, a
-match's, ``arena play --games``) hold *deals*: that is what they count, whatever the field's
-historical name.
+its word ("1 deal", "3 games"). A count of deals is named ``deals`` everywhere (a ladder's,
+a tournament's and a match's field, the API, ``play_match``, ``arena play --deals``); a count
+of games played is ``games`` (``games_played``).
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ def markdown() -> str:
         "`arena` use them so. Written by `arena glossary --markdown` from `engine/glossary.py`, the one",
         "place they are defined; the site's guide shows the same list.",
         "",
-        "A field named `games` on a ladder, a tournament or a match (and `arena play --games`) counts",
-        "deals: each deal is played once, or once per rotation under duplicate.",
+        "A count of deals is named `deals` (a ladder's, a tournament's and a match's field, the API,",
+        "`arena play --deals`); a count of games played is `games` or `games_played`.",
         "",
     ]
     for entry in TERMS:
@@ -84,7 +84,7 @@ def games_of(deals: int, seats: int, duplicate: bool) -> int:
     return deals * (seats if duplicate else 1)
 
 
-#: the help of a competition's ``games`` field (ladders, tournaments, matches, the API, the CLI)
+#: the help of a competition's ``deals`` field (ladders, tournaments, matches, the API, the CLI)
 DEALS_HELP = "Deals per match; under duplicate each deal is played once per rotation, a game each."
 #: the help of a competition's ``duplicate`` field
 DUPLICATE_HELP = "Duplicate deals: every deal once per rotation, so every bot plays every seat's cards."

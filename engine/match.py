@@ -140,14 +140,14 @@ def play_match(
     seats: Sequence[Any],
     *,
     seed: int = 0,
-    games: int = 1,
+    deals: int = 1,
     duplicate: bool = False,
     configuration: dict[str, Any] | None = None,
     names: Sequence[str] | None = None,
     on_game: Callable[[int, int], None] | None = None,
     on_step: Callable[[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]], None] | None = None,
 ) -> MatchResult:
-    """Play ``games`` deals (each once per rotation when ``duplicate``).
+    """Play ``deals`` deals (each once per rotation when ``duplicate``).
 
     Before each game, every bot that has not forfeited gets ``seat.begin_game(index)``
     once (when its seat has that method), before the game's first decision.
@@ -167,8 +167,8 @@ def play_match(
         raise ValueError(f"rules.players is {rules.players} but {n} seats were given")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"seed must be an int, got {seed!r}")
-    if isinstance(games, bool) or not isinstance(games, int) or games < 1:
-        raise ValueError(f"games must be a positive int, got {games!r}")
+    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
+        raise ValueError(f"deals must be a positive int, got {deals!r}")
     if names is None:
         names = [str(getattr(seat, "name", f"bot{i}")) for i, seat in enumerate(seats)]
     elif len(names) != n:
@@ -219,7 +219,7 @@ def play_match(
 
     decisions = 0
     with _cyclic_gc_paused():
-        for deal in range(games):
+        for deal in range(deals):
             seed_d = game_seed(seed, deal)
             for rotation in range(n if duplicate else 1):
                 game_index = len(records)
@@ -309,7 +309,7 @@ def play_match(
                     }
                 )
                 if on_game is not None:
-                    on_game(len(records), games * (n if duplicate else 1))
+                    on_game(len(records), deals * (n if duplicate else 1))
 
     match_ranks = rank_bots(totals, wins, [f is not None for f in forfeit], rules.scoring)
     players = [
@@ -329,7 +329,7 @@ def play_match(
         "version": REPLAY_VERSION,
         "rules": rules_dict,
         "seed": seed,
-        "deals": games,
+        "deals": deals,
         "duplicate": bool(duplicate),
         "names": names,
         "games": records,
@@ -341,7 +341,7 @@ def play_match(
             "strikes": strikes,
         },
     }
-    seating = describe_seating(n, games, bool(duplicate))
+    seating = describe_seating(n, deals, bool(duplicate))
     if seating["scheme"] == BALANCED_CYCLIC:
         # only here: replays of 2 seats or without duplicate stay as they were
         # (engine.replay.seating gives every replay's entry, older ones included)

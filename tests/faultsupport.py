@@ -44,7 +44,7 @@ def ladder_with_matches(tag: str, matches: int = 1, *, fault_streak: int = 0, ro
     from ladders.models import Ladder, LadderEntry
 
     item = Ladder(
-        name=f"Faults {tag}", slug=f"faults-{tag}", rules={"players": 2, "rounds": rounds}, games=1,
+        name=f"Faults {tag}", slug=f"faults-{tag}", rules={"players": 2, "rounds": rounds}, deals=1,
         duplicate=False, max_pending=max(1, matches),
     )
     item.full_clean()

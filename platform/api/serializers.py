@@ -246,7 +246,7 @@ class MatchSerializer(serializers.ModelSerializer):
     class Meta:
         model = Match
         fields = [
-            "id", "kind", "status", "rules", "seed", "games", "duplicate", "time_per_decision", "time_bank",
+            "id", "kind", "status", "rules", "seed", "deals", "duplicate", "time_per_decision", "time_bank",
             "time_per_match", "queued_at", "started_at",
             "finished_at", "rounds_played", "games_played", "error", "seats", "replay", "page", "viewer",
         ]
@@ -268,7 +268,7 @@ class MatchSerializer(serializers.ModelSerializer):
             "status": match.status,
             "rules": match.rules,
             "seed": self.get_seed(match),
-            "games": match.games,
+            "deals": match.deals,
             "duplicate": match.duplicate,
             "time_per_decision": clocks.time_per_decision,
             "time_bank": clocks.time_bank,
@@ -359,7 +359,7 @@ class LadderSerializer(serializers.Serializer):
     description = serializers.CharField()
     rules = serializers.DictField(help_text="every RULES.md option in force")
     seats = serializers.IntegerField()
-    games = serializers.IntegerField(help_text=glossary.DEALS_HELP)
+    deals = serializers.IntegerField(help_text=glossary.DEALS_HELP)
     duplicate = serializers.BooleanField(help_text=glossary.DUPLICATE_HELP)
     time_per_decision = serializers.FloatField(help_text="seconds a decision may take (BOT_CONTRACT.md)")
     time_bank = serializers.FloatField(help_text="seconds per match a bot may spend beyond time_per_decision")
@@ -392,7 +392,7 @@ class StandingSerializer(serializers.Serializer):
     )
     matches = serializers.IntegerField(source="entry.matches_played", help_text="rated matches, every version")
     version_matches = serializers.IntegerField(
-        source="entry.games", help_text="rated matches of the rated version (the fit's)"
+        source="entry.version_matches", help_text="rated matches of the rated version (the fit's)"
     )
     games = serializers.IntegerField(
         help_text="games played in the rated matches, every version (each deal once per rotation under duplicate)"
@@ -442,7 +442,7 @@ class TournamentSerializer(serializers.Serializer):
     status = serializers.CharField()
     rules = serializers.DictField()
     seats = serializers.IntegerField()
-    games = serializers.IntegerField(help_text=glossary.DEALS_HELP)
+    deals = serializers.IntegerField(help_text=glossary.DEALS_HELP)
     duplicate = serializers.BooleanField(help_text=glossary.DUPLICATE_HELP)
     tie_breaks = serializers.ListField(child=serializers.CharField())
     time_per_decision = serializers.FloatField(help_text="seconds a decision may take (BOT_CONTRACT.md)")

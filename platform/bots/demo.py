@@ -99,7 +99,7 @@ def demo_seed(log=print) -> dict:
                 version.refresh_from_db()
                 log(f"bot {bot} v{version.number} ({filename}): {version.status} {version.rejection_reason}")
             playing[name] = bot
-    for seed, names, rules, games, duplicate in DEMO_MATCHES:
+    for seed, names, rules, deals, duplicate in DEMO_MATCHES:
         if Match.objects.filter(kind=Match.Kind.CHALLENGE, seed=seed).exists():
             continue
         versions = [bot_playing_version(playing[name]) for name in names]
@@ -109,7 +109,7 @@ def demo_seed(log=print) -> dict:
         with transaction.atomic():
             match = match_create(
                 kind=Match.Kind.CHALLENGE, rules=Rules.parse([f"players={len(names)}", *rules]), seats=versions,
-                seed=seed, games=games, duplicate=duplicate,
+                seed=seed, deals=deals, duplicate=duplicate,
             )
         created["matches"] += 1
         match.refresh_from_db()

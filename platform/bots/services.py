@@ -124,7 +124,7 @@ def _queue_waiting(version: BotVersion, runs: list[dict]) -> tuple[list[dict], l
                 kind="validation",
                 rules=rules,
                 seats=[version] + [settings.VALIDATION_OPPONENT] * (rules.players - 1),
-                games=1,
+                deals=1,
                 duplicate=True,
             )
             run = {**run, "match": match.pk, "status": validation.PENDING}

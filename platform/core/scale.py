@@ -187,7 +187,7 @@ def _seed_ladders(n: int, tag: str, versions: dict, rng: random.Random, out: See
         ladder = Ladder(
             name=f"Scale {seats}-seat ladder {i + 1} ({tag})", slug=f"{SEED_PREFIX}{tag}-{i + 1}",
             description="Seeded by manage.py seed_scale.", rules={"players": seats, "rounds": 1}, seats=seats,
-            games=1, duplicate=True,
+            deals=1, duplicate=True,
         )
         ladder.full_clean()
         ladder.save()
@@ -208,7 +208,7 @@ def _play(match):
 
     bots = sandboxing.bots_of(match)
     result = runner.play_match(
-        Rules.from_dict(match.rules), bots, seed=match.seed, games=match.games, duplicate=match.duplicate,
+        Rules.from_dict(match.rules), bots, seed=match.seed, deals=match.deals, duplicate=match.duplicate,
         backend="inprocess",
         limits=sandboxing.match_limits(match.time_per_decision, match.time_bank, match.time_per_match),
     )
@@ -228,7 +228,7 @@ def _record(match, outcome) -> None:
 
 #: the fields a stored result sets on Match and MatchSeat (matches.services.match_record_result)
 MATCH_RESULT_FIELDS = (
-    "kind", "status", "rules", "seed", "games", "duplicate", "time_per_decision", "time_bank", "time_per_match",
+    "kind", "status", "rules", "seed", "deals", "duplicate", "time_per_decision", "time_bank", "time_per_match",
     "attempts", "rounds_played", "games_played", "timings", "replay_gz", "decision_ms_gz", "error",
 )
 SEAT_RESULT_FIELDS = (
@@ -463,7 +463,7 @@ def _seed_tournaments(n: int, tag: str, versions: dict, ladder_rows, rng, out: S
                     match = pairing.match
                     match = type(match).objects.prefetch_related("seats__bot_version__bot").get(pk=match.pk)
                     key = (
-                        repr(sorted(match.rules.items())), match.seed, match.games, match.duplicate,
+                        repr(sorted(match.rules.items())), match.seed, match.deals, match.duplicate,
                         tuple(s.bot_version.sha256 for s in sorted(match.seats.all(), key=lambda s: s.seat)),
                     )
                     if key not in played:

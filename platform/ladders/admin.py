@@ -62,7 +62,7 @@ class LadderForm(LadderRuleFields, forms.ModelForm):  # type: ignore[valid-type,
 @admin.register(Ladder)
 class LadderAdmin(admin.ModelAdmin):
     form = LadderForm
-    list_display = ["name", "slug", "seats", "games", "duplicate", "active", "entry_count", "pending", "max_pending"]
+    list_display = ["name", "slug", "seats", "deals", "duplicate", "active", "entry_count", "pending", "max_pending"]
     list_filter = ["active"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
@@ -70,7 +70,7 @@ class LadderAdmin(admin.ModelAdmin):
     actions = ["matchmake_now"]
     fieldsets = [
         (None, {"fields": ["name", "slug", "description", "active"]}),
-        ("Format", {"fields": ["seats", "games", "duplicate", "allow_same_owner"]}),
+        ("Format", {"fields": ["seats", "deals", "duplicate", "allow_same_owner"]}),
         ("Rules", {"fields": RULE_FIELDS, "classes": ["rule-fields"],
                    "description": "Every option of the rule set (RULES.md) with its allowed values; the table "
                    "size is the seats per match above."}),

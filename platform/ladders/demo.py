@@ -25,7 +25,7 @@ DEMO_LADDER = {
     "2 seats, 2-round games, each deal played from both seats.",
     "rules": {"players": 2, "rounds": 2},
     "seats": 2,
-    "games": 1,
+    "deals": 1,
     "duplicate": True,
     "max_pending": 2,
 }

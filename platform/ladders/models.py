@@ -11,7 +11,7 @@ from django.db import models
 from django.urls import reverse
 
 from engine import glossary
-from matches.models import MAX_COMPETITION_GAMES
+from matches.models import MAX_COMPETITION_DEALS
 from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
 
 from . import ratings
@@ -19,7 +19,7 @@ from . import ratings
 #: bounds of a ladder's settings, so a typo cannot make a match of a million deals or a clock of 1e300 s;
 #: the admin, the services and the database (check constraints) all hold a ladder to them.
 #: Deals per match: the same bound as a tournament's.
-MIN_GAMES, MAX_GAMES = 1, MAX_COMPETITION_GAMES
+MIN_DEALS, MAX_DEALS = 1, MAX_COMPETITION_DEALS
 #: The clocks (seconds per decision, bank per match, thinking per match): sandbox.limits.CLOCK_BOUNDS.
 MIN_TIME_PER_DECISION, MAX_TIME_PER_DECISION = CLOCK_BOUNDS["time_per_decision"]
 MIN_TIME_BANK, MAX_TIME_BANK = CLOCK_BOUNDS["time_bank"]
@@ -65,10 +65,10 @@ class Ladder(models.Model):
         "missing options take their defaults; stored complete.",
     )
     seats = models.PositiveSmallIntegerField(default=2, help_text="Seats per match, 2 to 10; equals rules.players.")
-    games = models.PositiveIntegerField(
+    deals = models.PositiveIntegerField(
         default=1,
-        validators=_bounds(MIN_GAMES, MAX_GAMES),
-        help_text=f"{MIN_GAMES} to {MAX_GAMES}. {glossary.DEALS_HELP}",
+        validators=_bounds(MIN_DEALS, MAX_DEALS),
+        help_text=f"{MIN_DEALS} to {MAX_DEALS}. {glossary.DEALS_HELP}",
     )
     duplicate = models.BooleanField(default=True, help_text=glossary.DUPLICATE_HELP)
     # Copied into every ladder match (Match.time_per_decision / time_bank / time_per_match).
@@ -133,7 +133,7 @@ class Ladder(models.Model):
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(condition=models.Q(seats__gte=2, seats__lte=10), name="ladder_seats_2_to_10"),
-            _range_constraint("games", MIN_GAMES, MAX_GAMES, "deals per match"),
+            _range_constraint("deals", MIN_DEALS, MAX_DEALS, "deals per match"),
             _range_constraint("time_per_decision", MIN_TIME_PER_DECISION, MAX_TIME_PER_DECISION, "seconds"),
             _range_constraint("time_bank", MIN_TIME_BANK, MAX_TIME_BANK, "seconds"),
             _range_constraint("time_per_match", MIN_TIME_PER_MATCH, MAX_TIME_PER_MATCH, "seconds"),
@@ -183,7 +183,7 @@ class Ladder(models.Model):
 class LadderEntry(models.Model):
     """A bot on a ladder: the fitted rating of its rated version and whether it is matched.
 
-    ``rating``, ``rating_low``, ``rating_high``, ``games``, ``rated_version``, ``los_below`` and
+    ``rating``, ``rating_low``, ``rating_high``, ``version_matches``, ``rated_version``, ``los_below`` and
     ``last_change`` are written by the refit (``services.ladder_refit``) only: the fit's rating and 95%
     interval of the version that played the entry's last rated match, that version's rated results, the
     likelihood that it is stronger than the next active entry of the table, and the change its newest
@@ -204,7 +204,7 @@ class LadderEntry(models.Model):
     rating_low = models.DecimalField(max_digits=7, decimal_places=2, default=ratings.PRIOR_LOW)
     rating_high = models.DecimalField(max_digits=7, decimal_places=2, default=ratings.PRIOR_HIGH)
     # rated results of rated_version in the fit (what the interval rests on)
-    games = models.PositiveIntegerField(default=0)
+    version_matches = models.PositiveIntegerField(default=0)
     rated_version = models.ForeignKey(
         "bots.BotVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -239,7 +239,7 @@ class Columns:
     rating: Decimal
     low: Decimal
     high: Decimal
-    games: int
+    version_matches: int
 
 
 def shown(fit: fit_model.Fit, version_id) -> Columns:

@@ -78,7 +78,7 @@ class Standing:
     def games(self) -> int:
         """Games played in the entry's rated matches (each deal once per rotation under duplicate)."""
         ladder = self.entry.ladder
-        return self.entry.matches_played * glossary.games_of(ladder.games, ladder.seats, ladder.duplicate)
+        return self.entry.matches_played * glossary.games_of(ladder.deals, ladder.seats, ladder.duplicate)
 
 
 #: rows per page of a ladder table

@@ -65,11 +65,11 @@ def ladder_rules_clean(rules, seats: int) -> dict:
 
 
 #: the ladder's fields that make up the format of its matches (and of challenges under its rules)
-MATCH_FORMAT_FIELDS = ("games", "duplicate", "time_per_decision", "time_bank", "time_per_match")
+MATCH_FORMAT_FIELDS = ("deals", "duplicate", "time_per_decision", "time_bank", "time_per_match")
 
 
 def ladder_match_format(ladder: Ladder) -> dict:
-    """The match options a ladder gives its matches: games, duplicate and the three clocks, within bounds.
+    """The match options a ladder gives its matches: deals, duplicate and the three clocks, within bounds.
 
     The bounds are the Ladder fields' validators (the one place that states them); a stored value
     out of them (written around validation) is a LadderError naming the field, never a huge match.
@@ -95,11 +95,11 @@ def ladder_time_check(ladder: Ladder) -> None:
     match_format = ladder_match_format(ladder)
     limits = match_limits(match_format["time_per_decision"], match_format["time_bank"], match_format["time_per_match"])
     needed = match_time_limit(
-        players=ladder.seats, games=match_format["games"], duplicate=match_format["duplicate"], limits=limits
+        players=ladder.seats, deals=match_format["deals"], duplicate=match_format["duplicate"], limits=limits
     )
     if needed > settings.MATCH_TIME_LIMIT:
         raise LadderError(
-            f"a match of this ladder could need {needed:.0f} s ({ladder.games} deals, {ladder.seats} seats, "
+            f"a match of this ladder could need {needed:.0f} s ({ladder.deals} deals, {ladder.seats} seats, "
             f"duplicate={ladder.duplicate}, {limits.time_per_match:g} s of thinking per bot), more than the longest "
             f"match allowed (MATCH_TIME_LIMIT={settings.MATCH_TIME_LIMIT} s): fewer deals or a shorter time per match"
         )
@@ -577,7 +577,7 @@ def ladder_refit(ladder: Ladder, *, force: bool = False) -> bool:
 
 
 #: the entry columns a refit writes (and ``recompute_ratings --check`` compares)
-ENTRY_COLUMNS = ("rating", "rating_low", "rating_high", "games", "rated_version_id", "los_below")
+ENTRY_COLUMNS = ("rating", "rating_low", "rating_high", "version_matches", "rated_version_id", "los_below")
 
 
 def _entry_columns(result: LadderFit, entries: list[LadderEntry]) -> dict[int, dict]:
@@ -590,7 +590,7 @@ def _entry_columns(result: LadderFit, entries: list[LadderEntry]) -> dict[int, d
             "rating": shown.rating,
             "rating_low": shown.low,
             "rating_high": shown.high,
-            "games": shown.games,
+            "version_matches": shown.version_matches,
             "rated_version_id": version,
             "los_below": None,
         }
@@ -653,7 +653,7 @@ def ladder_ratings_recompute(ladder: Ladder, *, write: bool = False) -> list[Rat
             stored = getattr(entry, field)
             if field == "los_below":
                 same = (stored is None) == (value is None) and (value is None or abs(stored - value) <= 2e-3)
-            elif field in ("games", "rated_version_id"):
+            elif field in ("version_matches", "rated_version_id"):
                 same = stored == value
             elif field == "rating":
                 same = abs(stored - value) <= ratings.CHECK_TOLERANCE

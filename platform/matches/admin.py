@@ -18,7 +18,7 @@ class MatchAdmin(admin.ModelAdmin):
     list_filter = ["kind", "status"]
     exclude = ["replay_gz", "decision_ms_gz"]
     readonly_fields = [
-        "kind", "status", "rules", "seed", "games", "duplicate", "queued_at", "started_at", "finished_at",
+        "kind", "status", "rules", "seed", "deals", "duplicate", "queued_at", "started_at", "finished_at",
         "time_per_decision", "time_bank", "time_per_match",
         "deadline", "attempts", "attempt_token", "rounds_played", "games_played", "timings", "error",
         # the worker path's bookkeeping: never edited by hand (and Django's split date-time widget

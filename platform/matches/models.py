@@ -8,9 +8,9 @@ from django.urls import reverse
 
 from engine import glossary
 
-#: the most deals one match of a competition may have (a ladder's or a tournament's ``games``),
+#: the most deals one match of a competition may have (a ladder's or a tournament's ``deals``),
 #: so a typo cannot make a match of a million deals
-MAX_COMPETITION_GAMES = 100
+MAX_COMPETITION_DEALS = 100
 
 
 class Match(models.Model):
@@ -35,7 +35,7 @@ class Match(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     rules = models.JSONField(help_text="engine Rules.to_dict(): every option, canonical")
     seed = models.BigIntegerField()
-    games = models.PositiveIntegerField(default=1, help_text=glossary.DEALS_HELP)
+    deals = models.PositiveIntegerField(default=1, help_text=glossary.DEALS_HELP)
     duplicate = models.BooleanField(default=False, help_text=glossary.DUPLICATE_HELP)
     # The bots' clock for this match; empty means the sandbox.limits default.
     time_per_decision = models.FloatField(null=True, blank=True, help_text="seconds; empty: the default")
@@ -92,7 +92,7 @@ class Match(models.Model):
                 condition=models.Q(kind__in=["validation", "ladder", "tournament", "challenge", "human"]),
                 name="match_kind_valid",
             ),
-            models.CheckConstraint(condition=models.Q(games__gte=1), name="match_games_positive"),
+            models.CheckConstraint(condition=models.Q(deals__gte=1), name="match_deals_positive"),
             models.CheckConstraint(
                 condition=~models.Q(status="running") | models.Q(deadline__isnull=False),
                 name="match_running_has_deadline",

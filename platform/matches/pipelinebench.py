@@ -273,7 +273,7 @@ def create_scratch(tag: str, two: int, four: int) -> list:
         ladder = Ladder(
             name=f"Pipeline bench {seats}-seat {index + 1} ({tag})", slug=f"{BENCH_PREFIX}{tag}-{seats}-{index + 1}",
             description=f"Scratch ladder of manage.py pipeline_bench (run {tag}); removed at its end.",
-            rules={"players": seats, "rounds": 1}, seats=seats, games=1, duplicate=True, max_pending=n,
+            rules={"players": seats, "rounds": 1}, seats=seats, deals=1, duplicate=True, max_pending=n,
         )
         ladder.full_clean()
         ladder.save()
@@ -449,7 +449,7 @@ def floor_inprocess(matches, progress=None) -> dict:
     decisions = 0
     for done, match in enumerate(matches, 1):
         result = runner.play_match(
-            Rules.from_dict(match.rules), sandboxing.bots_of(match), seed=match.seed, games=match.games,
+            Rules.from_dict(match.rules), sandboxing.bots_of(match), seed=match.seed, deals=match.deals,
             duplicate=match.duplicate, backend="inprocess",
             limits=sandboxing.match_limits(match.time_per_decision, match.time_bank, match.time_per_match),
         )

@@ -271,7 +271,7 @@ def play(match) -> Outcome:
         Rules.from_dict(match.rules),
         bots,
         seed=match.seed,
-        games=match.games,
+        deals=match.deals,
         duplicate=match.duplicate,
         backend=backend_name(),
         limits=match_limits(match.time_per_decision, match.time_bank, match.time_per_match),

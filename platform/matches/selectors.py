@@ -29,7 +29,7 @@ HARD_LIMIT_GRACE = 60.0
 STALE_GRACE = 60.0
 
 
-def match_time_limit(*, players: int, games: int, duplicate: bool, limits, people: int = 0, clock: float = 0.0) -> float:
+def match_time_limit(*, players: int, deals: int, duplicate: bool, limits, people: int = 0, clock: float = 0.0) -> float:
     """The seconds a match may take before it is an infrastructure fault (Celery's soft limit).
 
     Derived from its format and the bots' clocks (``limits``: sandbox.limits.Limits), so a bot
@@ -41,10 +41,10 @@ def match_time_limit(*, players: int, games: int, duplicate: bool, limits, peopl
     one clock more instead.
 
     >>> from sandbox.limits import Limits
-    >>> match_time_limit(players=2, games=1, duplicate=True, limits=Limits())
+    >>> match_time_limit(players=2, deals=1, duplicate=True, limits=Limits())
     784.0
     """
-    played = glossary.games_of(games, players, duplicate)
+    played = glossary.games_of(deals, players, duplicate)
     from .human import THINKING_SECONDS
 
     bots = players - people
@@ -64,7 +64,7 @@ def match_time_limits(match: Match) -> tuple[float, float]:
         people = match.seats.filter(player__isnull=False).count()
         clock = match.human_game.clock
     soft = match_time_limit(
-        players=int(match.rules["players"]), games=match.games, duplicate=match.duplicate,
+        players=int(match.rules["players"]), deals=match.deals, duplicate=match.duplicate,
         limits=sandboxing.match_limits(match.time_per_decision, match.time_bank, match.time_per_match),
         people=people, clock=clock,
     )

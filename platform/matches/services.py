@@ -83,7 +83,7 @@ def match_create(
     rules: Rules | dict,
     seats: Sequence[BotVersion | str | AbstractBaseUser],
     seed: int | None = None,
-    games: int = 1,
+    deals: int = 1,
     duplicate: bool = False,
     time_per_decision: float | None = None,
     time_bank: float | None = None,
@@ -103,16 +103,16 @@ def match_create(
     rules = rules if isinstance(rules, Rules) else Rules.from_dict(rules)
     if rules.players != len(seats):
         raise MatchError(f"the rules are for {rules.players} players but {len(seats)} seats were given")
-    if isinstance(games, bool) or not isinstance(games, int) or games < 1:
-        raise MatchError(f"games must be a positive whole number, got {games!r}")
+    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
+        raise MatchError(f"deals must be a positive whole number, got {deals!r}")
     try:
         limits = sandboxing.match_limits(time_per_decision, time_bank, time_per_match)
     except (TypeError, ValueError) as exc:
         raise MatchError(f"bad time limits: {exc}") from None
-    needed = selectors.match_time_limit(players=rules.players, games=games, duplicate=duplicate, limits=limits)
+    needed = selectors.match_time_limit(players=rules.players, deals=deals, duplicate=duplicate, limits=limits)
     if needed > settings.MATCH_TIME_LIMIT:
         raise MatchError(
-            f"this format could need {needed:.0f} s ({games} deals, {rules.players} seats, duplicate={duplicate}, "
+            f"this format could need {needed:.0f} s ({deals} deals, {rules.players} seats, duplicate={duplicate}, "
             f"{limits.time_per_match:g} s of thinking per bot), more than the longest match allowed "
             f"(MATCH_TIME_LIMIT={settings.MATCH_TIME_LIMIT} s): fewer deals or a shorter time_per_match"
         )
@@ -133,7 +133,7 @@ def match_create(
         seed = secrets.randbits(62)
     with transaction.atomic():
         match = Match.objects.create(
-            kind=kind, rules=rules.to_dict(), seed=seed, games=games, duplicate=duplicate,
+            kind=kind, rules=rules.to_dict(), seed=seed, deals=deals, duplicate=duplicate,
             time_per_decision=time_per_decision, time_bank=time_bank, time_per_match=time_per_match,
         )
         MatchSeat.objects.bulk_create(

@@ -124,7 +124,7 @@ def human_game_start(*, user, ladder: Ladder, opponents: Sequence[Bot | BotVersi
         if in_play.count() >= tables:
             raise PlayRefusal(f"all {tables} tables for human games are taken; try again in a few minutes")
         try:
-            match = match_create(kind=str(Match.Kind.HUMAN), rules=rules, seats=players, games=1, duplicate=False,
+            match = match_create(kind=str(Match.Kind.HUMAN), rules=rules, seats=players, deals=1, duplicate=False,
                                  enqueue=False)
         except MatchError as exc:
             raise PlayRefusal(str(exc)) from None

@@ -27,7 +27,7 @@ TournamentRuleFields = rule_fields_form()
 RULE_FIELDS = list(TournamentRuleFields.base_fields)
 
 #: fields an organizer sets; they are read-only once the tournament has started
-OPTION_FIELDS = ["name", "slug", "description", "format", "rules", "games", "duplicate", "rounds", "cycles",
+OPTION_FIELDS = ["name", "slug", "description", "format", "rules", "deals", "duplicate", "rounds", "cycles",
                  "tie_breaks", "seed", "time_per_decision", "time_bank", "time_per_match", "seed_ladder",
                  "allow_same_owner"]
 

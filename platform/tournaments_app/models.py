@@ -78,7 +78,7 @@ class Tournament(models.Model):
     seats = models.PositiveSmallIntegerField(
         default=2, help_text="Seats per table (2..10); tables of one fewer or one more when the field needs it."
     )
-    games = models.PositiveIntegerField(default=1, help_text=glossary.DEALS_HELP)
+    deals = models.PositiveIntegerField(default=1, help_text=glossary.DEALS_HELP)
     duplicate = models.BooleanField(
         default=True, help_text=glossary.DUPLICATE_HELP
     )
@@ -145,7 +145,7 @@ class Tournament(models.Model):
             models.CheckConstraint(
                 condition=models.Q(seats__gte=2, seats__lte=10), name="tournament_seats_2_to_10"
             ),
-            models.CheckConstraint(condition=models.Q(games__gte=1), name="tournament_games_positive"),
+            models.CheckConstraint(condition=models.Q(deals__gte=1), name="tournament_deals_positive"),
             models.CheckConstraint(condition=models.Q(cycles__gte=1), name="tournament_cycles_positive"),
             *(_clock_constraint(name) for name in CLOCK_BOUNDS),
         ]

@@ -23,7 +23,7 @@ from django.utils.text import slugify
 
 from engine import glossary
 from engine.rules import BOUNDS, Rules, RulesError
-from matches.models import MAX_COMPETITION_GAMES
+from matches.models import MAX_COMPETITION_DEALS
 from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
 from tournaments.pairing import default_swiss_rounds, seeding_order, swiss_round
 from tournaments.schedule import round_robin
@@ -35,7 +35,7 @@ from .models import Entry, Pairing, PairingSeat, Round, Tournament, TournamentEv
 logger = logging.getLogger(__name__)
 
 #: limits on what an organizer may ask for, so a typo cannot schedule a million matches
-MAX_GAMES = MAX_COMPETITION_GAMES
+MAX_DEALS = MAX_COMPETITION_DEALS
 MAX_ROUNDS = 200
 MAX_CYCLES = 10
 MIN_PLAYERS, MAX_PLAYERS = BOUNDS["players"]
@@ -95,7 +95,7 @@ def tournament_options(
     rules: Rules | dict | Sequence[str],
     format: str = Tournament.Format.SWISS,
     slug: str = "",
-    games: int = 1,
+    deals: int = 1,
     duplicate: bool = True,
     rounds: int | None = None,
     cycles: int = 1,
@@ -128,7 +128,7 @@ def tournament_options(
         raise TournamentError(
             f"unknown format {format!r} (allowed: {', '.join(Tournament.Format.values)})", field="format"
         )
-    _check_int("deals per match", games, 1, MAX_GAMES, field="games")
+    _check_int("deals per match", deals, 1, MAX_DEALS, field="deals")
     _check_int("cycles", cycles, 1, MAX_CYCLES, field="cycles")
     if rounds is not None:
         _check_int("rounds", rounds, 1, MAX_ROUNDS, field="rounds")
@@ -162,7 +162,7 @@ def tournament_options(
     clocks = {"time_per_decision": time_per_decision, "time_bank": time_bank, "time_per_match": time_per_match}
     for clock, value in clocks.items():
         _check_clock(clock, value)
-    _check_match_time(rules, games, bool(duplicate), clocks)
+    _check_match_time(rules, deals, bool(duplicate), clocks)
     if seed_ladder is not None:
         from ladders.models import Ladder
 
@@ -173,7 +173,7 @@ def tournament_options(
             seed_ladder = found
     return {
         "name": name, "slug": slug, "description": description or "", "rules": rules.to_dict(),
-        "format": format, "seats": rules.players, "games": games, "duplicate": bool(duplicate),
+        "format": format, "seats": rules.players, "deals": deals, "duplicate": bool(duplicate),
         "rounds": rounds, "cycles": cycles, "tie_breaks": tie_breaks, "seed": seed,
         **{clock: float(value) for clock, value in clocks.items()},
         "seed_ladder": seed_ladder, "allow_same_owner": bool(allow_same_owner),
@@ -190,7 +190,7 @@ def _check_clock(clock: str, value) -> None:
         )
 
 
-def _check_match_time(rules: Rules, games: int, duplicate: bool, clocks: dict) -> None:
+def _check_match_time(rules: Rules, deals: int, duplicate: bool, clocks: dict) -> None:
     """TournamentError on time_per_match when a match of the largest table could outlast MATCH_TIME_LIMIT
     (match_create would refuse it, and the round could never be paired)."""
     from django.conf import settings
@@ -200,10 +200,10 @@ def _check_match_time(rules: Rules, games: int, duplicate: bool, clocks: dict) -
 
     largest = table_size_bounds(rules.players)[1]
     limits = match_limits(clocks["time_per_decision"], clocks["time_bank"], clocks["time_per_match"])
-    needed = match_time_limit(players=largest, games=games, duplicate=duplicate, limits=limits)
+    needed = match_time_limit(players=largest, deals=deals, duplicate=duplicate, limits=limits)
     if needed > settings.MATCH_TIME_LIMIT:
         raise TournamentError(
-            f"a match at a table of {largest} could need {needed:.0f} s ({games} deals, duplicate={duplicate}, "
+            f"a match at a table of {largest} could need {needed:.0f} s ({deals} deals, duplicate={duplicate}, "
             f"{limits.time_per_match:g} s of thinking per bot), more than the longest match allowed "
             f"(MATCH_TIME_LIMIT={settings.MATCH_TIME_LIMIT} s): fewer deals or a shorter time per match",
             field="time_per_match",
@@ -214,7 +214,7 @@ def _summary(tournament: Tournament) -> str:
     """The options for the log; the seed's number is redacted from the public log (``redact_seed``)."""
     seed = f"seed {tournament.seed}" if tournament.seed is not None else "seed drawn at the start"
     return (
-        f"{tournament.get_format_display()}, {tournament.seats} seats, {glossary.count(tournament.games, 'deal')} per match"
+        f"{tournament.get_format_display()}, {tournament.seats} seats, {glossary.count(tournament.deals, 'deal')} per match"
         f"{' (duplicate)' if tournament.duplicate else ''}, clocks {tournament.time_per_decision:g} s per decision, "
         f"{tournament.time_bank:g} s bank, {tournament.time_per_match:g} s per match, "
         f"{'same-owner tables allowed' if tournament.allow_same_owner else 'owners kept apart'}"
@@ -734,7 +734,7 @@ def _new_match(tournament: Tournament, pairing: Pairing):
             rules=rules_for_players(tournament.rules, len(seats)),
             seats=[s.entry.version for s in seats],
             seed=pairing.round.seed,
-            games=tournament.games,
+            deals=tournament.deals,
             duplicate=tournament.duplicate,
             time_per_decision=tournament.time_per_decision,
             time_bank=tournament.time_bank,

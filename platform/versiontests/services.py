@@ -2,7 +2,7 @@
 
 A test is ``arena sprt NEW OLD`` on the site: pair i is one unrated match (kind
 ``challenge``, so no ladder ever rates it) of one deal played twice with the seats
-swapped (``games=1, duplicate=True``, seed ``test.seed + i``, NEW at seat 0), under the
+swapped (``deals=1, duplicate=True``, seed ``test.seed + i``, NEW at seat 0), under the
 rules and clocks of a two-seat ladder. A few pairs are in flight at once
 (``PAIRS_IN_FLIGHT``); each finished one is folded into the pentanomial counts by
 ``version_test_match_finish`` (the matches app's result hook, inside the transaction
@@ -318,7 +318,7 @@ def _queue_pair(test: VersionTest, index: int, *, attempt: int) -> VersionTestPa
         rules=test.rules,
         seats=[test.new_version, test.old_version],
         seed=test.seed + index,
-        games=1,
+        deals=1,
         duplicate=True,
         time_per_decision=test.time_per_decision,
         time_bank=test.time_bank,

@@ -143,13 +143,13 @@ def test_a_challenge_plays_the_ladders_format_and_never_beyond_its_bounds(alice,
 
     mine = make_bot(alice, "mine")
     theirs = make_bot(bob, "theirs", public=True)
-    Ladder.objects.filter(pk=ladder.pk).update(games=100)
+    Ladder.objects.filter(pk=ladder.pk).update(deals=100)
     ladder.refresh_from_db()
     match = challenge_create(challenger=alice, bot=mine, opponent=theirs, ladder=ladder).match
-    assert (match.games, match.duplicate) == (100, True)
+    assert (match.deals, match.duplicate) == (100, True)
     # A ladder out of bounds in memory (no such row can be stored) gives no match at all.
-    ladder.games = 1_000_000
-    with pytest.raises(ApiRefusal, match="games: Ensure this value is less than or equal to 100"):
+    ladder.deals = 1_000_000
+    with pytest.raises(ApiRefusal, match="deals: Ensure this value is less than or equal to 100"):
         challenge_create(challenger=alice, bot=mine, opponent=theirs, ladder=ladder)
     assert Match.objects.count() == 1
 

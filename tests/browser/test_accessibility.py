@@ -131,7 +131,7 @@ def _site_with_every_kind_of_page() -> dict[str, str]:
         bot_services.bot_version_create(bot=bot, filename=f"{name}.py", data=SIMPLE_BOT)
         bots.append(bot)
     ladder = Ladder.objects.create(name="Heads-up classic", slug="heads-up", rules={"players": 2, "rounds": 1},
-                                   seats=2, games=1, allow_same_owner=True)
+                                   seats=2, deals=1, allow_same_owner=True)
     for bot in bots[:2]:
         ladder_enter(ladder, bot)
     (ladder_match,) = ladder_matchmake(ladder)

@@ -55,7 +55,7 @@ def _slow_version(eager_tasks) -> BotVersion:
 def test_a_running_match_is_watched_live_then_becomes_its_replay(browser, live_server, eager_tasks, shot, width):
     version = _slow_version(eager_tasks)
     match = services.match_create(kind="challenge", rules=Rules.parse(["players=2", "rounds=3"]),
-                                  seats=[version, "greedy"], seed=4, games=1, enqueue=False)
+                                  seats=[version, "greedy"], seed=4, deals=1, enqueue=False)
     worker = threading.Thread(target=services.match_play, args=(match.pk,), daemon=True)
     context = browser.new_context(viewport={"width": width, "height": 900}, is_mobile=width < 500)
     try:
@@ -132,7 +132,7 @@ def test_a_page_opened_while_nothing_runs_picks_up_what_starts_without_a_reload(
     other = bot_services.bot_create(owner=get_user_model().objects.create_user(username="second", password=PASSWORD),
                                     name="second")
     bot_services.bot_version_create(bot=other, filename="second.py", data=SLOW_BOT)
-    ladder = Ladder.objects.create(name="Idle ladder", slug="idle", rules={"players": 2, "rounds": 1}, seats=2, games=1,
+    ladder = Ladder.objects.create(name="Idle ladder", slug="idle", rules={"players": 2, "rounds": 1}, seats=2, deals=1,
                                    duplicate=False)
     for bot in (version.bot, other):
         ladder_enter(ladder, bot)

@@ -16,8 +16,8 @@ def replays(tmp_path_factory):
     """Two replays from ``arena play --replay`` (other bots in each), and the page of the first."""
     folder = tmp_path_factory.mktemp("replays")
     first, second = folder / "match.json", folder / "other.json"
-    assert main(["play", "greedy", "random", "--games", "2", "--rules", "rounds=1", "--seed", "5", "--replay", str(first)]) == 0
-    assert main(["play", "expert", "first", "random", "--games", "1", "--rules", "rounds=1", "--replay", str(second)]) == 0
+    assert main(["play", "greedy", "random", "--deals", "2", "--rules", "rounds=1", "--seed", "5", "--replay", str(first)]) == 0
+    assert main(["play", "expert", "first", "random", "--deals", "1", "--rules", "rounds=1", "--replay", str(second)]) == 0
     assert main(["replay", "view", str(first), "--no-browser"]) == 0
     return first, second, folder / "match.json.html"
 

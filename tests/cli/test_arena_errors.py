@@ -71,10 +71,11 @@ def test_unknown_command_is_refused(capsys):
     assert "'dance'" in err
 
 
-@pytest.mark.parametrize("games", ["0", "-3", "many"])
-def test_games_must_be_a_positive_integer(capsys, games):
-    err = fails(capsys, "play", "random", "first", "--games", games)
-    assert repr(games) in err
+@pytest.mark.parametrize("deals", ["0", "-3", "many"])
+@pytest.mark.parametrize("option", ["--deals", "--games"])  # --games: the option's old name, still read
+def test_deals_must_be_a_positive_integer(capsys, deals, option):
+    err = fails(capsys, "play", "random", "first", option, deals)
+    assert repr(deals) in err
 
 
 def test_seed_must_be_an_integer(capsys):
@@ -149,7 +150,7 @@ def test_console_script_error_has_no_traceback():
 
 
 def test_more_games_than_one_match_holds_is_refused(capsys):
-    err = fails(capsys, "play", "random", "first", "greedy", "--games", "4000", "--duplicate")
+    err = fails(capsys, "play", "random", "first", "greedy", "--deals", "4000", "--duplicate")
     assert "12000 games" in err and "--seed" in err
 
 

@@ -31,7 +31,7 @@ def play_json(capsys, *argv: str) -> dict:
 
 
 def test_json_document_has_exactly_the_documented_keys(capsys):
-    doc = play_json(capsys, "greedy", "random", "--games", "2")
+    doc = play_json(capsys, "greedy", "random", "--deals", "2")
     assert set(doc) == {"games", "rounds", "players", "verdict"}
     assert doc["games"] == 2 and doc["rounds"] >= 2
     for player in doc["players"]:
@@ -41,7 +41,7 @@ def test_json_document_has_exactly_the_documented_keys(capsys):
 
 def test_json_players_follow_command_line_order_not_rank(capsys):
     # random never beats expert over these games, so rank order is the reverse of the given order
-    doc = play_json(capsys, "random", "first", "expert", "--games", "3", "--seed", "5")
+    doc = play_json(capsys, "random", "first", "expert", "--deals", "3", "--seed", "5")
     assert [p["bot"] for p in doc["players"]] == ["random", "first", "expert"]
     ranks = {p["bot"]: p["rank"] for p in doc["players"]}
     assert ranks["random"] == 3
@@ -49,25 +49,25 @@ def test_json_players_follow_command_line_order_not_rank(capsys):
 
 
 def test_winner_scoring_ranks_higher_score_first(capsys):
-    doc = play_json(capsys, "greedy", "first", "random", "expert", "--games", "2")
+    doc = play_json(capsys, "greedy", "first", "random", "expert", "--deals", "2")
     by_rank = sorted(doc["players"], key=lambda p: p["rank"])
     assert [p["score"] for p in by_rank] == sorted((p["score"] for p in by_rank), reverse=True)
 
 
 def test_same_seed_gives_the_same_result(capsys):
-    a = play_json(capsys, "random", "greedy", "--games", "3", "--seed", "11")
-    b = play_json(capsys, "random", "greedy", "--games", "3", "--seed", "11")
+    a = play_json(capsys, "random", "greedy", "--deals", "3", "--seed", "11")
+    b = play_json(capsys, "random", "greedy", "--deals", "3", "--seed", "11")
     assert a == b
 
 
 def test_rules_are_applied(capsys):
     # two rounds per game instead of a 500-point target
-    doc = play_json(capsys, "first", "greedy", "--games", "3", "--rules", "rounds=2", "wd4=free")
+    doc = play_json(capsys, "first", "greedy", "--deals", "3", "--rules", "rounds=2", "wd4=free")
     assert doc["rounds"] == 6
 
 
 def test_duplicate_plays_every_deal_once_per_rotation(capsys):
-    doc = play_json(capsys, "first", "random", "greedy", "--games", "2", "--duplicate", "--rules", "rounds=1")
+    doc = play_json(capsys, "first", "random", "greedy", "--deals", "2", "--duplicate", "--rules", "rounds=1")
     assert doc["games"] == 2 * 3
     assert doc["rounds"] == 6
 
@@ -75,7 +75,7 @@ def test_duplicate_plays_every_deal_once_per_rotation(capsys):
 def test_replay_file_holds_every_game(capsys, tmp_path):
     target = tmp_path / "match.json"
     code, out, err = run(
-        capsys, "play", "expert", "first", "--games", "2", "--duplicate", "--replay", str(target)
+        capsys, "play", "expert", "first", "--deals", "2", "--duplicate", "--replay", str(target)
     )
     assert (code, err) == (0, "")
     replay = json.loads(target.read_text())
@@ -87,7 +87,7 @@ def test_replay_file_holds_every_game(capsys, tmp_path):
 
 
 def test_table_lists_every_bot_best_first(capsys):
-    code, out, err = run(capsys, "play", "random", "expert", "--games", "2", "--seed", "3")
+    code, out, err = run(capsys, "play", "random", "expert", "--deals", "2", "--seed", "3")
     assert (code, err) == (0, "")
     lines = out.strip().splitlines()
     assert lines[0].startswith("2 games,")
@@ -99,7 +99,7 @@ def test_table_lists_every_bot_best_first(capsys):
 def test_py_bot_file_plays_under_its_path(capsys, tmp_path):
     bot = tmp_path / "mine.py"
     bot.write_text(FIRST_BOT)
-    doc = play_json(capsys, str(bot), "random", "--games", "2")
+    doc = play_json(capsys, str(bot), "random", "--deals", "2")
     assert doc["players"][0]["bot"] == str(bot)
     assert doc["players"][0]["forfeit"] is None
     assert doc["players"][0]["rank"] == 1  # first beats random
@@ -110,14 +110,14 @@ def test_zip_bot_with_helper_module_plays(capsys, tmp_path):
     with zipfile.ZipFile(bot, "w") as archive:
         archive.writestr("main.py", "from helper import pick\n\ndef agent(o, c):\n    return pick(o)\n")
         archive.writestr("helper.py", "def pick(o):\n    return o['legal_actions'][0]\n")
-    doc = play_json(capsys, str(bot), "random", "--games", "1")
+    doc = play_json(capsys, str(bot), "random", "--deals", "1")
     assert doc["players"][0]["forfeit"] is None
 
 
 def test_crashing_bot_file_forfeits_and_ranks_last(capsys, tmp_path):
     bot = tmp_path / "crash.py"
     bot.write_text("def agent(observation, configuration):\n    raise RuntimeError('boom')\n")
-    doc = play_json(capsys, "first", str(bot), "--games", "1")
+    doc = play_json(capsys, "first", str(bot), "--deals", "1")
     crashed = doc["players"][1]
     assert crashed["rank"] == 2
     assert "boom" in crashed["forfeit"]
@@ -125,7 +125,7 @@ def test_crashing_bot_file_forfeits_and_ranks_last(capsys, tmp_path):
 
 def test_console_script_runs_and_prints_json():
     proc = subprocess.run(
-        [str(ARENA), "play", "random", "first", "--games", "20", "--json"],
+        [str(ARENA), "play", "random", "first", "--deals", "20", "--json"],
         capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
@@ -136,7 +136,7 @@ def test_console_script_runs_and_prints_json():
 def test_bot_file_in_process_sandbox(capsys, tmp_path, bwrap_path):
     bot = tmp_path / "mine.py"
     bot.write_text(FIRST_BOT)
-    doc = play_json(capsys, str(bot), "first", "--games", "1", "--sandbox", "process")
+    doc = play_json(capsys, str(bot), "first", "--deals", "1", "--sandbox", "process")
     assert doc["players"][0]["forfeit"] is None
 
 
@@ -144,7 +144,7 @@ def test_bot_file_in_process_sandbox(capsys, tmp_path, bwrap_path):
 def test_bot_file_in_docker_sandbox(capsys, tmp_path, docker_client):
     bot = tmp_path / "mine.py"
     bot.write_text(FIRST_BOT)
-    doc = play_json(capsys, str(bot), "first", "--games", "1", "--sandbox", "docker")
+    doc = play_json(capsys, str(bot), "first", "--deals", "1", "--sandbox", "docker")
     assert doc["players"][0]["forfeit"] is None
 
 
@@ -165,7 +165,7 @@ def test_platform_failure_is_one_line_exit_1_and_leaves_no_replay(capsys, tmp_pa
 def test_table_shows_strikes_and_the_forfeit_reason(capsys, tmp_path):
     bot = tmp_path / "sloppy.py"
     bot.write_text("def agent(observation, configuration):\n    return {'type': 'nonsense'}\n")
-    code, out, err = run(capsys, "play", str(bot), "first", "--games", "1")
+    code, out, err = run(capsys, "play", str(bot), "first", "--deals", "1")
     assert (code, err) == (0, "")
     table = out.split("\nverdict")[0]  # the verdict follows the table
     last = table.strip().splitlines()[-1].split(None, 5)
@@ -181,7 +181,7 @@ def test_bot_writing_to_the_stdout_descriptor_cannot_break_the_json(tmp_path):
         "    os.write(1, b'not json\\n')\n    return observation['legal_actions'][0]\n"
     )
     proc = subprocess.run(
-        [str(ARENA), "play", str(bot), "random", "--games", "1", "--json"],
+        [str(ARENA), "play", str(bot), "random", "--deals", "1", "--json"],
         capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
@@ -197,7 +197,7 @@ def test_logs_hold_what_each_bot_printed(capsys, tmp_path):
     )
     logs = tmp_path / "logs"
     logs.mkdir()
-    code, out, err = run(capsys, "play", "random", str(bot), "--games", "1", "--logs", str(logs))
+    code, out, err = run(capsys, "play", "random", str(bot), "--deals", "1", "--logs", str(logs))
     assert (code, err) == (0, "")
     assert sorted(os.listdir(logs)) == ["1-random.log", "2-chatty.py.log"]
     text = (logs / "2-chatty.py.log").read_text()
@@ -255,7 +255,7 @@ def _clocks_seen(capsys, tmp_path, *flags: str) -> dict:
     bot.write_text(CLOCK_BOT)
     logs = tmp_path / "logs"
     logs.mkdir(exist_ok=True)
-    code, out, err = run(capsys, "play", str(bot), "first", "--games", "1", "--logs", str(logs), *flags)
+    code, out, err = run(capsys, "play", str(bot), "first", "--deals", "1", "--logs", str(logs), *flags)
     assert (code, err) == (0, "")
     line = next(ln for ln in (logs / "1-clocks.py.log").read_text().splitlines() if ln.startswith("clocks "))
     return json.loads(line.removeprefix("clocks "))
@@ -289,7 +289,7 @@ def test_the_clock_flags_limit_the_bot_not_only_its_configuration(capsys, tmp_pa
         "    time.sleep(0.3)\n    return observation['legal_actions'][0]\n"
     )
     code, out, err = run(
-        capsys, "play", str(bot), "first", "--games", "1", "--time-per-decision", "0.2", "--time-bank", "0.25",
+        capsys, "play", str(bot), "first", "--deals", "1", "--time-per-decision", "0.2", "--time-bank", "0.25",
         "--rules", "max_strikes=2", "--json",
     )
     assert (code, err) == (0, "")
@@ -304,7 +304,7 @@ def test_a_bot_using_up_its_match_time_forfeits_out_of_match_time(capsys, tmp_pa
         "import time\n\ndef agent(observation, configuration):\n"
         "    time.sleep(0.3)\n    return observation['legal_actions'][0]\n"
     )
-    code, out, err = run(capsys, "play", str(bot), "first", "--games", "1", "--time-per-match", "1", "--json")
+    code, out, err = run(capsys, "play", str(bot), "first", "--deals", "1", "--time-per-match", "1", "--json")
     assert (code, err) == (0, "")
     mine, other = json.loads(out)["players"]
     assert "out of match time" in (mine["forfeit"] or "")

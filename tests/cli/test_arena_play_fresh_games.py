@@ -13,7 +13,7 @@ def test_a_bot_file_remembers_nothing_across_the_rotations_of_arena_play_duplica
     bot.write_text(MEMORY_BOT.replace('os.environ.get("MEMO_KEEPERS") == "1"', "False"))
     logs = tmp_path / "logs"
     logs.mkdir()
-    code = main(["play", str(bot), "first", "--duplicate", "--games", "2", "--seed", "4",
+    code = main(["play", str(bot), "first", "--duplicate", "--deals", "2", "--seed", "4",
                  "--rules", "rounds=1", "hand_size=5", "--logs", str(logs), "--json"])
     out, _ = capsys.readouterr()
     assert code == 0

@@ -35,7 +35,7 @@ def test_nothing_is_drawn_when_not_a_terminal():
 def test_play_draws_a_bar_of_games_done_on_a_terminal(capsys, monkeypatch):
     terminal = FakeTerminal()
     monkeypatch.setattr("sys.stderr", terminal)
-    assert main(["play", "first", "greedy", "--games", "3", "--duplicate", "--json"]) == 0
+    assert main(["play", "first", "greedy", "--deals", "3", "--duplicate", "--json"]) == 0
     drawn = terminal.getvalue()
     # 3 deals x 2 rotations: the last update is always drawn, then the line is erased
     assert "6/6" in drawn and drawn.endswith("\r\033[K")
@@ -43,6 +43,6 @@ def test_play_draws_a_bar_of_games_done_on_a_terminal(capsys, monkeypatch):
 
 
 def test_play_keeps_stderr_clean_when_it_is_not_a_terminal(capsys):
-    assert main(["play", "first", "greedy", "--games", "2", "--json"]) == 0
+    assert main(["play", "first", "greedy", "--deals", "2", "--json"]) == 0
     out, err = capsys.readouterr()
     assert err == "" and json.loads(out)["games"] == 2

@@ -61,7 +61,7 @@ def test_arena_play_outputs_and_replays_are_read(tmp_path, capsys):
     outputs = []
     for seed in (1, 2, 3):
         replay = tmp_path / f"m{seed}.json"
-        assert main(["play", "expert", "random", "--games", "2", "--seed", str(seed), "--json", "--replay", str(replay)]) == 0
+        assert main(["play", "expert", "random", "--deals", "2", "--seed", str(seed), "--json", "--replay", str(replay)]) == 0
         outputs.append(json.loads(capsys.readouterr().out))
     played = write_lines(tmp_path / "played.jsonl", outputs)
     from_play = rate_json(capsys, played)

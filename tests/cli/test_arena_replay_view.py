@@ -44,7 +44,7 @@ class _Page(html.parser.HTMLParser):
 @pytest.fixture
 def replay_file(tmp_path, capsys):
     path = tmp_path / "match.json"
-    assert main(["play", "greedy", "random", "--games", "2", "--rules", "rounds=1", "--replay", str(path)]) == 0
+    assert main(["play", "greedy", "random", "--deals", "2", "--rules", "rounds=1", "--replay", str(path)]) == 0
     capsys.readouterr()
     return path
 

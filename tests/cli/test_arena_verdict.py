@@ -45,7 +45,7 @@ def test_mean_interval_is_the_t_interval_and_its_p_value():
 
 
 def test_the_verdict_holds_each_bots_rate_and_score_with_intervals_that_contain_them(capsys):
-    doc = play(capsys, "greedy", "random", "--games", "12", "--seed", "3")
+    doc = play(capsys, "greedy", "random", "--deals", "12", "--seed", "3")
     verdict = doc["verdict"]
     assert (verdict["level"], verdict["unit"], verdict["units"]) == (0.95, "game", 12)
     for player, summary in zip(verdict["players"], doc["players"], strict=True):
@@ -58,14 +58,14 @@ def test_the_verdict_holds_each_bots_rate_and_score_with_intervals_that_contain_
 
 def test_a_lopsided_match_is_significant_and_self_play_is_not(capsys):
     # one round a game keeps it quick; a game's score is then that round's points
-    lopsided = play(capsys, "expert", "random", "--games", "16", "--rules", "rounds=1", "--seed", "2")
+    lopsided = play(capsys, "expert", "random", "--deals", "16", "--rules", "rounds=1", "--seed", "2")
     lopsided = lopsided["verdict"]["difference"]
     assert lopsided["bots"] == ["expert", "random"]
     assert lopsided["score"]["significant"] and lopsided["score"]["p"] < 0.001
     assert lopsided["score"]["low"] > 0 and lopsided["wins"]["significant"]
 
     # a fixed seed: at the 5% level one self-play in twenty is "significant" by chance (seed 2 is 3-13)
-    same = play(capsys, "random", "random", "--games", "16", "--rules", "rounds=1", "--seed", "1")["verdict"]
+    same = play(capsys, "random", "random", "--deals", "16", "--rules", "rounds=1", "--seed", "1")["verdict"]
     for key in ("score", "wins"):
         test = same["difference"][key]
         assert not test["significant"] and test["low"] < 0 < test["high"] and test["p"] > 0.05
@@ -73,7 +73,7 @@ def test_a_lopsided_match_is_significant_and_self_play_is_not(capsys):
 
 def test_with_duplicate_the_deal_is_the_unit_and_mirrored_self_play_differs_by_nothing(capsys):
     # the same bot in both seats of a deal plays the same game mirrored: every deal's difference is 0
-    same = play(capsys, "greedy", "greedy", "--games", "5", "--duplicate", "--rules", "rounds=1")["verdict"]
+    same = play(capsys, "greedy", "greedy", "--deals", "5", "--duplicate", "--rules", "rounds=1")["verdict"]
     assert (same["unit"], same["units"]) == ("deal", 5)
     assert same["players"][0]["games"] == 10
     for key in ("score", "wins"):
@@ -81,7 +81,7 @@ def test_with_duplicate_the_deal_is_the_unit_and_mirrored_self_play_differs_by_n
 
 
 def test_the_text_ends_with_the_verdict(capsys):
-    assert main(["play", "expert", "random", "--games", "6", "--duplicate", "--seed", "4"]) == 0
+    assert main(["play", "expert", "random", "--deals", "6", "--duplicate", "--seed", "4"]) == 0
     out = capsys.readouterr().out
     verdict = out[out.index("verdict"):].splitlines()
     assert verdict[0] == "verdict, 95% intervals over 6 deals (each deal's seatings together):"
@@ -91,5 +91,5 @@ def test_the_text_ends_with_the_verdict(capsys):
 
 
 def test_more_than_two_bots_get_intervals_but_no_pairwise_test(capsys):
-    verdict = play(capsys, "first", "greedy", "random", "--games", "3")["verdict"]
+    verdict = play(capsys, "first", "greedy", "random", "--deals", "3")["verdict"]
     assert verdict["difference"] is None and len(verdict["players"]) == 3

@@ -29,7 +29,7 @@ def scores(weak: str, strong: str, seeds: range, deals: int) -> list[list[int]]:
     rows = []
     for seed in seeds:
         seats = [AgentSeat(REFERENCE_BOTS[b], b) for b in (weak, weak, strong, strong)]
-        result = play_match(Rules(players=4), seats, seed=seed, games=deals, duplicate=True)
+        result = play_match(Rules(players=4), seats, seed=seed, deals=deals, duplicate=True)
         rows.append([p.score for p in result.players])
     return rows
 

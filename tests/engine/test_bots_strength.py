@@ -23,7 +23,7 @@ def head_to_head(bot: str, other: str, deals: int = DEALS, seed: int = 2024) -> 
     """(games ``bot`` won, games ``other`` won) over ``deals`` duplicate deals."""
     rules = Rules(players=2, rounds=1)
     seats = [AgentSeat(get(bot), bot), AgentSeat(get(other), other)]
-    replay = play_match(rules, seats, seed=seed, games=deals, duplicate=True).replay
+    replay = play_match(rules, seats, seed=seed, deals=deals, duplicate=True).replay
     won = [0, 0]
     for game in replay["games"]:
         ranks = game["ranks"]

@@ -204,7 +204,7 @@ def _drawer(observation, configuration):
 
 def test_a_game_tied_for_first_is_won_by_nobody():
     # every round stalls: 0 points each, everybody ranks first, nobody wins the game
-    result = play_match(Rules(players=3, max_turns=3), [AgentSeat(_drawer, "d")] * 3, seed=4, games=2)
+    result = play_match(Rules(players=3, max_turns=3), [AgentSeat(_drawer, "d")] * 3, seed=4, deals=2)
     for record in result.replay["games"]:
         assert record["ranks"] == [1, 1, 1]
     assert [p.wins for p in result.players] == [0, 0, 0]
@@ -216,7 +216,7 @@ def test_a_sole_first_place_wins_the_game_for_the_bot_at_that_seat():
     def first(observation, configuration):
         return observation["legal_actions"][0]
 
-    result = play_match(Rules(players=3, rounds=1), [AgentSeat(first, f"f{i}") for i in range(3)], seed=4, games=6,
+    result = play_match(Rules(players=3, rounds=1), [AgentSeat(first, f"f{i}") for i in range(3)], seed=4, deals=6,
                         duplicate=True)
     expected = [0, 0, 0]
     sole = 0

@@ -21,7 +21,7 @@ def test_on_step_sees_each_game_up_to_every_decision_and_at_its_end():
     def on_step(game, events, actions):
         calls.append((dict(game), len(events), len(actions), events[-1]["e"] if events else None))
 
-    result = play_match(Rules(players=3), _seats(3), seed=5, games=2, on_step=on_step)
+    result = play_match(Rules(players=3), _seats(3), seed=5, deals=2, on_step=on_step)
     replay = result.replay
     for record in replay["games"]:
         mine = [c for c in calls if c[0]["index"] == record["index"]]
@@ -42,14 +42,14 @@ def test_on_step_sees_each_game_up_to_every_decision_and_at_its_end():
 
 
 def test_on_step_changes_nothing_of_the_result():
-    plain = play_match(Rules(players=2), _seats(2), seed=9, games=1)
-    watched = play_match(Rules(players=2), _seats(2), seed=9, games=1, on_step=lambda *a: None)
+    plain = play_match(Rules(players=2), _seats(2), seed=9, deals=1)
+    watched = play_match(Rules(players=2), _seats(2), seed=9, deals=1, on_step=lambda *a: None)
     assert plain.replay == watched.replay
 
 
 @pytest.mark.slow  # every event of many games under every rule option
 def test_public_events_hide_every_hand_and_keep_every_count():
-    replay = play_match(Rules(players=4), _seats(4), seed=3, games=1).replay
+    replay = play_match(Rules(players=4), _seats(4), seed=3, deals=1).replay
     record = replay["games"][0]
     state = initial_state(4)
     for i, event in enumerate(record["events"]):

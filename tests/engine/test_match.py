@@ -32,7 +32,7 @@ def dump(result):
 
 
 def test_match_result_has_a_rank_score_and_wins_per_bot_in_seat_order():
-    result = play_match(Rules(players=3), [first_legal(), first_legal(), first_legal()], seed=1, games=2)
+    result = play_match(Rules(players=3), [first_legal(), first_legal(), first_legal()], seed=1, deals=2)
     assert [p.bot for p in result.players] == [0, 1, 2]
     assert result.games == 2 and result.rounds >= 2
     assert sum(p.wins for p in result.players) >= 2
@@ -46,15 +46,15 @@ def test_same_inputs_give_a_byte_identical_replay():
     def seats():
         return [first_legal(), AgentSeat(lambda o, c: o["legal_actions"][-1], "last")]
 
-    a = play_match(Rules(players=2), seats(), seed=9, games=2, duplicate=True)
-    b = play_match(Rules(players=2), seats(), seed=9, games=2, duplicate=True)
+    a = play_match(Rules(players=2), seats(), seed=9, deals=2, duplicate=True)
+    b = play_match(Rules(players=2), seats(), seed=9, deals=2, duplicate=True)
     assert dump(a) == dump(b)
-    c = play_match(Rules(players=2), seats(), seed=10, games=2, duplicate=True)
+    c = play_match(Rules(players=2), seats(), seed=10, deals=2, duplicate=True)
     assert dump(a) != dump(c)
 
 
 def test_duplicate_plays_every_deal_once_per_rotation_so_every_bot_plays_every_seat():
-    result = play_match(Rules(players=3, rounds=1), [first_legal()] * 3, seed=4, games=2, duplicate=True)
+    result = play_match(Rules(players=3, rounds=1), [first_legal()] * 3, seed=4, deals=2, duplicate=True)
     games = result.replay["games"]
     assert result.games == 6 and len(games) == 6
     for deal in range(2):
@@ -145,7 +145,7 @@ def test_forfeited_bot_is_played_by_the_fallback_in_later_games():
         raise RuntimeError("boom")
 
     result = play_match(Rules(players=2, rounds=1), [AgentSeat(crashing, "crash"), first_legal()], seed=2,
-                        games=3)
+                        deals=3)
     assert len(calls) == 1
     assert result.players[0].forfeit == "exception: RuntimeError: boom"
     assert [g["forfeited"] for g in result.replay["games"]] == [[], [0], [0]]
@@ -216,7 +216,7 @@ class Counting:
 
 def test_each_decision_time_is_recorded_beside_its_action_record():
     timed = Counting()
-    result = play_match(Rules(players=2, rounds=2), [timed, first_legal()], seed=8, games=2)
+    result = play_match(Rules(players=2, rounds=2), [timed, first_legal()], seed=8, deals=2)
     assert [len(t) for t in result.decision_ms] == [len(g["actions"]) for g in result.replay["games"]]
     mine = [
         ms
@@ -240,7 +240,7 @@ def test_each_decision_time_is_recorded_beside_its_action_record():
 @pytest.mark.parametrize("kind", ["illegal", "crash"])
 def test_decision_times_stay_aligned_through_faults_forfeits_and_fallback_moves(kind):
     faulty = Counting(kind, fault_at=3)
-    result = play_match(Rules(players=3, rounds=1), [faulty, Counting(), first_legal()], seed=4, games=2, duplicate=True)
+    result = play_match(Rules(players=3, rounds=1), [faulty, Counting(), first_legal()], seed=4, deals=2, duplicate=True)
     for game, times in zip(result.replay["games"], result.decision_ms, strict=True):
         assert len(times) == len(game["actions"])
     records = [
@@ -260,14 +260,14 @@ def test_decision_times_stay_aligned_through_faults_forfeits_and_fallback_moves(
 
 def test_names_are_recorded_in_the_replay():
     result = play_match(Rules(players=2, rounds=1), [first_legal(), first_legal()], seed=1,
-                        names=["alice", "bob"], games=1, duplicate=True)
+                        names=["alice", "bob"], deals=1, duplicate=True)
     assert result.replay["names"] == ["alice", "bob"]
     assert [g["names"] for g in result.replay["games"]] == [["alice", "bob"], ["bob", "alice"]]
 
 
 @pytest.mark.parametrize(
     "kwargs,message",
-    [({"games": 0}, "games"), ({"seed": "x"}, "seed"), ({"names": ["a"]}, "names")],
+    [({"deals": 0}, "deals"), ({"seed": "x"}, "seed"), ({"names": ["a"]}, "names")],
 )
 def test_bad_arguments_are_refused_with_their_value(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -307,7 +307,7 @@ class BeginCounting:
 def test_begin_game_is_called_once_per_bot_per_game_before_its_decisions():
     log = []
     seats = [BeginCounting(log, "a"), BeginCounting(log, "b"), BeginCounting(log, "c")]
-    result = play_match(Rules(players=3, rounds=1), seats, seed=5, games=2, duplicate=True)
+    result = play_match(Rules(players=3, rounds=1), seats, seed=5, deals=2, duplicate=True)
     assert result.games == 6
     assert sorted(log) == sorted((name, g) for name in "abc" for g in range(6))
     # in game order: every game's three calls come before the next game's
@@ -317,14 +317,14 @@ def test_begin_game_is_called_once_per_bot_per_game_before_its_decisions():
 def test_begin_game_is_called_on_one_shared_seat_object_once_per_bot():
     log = []
     shared = BeginCounting(log, "x")
-    play_match(Rules(players=2, rounds=1), [shared, shared], seed=5, games=2)
+    play_match(Rules(players=2, rounds=1), [shared, shared], seed=5, deals=2)
     assert log == [("x", 0), ("x", 0), ("x", 1), ("x", 1)]
 
 
 def test_a_forfeiting_fault_in_begin_game_forfeits_and_stops_the_calls():
     log = []
     seats = [BeginCounting(log, "a", fail_at=1), BeginCounting(log, "b")]
-    result = play_match(Rules(players=2, rounds=1), seats, seed=5, games=2, duplicate=True)
+    result = play_match(Rules(players=2, rounds=1), seats, seed=5, deals=2, duplicate=True)
     loser = result.players[0]
     assert loser.forfeit == "crash: crash at begin_game for the test"
     assert loser.faults == [{"game": 1, "round": 0, "kind": "crash",
@@ -345,7 +345,7 @@ def test_a_forfeiting_fault_in_begin_game_forfeits_and_stops_the_calls():
 def test_a_strike_fault_in_begin_game_counts_a_strike_without_cards():
     log = []
     seats = [BeginCounting(log, "a", fail_at=0, kind="timeout"), BeginCounting(log, "b")]
-    result = play_match(Rules(players=2, rounds=1), seats, seed=5, games=2)
+    result = play_match(Rules(players=2, rounds=1), seats, seed=5, deals=2)
     assert result.players[0].strikes == 1 and result.players[0].forfeit is None
     assert result.replay["games"][0]["forfeited"] == []
     assert not of(result.replay["games"][0]["events"], "fault")

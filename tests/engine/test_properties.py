@@ -169,7 +169,7 @@ def test_match_replays_are_byte_identical_and_verify(rules, seed):
         return [AgentSeat(lambda o, c, i=i: o["legal_actions"][(len(o["discard"]) + i) % len(o["legal_actions"])],
                           f"bot{i}") for i in range(rules.players)]
 
-    one = play_match(rules, seats(), seed=seed, games=1, duplicate=rules.players <= 4)
-    two = play_match(rules, seats(), seed=seed, games=1, duplicate=rules.players <= 4)
+    one = play_match(rules, seats(), seed=seed, deals=1, duplicate=rules.players <= 4)
+    two = play_match(rules, seats(), seed=seed, deals=1, duplicate=rules.players <= 4)
     assert json.dumps(one.replay, sort_keys=True) == json.dumps(two.replay, sort_keys=True)
     verify(json.loads(json.dumps(one.replay)))

@@ -94,7 +94,7 @@ def fingerprint(entry: dict) -> dict:
     observations = hashlib.sha256()
     seats = [_seat(bot, observations) for bot in entry["bots"]]
     result = play_match(
-        Rules.from_dict(entry["rules"]), seats, seed=entry["seed"], games=entry["games"], duplicate=entry["duplicate"]
+        Rules.from_dict(entry["rules"]), seats, seed=entry["seed"], deals=entry["games"], duplicate=entry["duplicate"]
     )
     replay_json = json.dumps(result.replay, sort_keys=True)
     verify(json.loads(replay_json))

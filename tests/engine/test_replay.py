@@ -90,7 +90,7 @@ def test_seat_view_holds_no_other_hand():
 
 def test_verify_reproduces_a_whole_match_with_faults_and_forfeits():
     seats = [scripted({"type": "fly"}), random_player(1), AgentSeat(lambda o, c: 1 / 0, "crash")]
-    result = play_match(Rules(players=3), seats, seed=12, games=2, duplicate=True)
+    result = play_match(Rules(players=3), seats, seed=12, deals=2, duplicate=True)
     replay = json.loads(json.dumps(result.replay))
     assert verify(replay) == sum(len(g["events"]) for g in replay["games"])
 

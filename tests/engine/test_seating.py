@@ -114,7 +114,7 @@ def test_seating_is_deterministic_and_bounded_by_the_rules():
 
 def test_a_duplicate_match_at_four_seats_records_the_balanced_seating():
     rules = Rules(players=4, rounds=1, max_turns=30)
-    result = play_match(rules, [first_legal() for _ in range(4)], seed=3, games=6, duplicate=True)
+    result = play_match(rules, [first_legal() for _ in range(4)], seed=3, deals=6, duplicate=True)
     games = result.replay["games"]
     assert len(games) == 24
     counts = _after([g["seats"] for g in games])
@@ -126,21 +126,21 @@ def test_a_duplicate_match_at_four_seats_records_the_balanced_seating():
     assert "6 orders" in entry["description"] and "balanced" in entry["description"]
     assert seating(result.replay) == entry
     verify(json.loads(json.dumps(result.replay)))
-    again = play_match(rules, [first_legal() for _ in range(4)], seed=3, games=6, duplicate=True)
+    again = play_match(rules, [first_legal() for _ in range(4)], seed=3, deals=6, duplicate=True)
     assert json.dumps(again.replay, sort_keys=True) == json.dumps(result.replay, sort_keys=True)
 
 
 def test_a_match_short_of_a_full_cycle_says_it_is_only_partly_balanced():
     result = play_match(Rules(players=5, rounds=1, max_turns=20), [first_legal() for _ in range(5)], seed=1,
-                        games=3, duplicate=True)
+                        deals=3, duplicate=True)
     entry = result.replay["seating"]
     assert entry["orders"] == 4 and entry["balanced"] is False
     assert "not a multiple of 4" in entry["description"]
 
 
 def test_two_seats_and_fixed_seats_store_no_entry_but_have_one():
-    two = play_match(Rules(players=2, rounds=1), [first_legal(), first_legal()], seed=1, games=2, duplicate=True)
-    fixed = play_match(Rules(players=3, rounds=1), [first_legal() for _ in range(3)], seed=1, games=2)
+    two = play_match(Rules(players=2, rounds=1), [first_legal(), first_legal()], seed=1, deals=2, duplicate=True)
+    fixed = play_match(Rules(players=3, rounds=1), [first_legal() for _ in range(3)], seed=1, deals=2)
     assert "seating" not in two.replay and "seating" not in fixed.replay
     assert seating(two.replay)["scheme"] == "rotation" and seating(two.replay)["balanced"] is True
     assert seating(fixed.replay)["scheme"] == "fixed" and seating(fixed.replay)["balanced"] is False
@@ -148,7 +148,7 @@ def test_two_seats_and_fixed_seats_store_no_entry_but_have_one():
 
 
 def test_an_older_duplicate_replay_without_the_entry_reads_as_the_old_cyclic_seating():
-    result = play_match(Rules(players=3, rounds=1), [first_legal() for _ in range(3)], seed=1, games=1,
+    result = play_match(Rules(players=3, rounds=1), [first_legal() for _ in range(3)], seed=1, deals=1,
                         duplicate=True)
     old = {k: v for k, v in result.replay.items() if k != "seating"}
     entry = seating(old)

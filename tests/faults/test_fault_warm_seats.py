@@ -39,7 +39,7 @@ def warm_ids(docker_client, worker) -> set[str]:
 def four_seat_ladder():
     from ladders.models import Ladder
 
-    item = Ladder(name="Warm four", slug="warm-four", rules={"players": 4, "rounds": 1}, seats=4, games=1,
+    item = Ladder(name="Warm four", slug="warm-four", rules={"players": 4, "rounds": 1}, seats=4, deals=1,
                   duplicate=False, max_pending=1)
     item.full_clean()
     item.save()

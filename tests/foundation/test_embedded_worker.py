@@ -34,7 +34,7 @@ from tournaments_app import services as t
 source = b"def agent(observation):\\n    return observation['legal_actions'][0]\\n"
 get_user_model().objects.create_superuser("boss", "boss@example.org", "boss-password-1")
 tournament = t.tournament_create(name="Embedded Cup", slug="embedded-cup", rules=["players=2", "rounds=1"],
-                                 format="round_robin", games=1, duplicate=False)
+                                 format="round_robin", deals=1, duplicate=False)
 for n in range(4):
     owner = get_user_model().objects.create_user(f"owner{n}", password="pw-owner-123")
     bot = bot_services.bot_create(owner=owner, name=f"bot{n}")

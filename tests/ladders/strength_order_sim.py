@@ -50,7 +50,7 @@ def simulate(bots: list[str], seats: int, deals: int, rounds: int, seed: int) ->
                 free[0], free[1:], seats, fit, rng, games=played.get, owner=lambda b: b
             )
             result = play_match(
-                rules, [AgentSeat(get(b), b) for b in table], seed=rng.getrandbits(62), games=deals, duplicate=True
+                rules, [AgentSeat(get(b), b) for b in table], seed=rng.getrandbits(62), deals=deals, duplicate=True
             )
             number += 1
             for b, p in zip(table, result.players, strict=True):

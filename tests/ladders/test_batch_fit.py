@@ -61,7 +61,7 @@ def test_the_ladders_ratings_are_fit_ratings_of_its_results_per_version_with_for
     for bot in bots:
         entry, version = entry_of(bot, on), bot_playing_version(bot)
         expect = ratings.shown(fit, version.pk)
-        assert entry.rated_version_id == version.pk and entry.games == expect.games == entry.matches_played
+        assert entry.rated_version_id == version.pk and entry.version_matches == expect.version_matches == entry.matches_played
         for what, stored, fitted in (
             ("rating", entry.rating, expect.rating), ("low", entry.rating_low, expect.low), ("high", entry.rating_high, expect.high)
         ):
@@ -69,7 +69,7 @@ def test_the_ladders_ratings_are_fit_ratings_of_its_results_per_version_with_for
             tolerance = D("0.02") if what == "rating" else D("0.02") + ratings.CHECK_INTERVAL_SHARE * (expect.high - expect.low) / 2
             assert abs(stored - fitted) <= tolerance, (what, stored, fitted)
     assert entry_of(bots[0], on).rating == min(entry_of(b, on).rating for b in bots)
-    assert RatingChange.objects.filter(entry__bot=bots[0], forfeited=True).count() == entry_of(bots[0], on).games
+    assert RatingChange.objects.filter(entry__bot=bots[0], forfeited=True).count() == entry_of(bots[0], on).version_matches
 
 
 def test_a_new_version_is_a_new_player_starting_at_the_prior():
@@ -80,11 +80,11 @@ def test_a_new_version_is_a_new_player_starting_at_the_prior():
     for bot in (a, b):
         services.ladder_enter(on, bot)
     play(on, random.Random(1), {a.pk: 2, b.pk: 1}, 3)
-    assert entry_of(a, on).rating > 1600 and entry_of(a, on).games == 3
+    assert entry_of(a, on).rating > 1600 and entry_of(a, on).version_matches == 3
     version = new_version(a)
     play(on, random.Random(2), {a.pk: 1, b.pk: 2}, 1)  # the new version loses its first match
     entry = entry_of(a, on)
-    assert entry.rated_version == version and entry.games == 1 and entry.matches_played == 4
+    assert entry.rated_version == version and entry.version_matches == 1 and entry.matches_played == 4
     assert entry.rating < 1500 and entry.elo.provisional
 
 
@@ -122,7 +122,7 @@ def test_the_result_hook_queues_the_refit_that_runs_after_the_commit(run_on_comm
     with run_on_commit():
         record(match, {a.pk: 1, b.pk: 2}, refit=False)
         assert entry_of(a, on).rating == D("1500.00")  # not before the commit
-    assert entry_of(a, on).rating > D(1500) and entry_of(a, on).games == 1
+    assert entry_of(a, on).rating > D(1500) and entry_of(a, on).version_matches == 1
 
 
 @pytest.mark.slow  # plays many matches: seconds of CPU, left out of make check
@@ -192,7 +192,7 @@ def _established(on, bots, now):
         version = bot_playing_version(bot)
         LadderEntry.objects.filter(ladder=on, bot=bot).update(
             rating=D(1350 + 50 * i), rating_low=D(1310 + 50 * i), rating_high=D(1390 + 50 * i),
-            rated_version=version, games=200, matches_played=200, last_matched_at=now,
+            rated_version=version, version_matches=200, matches_played=200, last_matched_at=now,
         )
 
 

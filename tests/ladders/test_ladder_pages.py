@@ -127,7 +127,7 @@ def test_the_admin_refuses_bad_rules_with_the_reason(client):
     admin.save()
     client.force_login(admin)
     form = {
-        "name": "Bad", "slug": "bad", **rules_post_data({"hand_size": 99}, exclude=("players",)), "seats": 2, "games": 1,
+        "name": "Bad", "slug": "bad", **rules_post_data({"hand_size": 99}, exclude=("players",)), "seats": 2, "deals": 1,
         "duplicate": "on", "time_per_decision": 1, "time_bank": 10, "time_per_match": 300, "max_pending": 4,
         "fault_limit": 3,
         "active": "on", "entries-TOTAL_FORMS": 0, "entries-INITIAL_FORMS": 0,

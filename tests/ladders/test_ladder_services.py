@@ -107,7 +107,7 @@ def test_a_two_seat_result_stores_both_rows_once_and_the_refit_writes_the_fit():
     assert (changes[a.pk].after_low, changes[a.pk].after_high) == (expect(va).low, expect(va).high)
     assert changes[a.pk].bot_version == va and changes[a.pk].matches_after == 1
     entry = entry_of(a, on)
-    assert (entry.rating, entry.rating_low, entry.rating_high, entry.games) == (
+    assert (entry.rating, entry.rating_low, entry.rating_high, entry.version_matches) == (
         expect(va).rating, expect(va).low, expect(va).high, 1
     )
     assert entry.rated_version == va and entry_of(b, on).matches_played == 1

@@ -60,7 +60,7 @@ def test_a_ladder_of_the_reference_bots_played_by_a_real_worker_ends_in_strength
     )
     assert set(BotVersion.objects.values_list("status", flat=True)) == {"active"}
 
-    ladder = Ladder(name="Worker ladder", slug="worker", rules={"rounds": 1}, seats=4, games=DEALS, max_pending=1)
+    ladder = Ladder(name="Worker ladder", slug="worker", rules={"rounds": 1}, seats=4, deals=DEALS, max_pending=1)
     ladder.full_clean()
     ladder.save()
     for bot in bots.values():
@@ -88,7 +88,7 @@ def test_a_ladder_of_the_reference_bots_played_by_a_real_worker_ends_in_strength
     assert ladder_matches.count() == ROUNDS
     assert set(ladder_matches.values_list("status", flat=True)) == {Match.Status.DONE}
     assert {m.timings["backend"] for m in ladder_matches} == {"docker"}
-    assert {m.games for m in ladder_matches} == {DEALS}
+    assert {m.deals for m in ladder_matches} == {DEALS}
     # Every match rated exactly once: four rating changes per 4-seat match.
     assert RatingChange.objects.filter(ladder=ladder).count() == 4 * ROUNDS
 

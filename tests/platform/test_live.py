@@ -37,7 +37,7 @@ def _running(match: Match, token: str = "a" * 32) -> Match:
 def _played_live(match: Match, every: float = 0.0) -> list:
     """Play ``match``'s format in-process with the publisher; the referee's replay games."""
     outcome = runner.play_match(
-        Rules.from_dict(match.rules), ["greedy", "first"], seed=match.seed, games=match.games,
+        Rules.from_dict(match.rules), ["greedy", "first"], seed=match.seed, deals=match.deals,
         duplicate=match.duplicate, backend="inprocess", on_step=live.LivePublisher(match, every=every),
     )
     return outcome.result.replay["games"]
@@ -45,7 +45,7 @@ def _played_live(match: Match, every: float = 0.0) -> list:
 
 def test_a_spectator_sees_every_event_with_hands_hidden_and_no_seed(db):
     match = _running(services.match_create(kind="challenge", rules=Rules.parse(["players=2", "rounds=1"]),
-                                           seats=["greedy", "first"], seed=7, games=2, duplicate=True, enqueue=False))
+                                           seats=["greedy", "first"], seed=7, deals=2, duplicate=True, enqueue=False))
     games = _played_live(match)
     view = live.live_view(match, game=0, after=0, full=False)
     assert view["status"] == "running" and len(view["games"]) == len(games) == 4
@@ -96,7 +96,7 @@ def test_the_publisher_writes_at_most_every_flush_interval_and_each_event_once(d
                                            seats=["greedy", "first"], seed=5, enqueue=False))
     ticks = iter(range(10_000))
     publisher = live.LivePublisher(match, store=Counting(), every=10.0, clock=lambda: float(next(ticks)))
-    outcome = runner.play_match(Rules.from_dict(match.rules), ["greedy", "first"], seed=5, games=1,
+    outcome = runner.play_match(Rules.from_dict(match.rules), ["greedy", "first"], seed=5, deals=1,
                                 backend="inprocess", on_step=publisher)
     # the clock moves 1 a call: a write every 10 calls and at the end
     calls = next(ticks)
@@ -148,7 +148,7 @@ def test_a_worker_s_match_is_live_while_it_is_played(bot, run_on_commit):
     version.refresh_from_db()
     assert version.status == BotVersion.Status.ACTIVE, version.rejection_reason
     match = services.match_create(kind="challenge", rules=Rules.parse(["players=2", "rounds=3"]),
-                                  seats=[version, "first"], seed=11, games=2, enqueue=False)
+                                  seats=[version, "first"], seed=11, deals=2, enqueue=False)
     worker = threading.Thread(target=services.match_play, args=(match.pk,))
     worker.start()
     seen_running = []

@@ -23,10 +23,10 @@ from matches.models import Match
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("process_sandbox")]
 
 
-def challenge(version, *, games: int = 1, enqueue: bool = False) -> Match:
+def challenge(version, *, deals: int = 1, enqueue: bool = False) -> Match:
     return services.match_create(
         kind="challenge", rules=Rules.parse(["players=2", "rounds=1"]), seats=[version, "first"],
-        seed=11, games=games, enqueue=enqueue,
+        seed=11, deals=deals, enqueue=enqueue,
     )
 
 
@@ -96,7 +96,7 @@ def test_the_newest_active_version_plays_unless_the_owner_pins_one(bot, validate
 
 
 def test_a_played_match_stores_results_replay_logs_and_timings(validated_version, counted_hook):
-    match = challenge(validated_version, games=2)
+    match = challenge(validated_version, deals=2)
     assert tasks.match_play.apply(args=[match.pk]).get() is True
     match.refresh_from_db()
     assert match.status == Match.Status.DONE
@@ -367,14 +367,14 @@ def test_a_matchs_time_limit_comes_from_its_format_and_clocks():
     from sandbox.limits import Limits
 
     def limit(**kwargs):
-        return selectors.match_time_limit(**{"players": 2, "games": 1, "duplicate": False, "limits": Limits(), **kwargs})
+        return selectors.match_time_limit(**{"players": 2, "deals": 1, "duplicate": False, "limits": Limits(), **kwargs})
 
     base = limit()
     # each seat's match clock (and one decision's overshoot) counts in full
     assert limit(limits=Limits(time_per_match=400)) - base == pytest.approx(2 * 100)
     assert limit(players=3) - base == pytest.approx(300 + 1 + 10 + (3 - 2) * 10)
     # every seat of every game may take the whole start time (a fresh bot per game)
-    assert limit(games=5) - base == pytest.approx(4 * (2 * 10 + selectors.ENGINE_SECONDS_PER_GAME))
+    assert limit(deals=5) - base == pytest.approx(4 * (2 * 10 + selectors.ENGINE_SECONDS_PER_GAME))
     assert limit(duplicate=True) - base == pytest.approx(2 * 10 + selectors.ENGINE_SECONDS_PER_GAME)
     assert base >= 2 * 300 + selectors.MATCH_BOOKKEEPING_SECONDS
 
@@ -383,7 +383,7 @@ def test_games_per_match_counts_what_the_engine_plays(bot, run_on_commit):
     version = bot_services.bot_version_create(bot=bot, filename="g.py", data=good_bot("g"), validate=False)
     match = services.match_create(
         kind="challenge", rules=Rules.parse(["players=3", "rounds=1", "hand_size=3"]),
-        seats=[version, "first", "random"], seed=5, games=2, duplicate=True, enqueue=False,
+        seats=[version, "first", "random"], seed=5, deals=2, duplicate=True, enqueue=False,
     )
     tasks.match_play.apply(args=[match.pk])
     match.refresh_from_db()
@@ -406,7 +406,7 @@ def test_the_task_is_sent_with_the_matchs_own_time_limits_and_its_deadline_follo
         services.match_enqueue(match)
     soft, hard = selectors.match_time_limits(match)
     assert soft == selectors.match_time_limit(
-        players=2, games=1, duplicate=False, limits=sandboxing.match_limits(None, None, 50.0)
+        players=2, deals=1, duplicate=False, limits=sandboxing.match_limits(None, None, 50.0)
     )
     assert [(k["soft_time_limit"], k["time_limit"]) for k in sent] == [(soft, hard)]
     assert hard == soft + selectors.HARD_LIMIT_GRACE
@@ -422,7 +422,7 @@ def test_a_format_that_could_outlast_match_time_limit_is_refused(validated_versi
     with pytest.raises(services.MatchError, match=r"could need \d+ s .*MATCH_TIME_LIMIT=1000"):
         services.match_create(
             kind="challenge", rules=Rules.parse(["players=2"]), seats=[validated_version, "first"],
-            games=20, enqueue=False,
+            deals=20, enqueue=False,
         )
 
 
@@ -527,7 +527,7 @@ def test_stored_decision_times_and_log_marks_line_up_with_the_replays_actions(bo
         version = bot_services.bot_version_create(bot=bot, filename="sleepy.py", data=SLEEPY_COUNTER_BOT)
     version.refresh_from_db()
     assert version.status == BotVersion.Status.ACTIVE, version.rejection_reason
-    match = challenge(version, games=2)
+    match = challenge(version, deals=2)
     assert tasks.match_play.apply(args=[match.pk]).get() is True
     match.refresh_from_db()
     replay = json.loads(selectors.match_replay_json(match))
@@ -557,7 +557,7 @@ def test_decision_logs_of_a_bot_that_forfeits_stop_at_its_last_decision():
     from sandbox.package import BotPackage
 
     crasher = BotPackage.from_bytes("crash.py", CRASHING_BOT)
-    result = runner.play_match(Rules.parse(["players=2", "rounds=2"]), [crasher, "first"], seed=11, games=2)
+    result = runner.play_match(Rules.parse(["players=2", "rounds=2"]), [crasher, "first"], seed=11, deals=2)
     outcome = sandboxing.outcome_of(result, 2)
     records = selectors.bot_decision_records(result.replay, 0)
     assert len(records) == 3  # the third decision crashed; the fallback played the rest of the match
@@ -641,7 +641,7 @@ def test_the_reaper_waits_for_the_longest_running_match(validated_version, setti
     assert sandboxing.reap_age() == sandboxing.REAP_AFTER_AT_LEAST  # nothing running: the floor
     long = services.match_create(
         kind="challenge", rules=Rules.parse(["players=2", "rounds=1"]), seats=[validated_version, "first"],
-        seed=1, games=40, duplicate=True, time_per_match=600.0, enqueue=False,
+        seed=1, deals=40, duplicate=True, time_per_match=600.0, enqueue=False,
     )
     assert services.match_start(long.pk)
     long.refresh_from_db()

@@ -110,7 +110,7 @@ def test_a_person_plays_a_whole_game_against_a_sandboxed_bot_and_gets_a_replay(c
     game = HumanGame.objects.select_related("match").get()
     match = game.match
     assert response["Location"] == reverse("play:game", args=[match.pk])
-    assert match.kind == Match.Kind.HUMAN and match.games == 1 and not match.duplicate and game.clock == 30
+    assert match.kind == Match.Kind.HUMAN and match.deals == 1 and not match.duplicate and game.clock == 30
     seats = list(match.seats.order_by("seat"))
     assert [s.player_id for s in seats] == [carol.pk, None, None]
     assert seats[1].bot_version_id == with_version.pk and seats[2].reference_bot == "greedy"

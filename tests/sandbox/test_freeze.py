@@ -81,7 +81,7 @@ def _backend(backend, request):
 
 def play(backend: str, first: bytes, second: bytes, games: int = 1):
     bots = [BotPackage.from_bytes("first.py", first), BotPackage.from_bytes("second.py", second)]
-    return play_match(RULES, bots, seed=9, games=games, backend=backend, limits=LIMITS, allow_process=True)
+    return play_match(RULES, bots, seed=9, deals=games, backend=backend, limits=LIMITS, allow_process=True)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -103,7 +103,7 @@ def play_memory_match(backend: str, *, keepers: bool, deals: int = 1):
     hostile = BotPackage.from_bytes("memory.py", source.encode())
     plain = BotPackage.from_bytes("plain.py", PLAIN.encode())
     rules = Rules.parse(["players=2", "rounds=1", "hand_size=5"])
-    return play_match(rules, [hostile, plain], seed=3, games=deals, duplicate=True, backend=backend,
+    return play_match(rules, [hostile, plain], seed=3, deals=deals, duplicate=True, backend=backend,
                       limits=LIMITS, allow_process=True)
 
 

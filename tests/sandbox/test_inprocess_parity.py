@@ -215,7 +215,7 @@ def test_arena_play_runs_the_bots_as_the_sandbox_does(capsys, tmp_path, process_
         path.write_bytes(zipfile_bytes(helper_bot(path.name, tag)))
     logs = tmp_path / "logs"
     logs.mkdir()
-    code = main(["play", str(a), str(b), "--games", "2", "--json", "--logs", str(logs)])
+    code = main(["play", str(a), str(b), "--deals", "2", "--json", "--logs", str(logs)])
     out, err = capsys.readouterr()
     assert (code, err) == (0, "")
     assert all(p["forfeit"] is None for p in json.loads(out)["players"])
@@ -247,7 +247,7 @@ def test_ctrl_c_still_interrupts_arena_play(tmp_path, swallows):
     # in the background by a shell (CI under nohup, `make test &`) ignores SIGINT, the child would
     # inherit that, and Python installs no KeyboardInterrupt handler for an ignored signal.
     proc = subprocess.Popen(
-        [str(ARENA), "play", str(bot), "first", "--games", "1"],
+        [str(ARENA), "play", str(bot), "first", "--deals", "1"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )

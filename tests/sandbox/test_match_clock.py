@@ -27,17 +27,17 @@ LIMITS = Limits(time_per_decision=1.0, time_bank=10.0, time_per_match=2.0)
 BACKENDS = ["inprocess", "process", pytest.param("docker", marks=pytest.mark.docker)]
 
 
-def play(backend: str, slow: int, games: int, request):
+def play(backend: str, slow: int, deals: int, request):
     if backend != "inprocess":
         request.getfixturevalue("docker_client" if backend == "docker" else "bwrap_path")
     bot = BotPackage.from_bytes("slow.py", SLOW_BOT.replace("SLOW", str(slow)).encode())
     plain = BotPackage.from_bytes("plain.py", PLAIN)
-    return play_match(RULES, [bot, plain], seed=5, games=games, backend=backend, limits=LIMITS, allow_process=True)
+    return play_match(RULES, [bot, plain], seed=5, deals=deals, backend=backend, limits=LIMITS, allow_process=True)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_bot_that_thinks_0_3_s_a_decision_forfeits_on_a_2_s_match_clock(backend, request):
-    outcome = play(backend, slow=1000, games=3, request=request)
+    outcome = play(backend, slow=1000, deals=3, request=request)
     slow, plain = outcome.result.players
     assert slow.forfeit == "match_time: out of match time: used up its 2 s of thinking for the match"
     assert [f["kind"] for f in slow.faults] == ["match_time"]
@@ -49,7 +49,7 @@ def test_a_bot_that_thinks_0_3_s_a_decision_forfeits_on_a_2_s_match_clock(backen
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_match_clock_runs_across_games_not_per_game(backend, request):
     # 0.9 s of thinking per game: never 2 s in one game, but 2 s by the third
-    outcome = play(backend, slow=3, games=4, request=request)
+    outcome = play(backend, slow=3, deals=4, request=request)
     slow = outcome.result.players[0]
     assert slow.forfeit is not None and slow.forfeit.startswith("match_time: out of match time")
     assert slow.faults[0]["game"] == 2  # the third game

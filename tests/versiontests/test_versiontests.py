@@ -138,7 +138,7 @@ def test_a_start_queues_a_few_unrated_duplicate_pairs_of_consecutive_seeds(alice
     matches = pair_matches(test)
     assert [m.seed for m in matches] == [500, 501, 502]
     for match in matches:
-        assert (match.kind, match.games, match.duplicate, match.status) == ("challenge", 1, True, "queued")
+        assert (match.kind, match.deals, match.duplicate, match.status) == ("challenge", 1, True, "queued")
         assert [s.bot_version_id for s in match.seats.order_by("seat")] == [v2.pk, v1.pk]
         assert (match.time_per_decision, match.time_bank) == (1.0, 5.0)  # the ladder's clocks
         assert match.rules["players"] == 2

@@ -74,11 +74,11 @@ def test_competition_fields_carry_the_glossary_s_help_in_the_models_and_the_api(
     from tournaments_app.models import Tournament
 
     for model in (Ladder, Tournament, Match):
-        assert glossary.DEALS_HELP in model._meta.get_field("games").help_text, model
+        assert glossary.DEALS_HELP in model._meta.get_field("deals").help_text, model
         assert model._meta.get_field("duplicate").help_text == glossary.DUPLICATE_HELP, model
     for serializer in (LadderSerializer, TournamentSerializer):
         fields = serializer().fields
-        assert fields["games"].help_text == glossary.DEALS_HELP
+        assert fields["deals"].help_text == glossary.DEALS_HELP and "games" not in fields
         assert fields["duplicate"].help_text == glossary.DUPLICATE_HELP
     standing = StandingSerializer().fields
     assert "deals" not in standing and "games played" in standing["games"].help_text

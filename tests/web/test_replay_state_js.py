@@ -44,12 +44,12 @@ def _illegal_every_fifth():
     return agent
 
 
-def _replay(rules: list[str], names: list[str], seed: int, games: int = 1, duplicate: bool = False) -> dict:
+def _replay(rules: list[str], names: list[str], seed: int, deals: int = 1, duplicate: bool = False) -> dict:
     seats = [
         AgentSeat(_illegal_every_fifth(), "faulty") if n == "faulty" else AgentSeat(bots.get(n), n) for n in names
     ]
     parsed = Rules.parse([f"players={len(names)}", *rules])
-    return play_match(parsed, seats, seed=seed, games=games, duplicate=duplicate).replay
+    return play_match(parsed, seats, seed=seed, deals=deals, duplicate=duplicate).replay
 
 
 CASES = {
@@ -67,7 +67,7 @@ CASES = {
 def test_js_state_equals_engine_state_after_every_event(case, tmp_path):
     node = _node()
     rules, names, seed = CASES[case]
-    replay = _replay(rules, names, seed, games=2, duplicate=False)
+    replay = _replay(rules, names, seed, deals=2, duplicate=False)
     path = tmp_path / "replay.json"
     path.write_text(json.dumps(replay))
     out = subprocess.run(
@@ -88,7 +88,7 @@ def test_js_state_equals_engine_state_after_every_event(case, tmp_path):
 def test_case_set_exercises_every_state_changing_event():
     kinds = set()
     for rules, names, seed in CASES.values():
-        for game in _replay(rules, names, seed, games=2)["games"]:
+        for game in _replay(rules, names, seed, deals=2)["games"]:
             kinds.update(event["e"] for event in game["events"])
     needed = {"round_start", "turn", "play", "draw", "reshuffle", "direction", "pending", "color",
               "pass_hands", "swap", "round_end", "game_end", "fault", "forfeit"}
@@ -115,7 +115,7 @@ def test_steps_stop_where_a_bot_decides_and_before_each_deal(tmp_path):
 def test_a_forfeit_is_known_from_its_event_on_and_in_later_games_from_the_start(tmp_path):
     node = _node()
     rules, names, seed = CASES["faults-and-forfeit"]
-    replay = _replay(rules, names, seed, games=2)
+    replay = _replay(rules, names, seed, deals=2)
     path = tmp_path / "replay.json"
     path.write_text(json.dumps(replay))
     out = subprocess.run([node, str(DUMP_JS), str(STATE_JS), str(path)], capture_output=True, text=True, check=True)

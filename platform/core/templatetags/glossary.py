@@ -1,4 +1,4 @@
-"""The glossary's words in templates: ``{% load glossary %}{{ ladder.games|count:"deal" }}``
+"""The glossary's words in templates: ``{% load glossary %}{{ ladder.deals|count:"deal" }}``
 writes "1 deal" / "3 deals" (engine.glossary, the one place of those words)."""
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def desk(organizer):
 
 def form_data(rules=None, **changes) -> dict:
     data = {
-        "name": "Desk Cup", "slug": "", "description": "", "format": "swiss", "games": "1", "duplicate": "on",
+        "name": "Desk Cup", "slug": "", "description": "", "format": "swiss", "deals": "1", "duplicate": "on",
         "rounds": "", "cycles": "1", "tie_breaks": ["buchholz"], "seed": "", "time_per_decision": "",
         "time_bank": "", "time_per_match": "", "seed_ladder": "",
         "entries-TOTAL_FORMS": "0", "entries-INITIAL_FORMS": "0",
@@ -376,7 +376,7 @@ def test_the_ladder_admin_has_the_same_rules_form_with_its_seats_as_the_table_si
     page = desk.get(add).content.decode()
     assert 'name="rules"' not in page and 'name="rule_players"' not in page  # seats is the table size
     assert all(f'name="rule_{f.name}"' in page for f in dataclasses.fields(Rules) if f.name != "players")
-    data = {"name": "Form Ladder", "slug": "form-ladder", "seats": "3", "games": "1", "duplicate": "on",
+    data = {"name": "Form Ladder", "slug": "form-ladder", "seats": "3", "deals": "1", "duplicate": "on",
             "time_per_decision": "1", "time_bank": "10", "time_per_match": "300", "max_pending": "4",
             "fault_limit": "3", "active": "on", "entries-TOTAL_FORMS": "0", "entries-INITIAL_FORMS": "0",
             **rules_post_data({"wd4": "free", "stacking": "deflect"}, exclude=("players",))}

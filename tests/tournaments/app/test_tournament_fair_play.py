@@ -80,7 +80,7 @@ def test_a_format_that_could_outlast_the_longest_match_is_refused_on_time_per_ma
 
 def test_the_admin_shows_the_clocks_and_reports_a_bad_one_on_the_field(client):
     client.force_login(make_user("root", staff=True))
-    data = {"name": "Admin Cup", "format": "swiss", **rules_post_data({"players": 2}), "games": "1", "cycles": "1",
+    data = {"name": "Admin Cup", "format": "swiss", **rules_post_data({"players": 2}), "deals": "1", "cycles": "1",
             "tie_breaks": ["buchholz"], "time_per_decision": "0.5", "time_bank": "", "time_per_match": "5000",
             "entries-TOTAL_FORMS": "0", "entries-INITIAL_FORMS": "0"}
     response = client.post(reverse("admin:tournaments_tournament_add"), data)

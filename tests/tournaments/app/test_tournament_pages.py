@@ -121,7 +121,7 @@ def test_admin_creates_a_tournament_with_entries_and_refuses_bad_rules(client, s
     url = reverse("admin:tournaments_tournament_add")
     data = {
         "name": "Admin Cup", "slug": "", "description": "", "format": "swiss", **rules_post_data({"players": 5}),
-        "games": "1", "duplicate": "on", "rounds": "", "cycles": "1", "tie_breaks": ["buchholz"], "seed": "9",
+        "deals": "1", "duplicate": "on", "rounds": "", "cycles": "1", "tie_breaks": ["buchholz"], "seed": "9",
         "entries-TOTAL_FORMS": "0", "entries-INITIAL_FORMS": "0",
     }
     response = client.post(url, {**data, "rule_players": "11"})

@@ -223,7 +223,7 @@ def test_the_rounds_help_no_longer_promises_that_every_pair_can_meet():
 def admin_data(**changes) -> dict:
     data = {
         "name": "Admin Cup", "slug": "", "description": "", "format": "swiss", **rules_post_data({"players": 2}),
-        "games": "1", "duplicate": "on", "rounds": "", "cycles": "1", "tie_breaks": ["buchholz"], "seed": "",
+        "deals": "1", "duplicate": "on", "rounds": "", "cycles": "1", "tie_breaks": ["buchholz"], "seed": "",
         "entries-TOTAL_FORMS": "0", "entries-INITIAL_FORMS": "0",
     }
     return {**data, **changes}
@@ -238,12 +238,12 @@ def test_rule_fields_left_at_their_defaults_take_every_default(client, staff):
     assert tournament.seats == defaults.players and tournament.rules == defaults.to_dict()
 
 
-def test_games_zero_is_one_clear_message_on_the_field(client, staff):
+def test_zero_deals_is_one_clear_message_on_the_field(client, staff):
     client.force_login(staff)
-    response = client.post(reverse("admin:tournaments_tournament_add"), admin_data(games="0"))
+    response = client.post(reverse("admin:tournaments_tournament_add"), admin_data(deals="0"))
     assert response.status_code == 200
     form = response.context["adminform"].form
-    assert form.errors == {"games": ["deals per match must be a whole number 1..100, got 0"]}
+    assert form.errors == {"deals": ["deals per match must be a whole number 1..100, got 0"]}
     assert "Constraint" not in response.content.decode()
     assert not Tournament.objects.exists()
 

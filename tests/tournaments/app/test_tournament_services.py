@@ -35,7 +35,7 @@ def test_create_refuses_bad_options_naming_the_value():
     with pytest.raises(TournamentError, match="'knockout'"):
         services.tournament_create(name="x", rules=["players=2"], format="knockout")
     with pytest.raises(TournamentError, match="got 0"):
-        services.tournament_create(name="x", rules=["players=2"], games=0)
+        services.tournament_create(name="x", rules=["players=2"], deals=0)
     with pytest.raises(TournamentError, match="cycles instead"):
         services.tournament_create(name="x", rules=["players=2"], format="round_robin", rounds=3)
     with pytest.raises(TournamentError, match="slug"):
@@ -57,7 +57,7 @@ def test_create_refuses_bad_options_naming_the_value():
         ({"tie_breaks": 5}, "got 5"),
         ({"tie_breaks": ["buchholz", "buchholz"]}, "distinct"),
         ({"seed": 2**70}, "seed must be"),
-        ({"games": True}, "got True"),
+        ({"deals": True}, "got True"),
         ({"rounds": 0}, "rounds must be"),
         ({"name": "x" * 101}, "1 to 100 characters"),
     ],
