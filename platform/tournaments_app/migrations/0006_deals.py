@@ -8,7 +8,6 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('ladders', '0011_deals'),
         ('tournaments', '0005_podium'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
