@@ -14,7 +14,8 @@ from django.utils import timezone
 from bots.models import Bot
 from bots.selectors import bot_playing_version
 from engine.rules import Rules, RulesError
-from ladders.services import LadderError, ladder_match_format, ladder_owners_check
+from ladders.checks import LadderError, ladder_match_format
+from ladders.services import ladder_owners_check
 from matches.models import Match
 from matches.services import match_create
 

@@ -305,8 +305,9 @@ def _insert(model, objs: list) -> None:
 def _seed_ladder_matches(ladder_rows, versions, total: int, rng, out: Seeded, progress) -> None:
     from engine.rules import Rules
     from ladders import ratings
+    from ladders.checks import ladder_match_format
     from ladders.models import LadderEntry, LadderMatch, RatingChange
-    from ladders.services import ladder_counts_rewrite, ladder_match_format
+    from ladders.services import ladder_counts_rewrite
     from matches.models import Match, MatchSeat
     from matches.services import match_create
 

@@ -33,7 +33,7 @@ RULE_FIELDS = list(LadderRuleFields.base_fields)
 
 class LadderForm(LadderRuleFields, forms.ModelForm):  # type: ignore[valid-type,misc]  # made by rule_fields_form
     """The ladder with its rule set as one field per option (tournaments_app.forms); the model's clean checks
-    the whole (ladders.services.ladder_rules_clean)."""
+    the whole (ladders.checks.ladder_rules_clean)."""
 
     class Meta:
         model = Ladder

@@ -11,6 +11,7 @@ from django.db import models
 from django.urls import reverse
 
 from engine import glossary
+from engine.rules import BOUNDS
 from matches.models import MAX_COMPETITION_DEALS
 from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
 
@@ -64,7 +65,7 @@ class Ladder(models.Model):
         help_text='RULES.md options as JSON, e.g. {"players": 2, "rounds": 2}; '
         "missing options take their defaults; stored complete.",
     )
-    seats = models.PositiveSmallIntegerField(default=2, help_text="Seats per match, 2 to 10; equals rules.players.")
+    seats = models.PositiveSmallIntegerField(default=2, help_text=f"Seats per match, {BOUNDS['players'][0]} to {BOUNDS['players'][1]}; equals rules.players.")
     deals = models.PositiveIntegerField(
         default=1,
         validators=_bounds(MIN_DEALS, MAX_DEALS),
@@ -155,7 +156,7 @@ class Ladder(models.Model):
         return reverse("ladders:detail", args=[self.slug])
 
     def clean(self) -> None:
-        from . import services
+        from . import checks
 
         if (
             isinstance(self.fault_window_limit, int)
@@ -167,16 +168,16 @@ class Ladder(models.Model):
             )
 
         try:
-            self.rules = services.ladder_rules_clean(self.rules, self.seats)
-        except services.LadderError as exc:
+            self.rules = checks.ladder_rules_clean(self.rules, self.seats)
+        except checks.LadderError as exc:
             raise ValidationError({"rules": str(exc)}) from None
         try:
-            services.ladder_match_format(self)
-        except services.LadderError:
+            checks.ladder_match_format(self)
+        except checks.LadderError:
             return  # a setting out of its bounds: reported on its own field
         try:
-            services.ladder_time_check(self)
-        except services.LadderError as exc:
+            checks.ladder_time_check(self)
+        except checks.LadderError as exc:
             raise ValidationError({"time_per_match": str(exc)}) from None
 
 

@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Count, DecimalField, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
@@ -33,76 +30,16 @@ from matches.services import MatchError, match_create
 from tournaments import rating as fit_model
 
 from . import ratings
+from .checks import (
+    LadderError,
+    ladder_match_format,
+)
 from .models import Ladder, LadderEntry, LadderMatch, RatingChange
 
 logger = logging.getLogger(__name__)
 
 #: statuses of a ladder match that count against the ladder's cap
 PENDING = (Match.Status.QUEUED, Match.Status.RUNNING)
-
-
-class LadderError(ValueError):
-    """A ladder request is refused; the message says what and with which value."""
-
-
-def ladder_rules_clean(rules, seats: int) -> dict:
-    """The complete rule set for a ladder of ``seats`` seats, or LadderError saying what is wrong.
-
-    A rule set without ``players`` takes ``seats``; with it, the two must agree.
-    """
-    if not isinstance(rules, Mapping):
-        raise LadderError(f"the rules must be a JSON object of RULES.md options, got {rules!r}")
-    if isinstance(seats, bool) or not isinstance(seats, int) or not 2 <= seats <= 10:
-        raise LadderError(f"seats per match must be 2 to 10, got {seats!r}")
-    rules = dict(rules)
-    players = rules.setdefault("players", seats)
-    if players != seats:
-        raise LadderError(f"the rules are for players={players!r} but the ladder has {seats} seats per match")
-    try:
-        return Rules.from_dict(rules).to_dict()
-    except (RulesError, TypeError, ValueError) as exc:
-        raise LadderError(str(exc)) from None
-
-
-#: the ladder's fields that make up the format of its matches (and of challenges under its rules)
-MATCH_FORMAT_FIELDS = ("deals", "duplicate", "time_per_decision", "time_bank", "time_per_match")
-
-
-def ladder_match_format(ladder: Ladder) -> dict:
-    """The match options a ladder gives its matches: deals, duplicate and the three clocks, within bounds.
-
-    The bounds are the Ladder fields' validators (the one place that states them); a stored value
-    out of them (written around validation) is a LadderError naming the field, never a huge match.
-    """
-    others = [f.name for f in Ladder._meta.fields if f.name not in MATCH_FORMAT_FIELDS]
-    try:
-        ladder.clean_fields(exclude=others)
-    except ValidationError as exc:
-        problems = "; ".join(f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items())
-        raise LadderError(f"the ladder {ladder.name!r} has settings out of bounds ({problems})") from None
-    return {field: getattr(ladder, field) for field in MATCH_FORMAT_FIELDS}
-
-
-def ladder_time_check(ladder: Ladder) -> None:
-    """LadderError when a match of the ladder's format and clocks could outlast MATCH_TIME_LIMIT.
-
-    Such a match would be refused at creation (``matches.services.match_create``), so the ladder
-    would never play: the organizer hears it when saving, on the time per match.
-    """
-    from matches.sandboxing import match_limits
-    from matches.selectors import match_time_limit
-
-    match_format = ladder_match_format(ladder)
-    limits = match_limits(match_format["time_per_decision"], match_format["time_bank"], match_format["time_per_match"])
-    needed = match_time_limit(
-        players=ladder.seats, deals=match_format["deals"], duplicate=match_format["duplicate"], limits=limits
-    )
-    if needed > settings.MATCH_TIME_LIMIT:
-        raise LadderError(
-            f"a match of this ladder could need {needed:.0f} s ({ladder.deals} deals, {ladder.seats} seats, "
-            f"duplicate={ladder.duplicate}, {limits.time_per_match:g} s of thinking per bot), more than the longest "
-            f"match allowed (MATCH_TIME_LIMIT={settings.MATCH_TIME_LIMIT} s): fewer deals or a shorter time per match"
-        )
 
 
 def ladder_owners_check(ladder: Ladder, bots: list[Bot]) -> None:

@@ -32,8 +32,8 @@ from django.utils import timezone
 from bots.models import BotVersion
 from bots.selectors import bot_playing_version
 from engine.rules import Rules, RulesError
+from ladders.checks import LadderError, ladder_match_format
 from ladders.models import Ladder
-from ladders.services import LadderError, ladder_match_format
 from matches.models import Match
 from matches.services import MatchError, match_cancel, match_create, match_enqueue
 from tournaments.sprt import Sprt, elo_estimate, llr, pair_cell

@@ -8,7 +8,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from ladder_helpers import ladder, user
 
-from ladders import models, services
+from ladders import checks, models, services
 from ladders.demo import DEMO_LADDER
 from ladders.models import Ladder
 from tournaments_app.forms import rules_post_data
@@ -153,15 +153,15 @@ def test_the_admin_refuses_out_of_range_values_when_editing_too(client):
 
 def test_the_match_format_refuses_settings_out_of_bounds_naming_the_field():
     on = ladder()
-    assert services.ladder_match_format(on) == {
+    assert checks.ladder_match_format(on) == {
         "deals": 1, "duplicate": True, "time_per_decision": 1.0, "time_bank": 10.0, "time_per_match": 300.0,
     }
     on.deals = 1_000_000  # as a row written around validation would hold
     with pytest.raises(services.LadderError, match="deals: Ensure this value is less than or equal to 100"):
-        services.ladder_match_format(on)
+        checks.ladder_match_format(on)
     on.deals, on.time_per_match = 1, 1e9
     with pytest.raises(services.LadderError, match="time_per_match: Ensure this value is less than or equal to 3600"):
-        services.ladder_match_format(on)
+        checks.ladder_match_format(on)
 
 
 

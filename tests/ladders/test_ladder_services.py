@@ -9,7 +9,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from ladder_helpers import active_bot, bots_of, ladder, new_version, record
 
-from ladders import ratings, services
+from ladders import checks, ratings, services
 from ladders.models import LadderEntry, LadderMatch, RatingChange
 from matches import services as match_services
 from matches.models import Match
@@ -26,7 +26,7 @@ def entry_of(bot, on):
 # --- rule sets
 
 def test_a_rule_set_without_players_takes_the_seats_and_is_stored_complete():
-    rules = services.ladder_rules_clean({"rounds": 2}, 3)
+    rules = checks.ladder_rules_clean({"rounds": 2}, 3)
     assert rules["players"] == 3 and rules["rounds"] == 2 and "wd4" in rules
 
 
@@ -42,7 +42,7 @@ def test_a_rule_set_without_players_takes_the_seats_and_is_stored_complete():
 )
 def test_bad_rule_sets_are_refused_with_what_was_wrong(rules, seats, message):
     with pytest.raises(services.LadderError, match=message):
-        services.ladder_rules_clean(rules, seats)
+        checks.ladder_rules_clean(rules, seats)
 
 
 def test_model_validation_reports_bad_rules_on_the_rules_field():
