@@ -66,3 +66,18 @@ def watched(context):
     page.js_errors = errors
     page.csp_violations = violations
     return page
+
+
+def too_wide(page, width: int) -> list[str]:
+    """[] when the page fits ``width``; else why the document scrolls sideways (a wide table may
+    scroll in its own region, the page itself may not), naming the innermost elements past the edge."""
+    wide = page.evaluate("document.documentElement.scrollWidth")
+    if wide <= width:
+        return []
+    past = page.evaluate(
+        "(w) => [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > w + 1"
+        " && ![...e.children].some((c) => c.getBoundingClientRect().right > w + 1)).slice(0, 5)"
+        ".map((e) => `${e.tagName.toLowerCase()}.${e.className} (${Math.round(e.getBoundingClientRect().right)} px)`).join(', ')",
+        width,
+    )
+    return [f"{wide} px wide at {width} px: {past}"]

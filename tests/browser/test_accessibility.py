@@ -9,7 +9,7 @@ match tables keep their seats in view on a phone (point 8).
 from __future__ import annotations
 
 import pytest
-from browser_helpers import AXE, PASSWORD, axe_violations
+from browser_helpers import AXE, PASSWORD, axe_violations, too_wide
 from django.urls import reverse
 
 from matches.models import Match
@@ -174,13 +174,7 @@ def test_no_page_has_a_serious_or_critical_axe_violation(browser, live_server, e
             if name == "replay":
                 page.wait_for_selector("#replay[data-state=ready]")
             problems += [f"{name} ({path}) at {width} px: {line}" for line in axe_violations(page)]
-            wide = page.evaluate("document.documentElement.scrollWidth")
-            if wide > width:  # the page itself scrolls sideways (a wide table may scroll in its own region)
-                problems.append(f"{name} ({path}) is {wide} px wide at {width} px: " + page.evaluate(
-                    "(w) => [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > w + 1"
-                    " && ![...e.children].some((c) => c.getBoundingClientRect().right > w + 1)).slice(0, 5)"
-                    ".map((e) => `${e.tagName.toLowerCase()}.${e.className} (${Math.round(e.getBoundingClientRect().right)} px)`).join(', ')",
-                    width))
+            problems += [f"{name} ({path}): {line}" for line in too_wide(page, width)]
             shot(page, name.replace(" ", "-"))
     finally:
         context.close()
@@ -272,13 +266,7 @@ def test_the_organizer_s_admin_pages_have_no_serious_or_critical_axe_violation(b
             response = page.goto(live_server.url + path)
             assert response is not None and response.status == 200, (name, path)
             problems += [f"{name} ({path}) at {width} px: {line}" for line in axe_violations(page)]
-            wide = page.evaluate("document.documentElement.scrollWidth")
-            if wide > width:  # the page itself scrolls sideways (a wide table may scroll in its own region)
-                problems.append(f"{name} ({path}) is {wide} px wide at {width} px: " + page.evaluate(
-                    "(w) => [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > w + 1"
-                    " && ![...e.children].some((c) => c.getBoundingClientRect().right > w + 1)).slice(0, 5)"
-                    ".map((e) => `${e.tagName.toLowerCase()}.${e.className} (${Math.round(e.getBoundingClientRect().right)} px)`).join(', ')",
-                    width))
+            problems += [f"{name} ({path}): {line}" for line in too_wide(page, width)]
             shot(page, name.replace(" ", "-"))
         context.clear_cookies()
         login(page, live_server, "visitor")  # staff without permissions: the admin refuses its pages
