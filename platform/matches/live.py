@@ -26,6 +26,7 @@ import time
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 
 from engine.replay import public_event
 
@@ -89,6 +90,10 @@ class LivePublisher:
         self.written: list[tuple[int, int]] = []
         self.last = float("-inf")
         self.failed = False
+        #: a game that has ended is never written again: its lists are kept until the match's
+        #: deadline (and LIVE_TTL_SECONDS more), so the spectator can go back to it all match long
+        left = (match.deadline - timezone.now()).total_seconds() if match.deadline else settings.MATCH_TIME_LIMIT
+        self.ended_ttl = int(max(0.0, left)) + LIVE_TTL_SECONDS
 
     def __call__(self, game: dict[str, Any], events: list[dict[str, Any]], actions: list[dict[str, Any]]) -> None:
         index = game["index"]
@@ -113,12 +118,13 @@ class LivePublisher:
         prefix = _game_key(self.key, self.attempt, index)
         done_events, done_points = self.written[index]
         points = self.points[index]
+        ttl = self.ended_ttl if self.games[index]["over"] else LIVE_TTL_SECONDS
         try:
             for key, items in ((f"{prefix}:events", [json.dumps(e, separators=(",", ":")) for e in events[done_events:]]),
                                (f"{prefix}:points", [str(p) for p in points[done_points:]])):
                 if items:
                     self.store.rpush(key, *items)
-                self.store.expire(key, LIVE_TTL_SECONDS)
+                self.store.expire(key, ttl)
             self.written[index] = (len(events), len(points))
             self.games[index]["events"] = len(events)
             self.store.set(self.key, json.dumps({"attempt": self.attempt, "games": self.games}), ex=LIVE_TTL_SECONDS)
@@ -132,9 +138,10 @@ def _game_key(key: str, attempt: str, index: int) -> str:
 
 
 def live_view(match, *, game: int, after: int, full: bool) -> dict[str, Any]:
-    """What the live page of ``match`` is sent: its status, the games played so far (heads), and
-    game ``game``'s events from index ``after``; hidden cards only for ``full`` (staff)."""
-    view: dict[str, Any] = {"status": match.status, "games": [], "game": game, "after": after, "events": []}
+    """What the live page of ``match`` is sent: its status, the games played so far (heads: seats,
+    names, counts), and game ``game``'s events from index ``after`` with its decision points so far;
+    hidden cards only for ``full`` (staff). A poll reads three keys whatever the number of games."""
+    view: dict[str, Any] = {"status": match.status, "games": [], "game": game, "after": after, "events": [], "points": []}
     if match.status != match.Status.RUNNING:
         return view
     store = channel()
@@ -145,16 +152,15 @@ def live_view(match, *, game: int, after: int, full: bool) -> dict[str, Any]:
         if record is None or record.get("attempt") != (match.attempt_token or ""):
             return view  # not started yet, or an abandoned attempt's
         heads = record["games"]
-        for head in heads:
-            prefix = _game_key(key, record["attempt"], head["index"])
-            head["points"] = [int(p) for p in store.lrange(f"{prefix}:points", 0, -1)]
         view["games"] = heads
         if 0 <= game < len(heads):
+            prefix = _game_key(key, record["attempt"], game)
             # only what was written when the head was read: a write between the two reads is the next poll's
             last = heads[game].get("events", 0) - 1
-            raw_events = store.lrange(f"{_game_key(key, record['attempt'], game)}:events", max(0, after), last) if after <= last else []
+            raw_events = store.lrange(f"{prefix}:events", max(0, after), last) if after <= last else []
             events = [json.loads(e) for e in raw_events]
             view["events"] = events if full else [public_event(e) for e in events]
+            view["points"] = [int(p) for p in store.lrange(f"{prefix}:points", 0, -1)]
     except Exception:
         logger.exception("live events of match %s could not be read", match.pk)
     return view

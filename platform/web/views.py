@@ -98,7 +98,6 @@ def live_version(request, bot_id: int, number: int):
 
 
 @never_cache
-@never_cache
 def live_events(request, match_id: int):
     """A running match's events for its live page: ``?game=G&after=N`` (matches.live.live_view);
     every card a hand holds is hidden unless the user is staff."""

@@ -52,8 +52,11 @@ def test_a_spectator_sees_every_event_with_hands_hidden_and_no_seed(db):
     assert all("seed" not in head for head in view["games"])
     assert [head["events"] for head in view["games"]] == [len(g["events"]) for g in games]
     assert all(head["over"] for head in view["games"])
-    # the decision points: where each of the game's action records was asked
-    assert [len(head["points"]) for head in view["games"]] == [len(g["actions"]) for g in games]
+    # the decision points of the game asked for: where each of its action records was asked; the
+    # heads carry none (a poll reads the same three keys however many games were played)
+    assert all("points" not in head for head in view["games"])
+    assert [len(live.live_view(match, game=g, after=0, full=False)["points"]) for g in range(4)] == [
+        len(g["actions"]) for g in games]
     events = view["events"]
     assert [e["e"] for e in events] == [e["e"] for e in games[0]["events"]]
     for seen, real in zip(events, games[0]["events"], strict=True):
@@ -67,6 +70,20 @@ def test_a_spectator_sees_every_event_with_hands_hidden_and_no_seed(db):
     assert staff["events"] == games[1]["events"][5:]
 
 
+def test_a_game_that_ended_stays_live_until_the_match_s_deadline(db):
+    """An ended game is never written again: its lists outlive the 10 minutes a running game's
+    writes are kept for, until the match's deadline, so a spectator can go back to it."""
+    match = _running(services.match_create(kind="challenge", rules=Rules.parse(["players=2", "rounds=1"]),
+                                           seats=["greedy", "first"], seed=19, deals=2, enqueue=False))
+    _played_live(match)
+    store = live.channel()
+    prefix = f"{live._key(match.pk)}:{'a' * 32}"
+    for game in range(2):
+        for kind in ("events", "points"):
+            assert store.ttl(f"{prefix}:{game}:{kind}") > live.LIVE_TTL_SECONDS + 3000  # the deadline is 1 h away
+    assert store.ttl(live._key(match.pk)) <= live.LIVE_TTL_SECONDS
+
+
 def test_another_attempt_and_an_ended_match_show_nothing_live(db):
     match = _running(services.match_create(kind="challenge", rules=Rules.parse(["players=2", "rounds=1"]),
                                            seats=["greedy", "first"], seed=3, enqueue=False))
@@ -74,7 +91,7 @@ def test_another_attempt_and_an_ended_match_show_nothing_live(db):
     assert live.live_view(match, game=0, after=0, full=True)["events"]
     requeued = _running(match, token="b" * 32)
     assert live.live_view(requeued, game=0, after=0, full=True) == {
-        "status": "running", "games": [], "game": 0, "after": 0, "events": []}
+        "status": "running", "games": [], "game": 0, "after": 0, "events": [], "points": []}
     Match.objects.filter(pk=match.pk).update(status=Match.Status.DONE)
     match.refresh_from_db()
     assert live.live_view(match, game=0, after=0, full=True)["events"] == []

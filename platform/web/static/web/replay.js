@@ -445,28 +445,38 @@ const LIVE_POLL_MS = 1000;
 
 async function followLive(root, meta) {
   const events = []; // per game index: the events received so far
+  const points = []; // per game index: its decision points, as of the last poll of that game
   let heads = [];
   const poll = async (game, after) => {
     const response = await fetch(`${meta.live_url}?game=${game}&after=${after}`, { credentials: "same-origin", cache: "no-store" });
     if (!response.ok) throw new Error(`the live match could not be loaded (HTTP ${response.status})`);
     return response.json();
   };
+  // a poll's events go where they start (its `after`): one answered twice or late adds nothing twice
+  const take = (data) => {
+    const list = (events[data.game] ||= []);
+    if (data.after !== list.length) return false;
+    list.push(...data.events);
+    points[data.game] = data.points || [];
+    return data.events.length > 0;
+  };
   const tick = async () => {
     try {
-      let data = await poll(Math.max(0, heads.length - 1), events[heads.length - 1]?.length || 0);
+      const newest = Math.max(0, heads.length - 1);
+      let data = await poll(newest, events[newest]?.length || 0);
       if (data.status !== "running") return location.reload(); // ended: its replay is the record now
-      heads = data.games;
-      (events[data.game] ||= []).push(...data.events);
+      if (data.games.length >= heads.length) heads = data.games; // an empty answer (a store hiccup) forgets nothing
+      take(data);
       for (let g = 0; g < heads.length; g++) {
         // a game that ended between two polls, or the next one begun: fetch what is missing
         while ((events[g] || []).length < heads[g].events) {
           data = await poll(g, (events[g] || []).length);
           if (data.status !== "running") return location.reload();
-          if (!data.events.length) break;
-          (events[g] ||= []).push(...data.events);
+          if (!take(data)) break;
         }
       }
-      const games = heads.map((h, g) => ({ ...h, events: events[g] || [] })).filter((g) => g.events.length);
+      const games = heads.map((h, g) => ({ ...h, events: events[g] || [], points: points[g] || [] }))
+        .filter((g) => g.events.length);
       if (games.length) {
         const replay = { version: meta.replay_versions[meta.replay_versions.length - 1], names: meta.bots.map((b) => b.label),
           duplicate: meta.duplicate, games };
