@@ -942,6 +942,6 @@ def match_containers(match_id: str, client=None, *, mine: bool = False) -> list:
     client = get_client(client)
     labels = [f"{LABEL_MATCH}={match_id}", *([f"{LABEL_OWNER}={owner_token()}"] if mine else [])]
     try:
-        return client.containers.list(all=True, filters={"label": labels})
+        return client.containers.list(all=True, filters={"label": labels}, ignore_removed=True)
     except _docker_errors() as exc:
         raise InfrastructureError(f"Docker engine failed to list containers of match {match_id}: {exc}") from exc

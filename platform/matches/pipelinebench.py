@@ -497,7 +497,7 @@ def floor_containers(seat_counts: list[int], workers: int, cores: int, tag: str,
         with ThreadPoolExecutor(max_workers=workers) as pool:
             list(pool.map(match, seat_counts))
     finally:
-        for container in client.containers.list(all=True, filters={"label": f"{FLOOR_LABEL}={tag}"}):
+        for container in client.containers.list(all=True, filters={"label": f"{FLOOR_LABEL}={tag}"}, ignore_removed=True):
             container.remove(force=True)
         client.close()
     wall = time.monotonic() - wall
@@ -516,7 +516,7 @@ def _left_behind(folder: Path, labels: set[str]) -> dict:
     seats = str(folder / "seats")
     left = []
     try:
-        for container in client.containers.list(all=True, filters={"label": docker_backend.LABEL_MATCH}):
+        for container in client.containers.list(all=True, filters={"label": docker_backend.LABEL_MATCH}, ignore_removed=True):
             mounts = [m.get("Source", "") for m in container.attrs.get("Mounts", [])]
             if container.labels.get(docker_backend.LABEL_MATCH) in labels or any(m.startswith(seats) for m in mounts):
                 left.append(container)
