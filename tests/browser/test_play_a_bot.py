@@ -74,6 +74,8 @@ def test_a_person_plays_a_public_bot_in_the_browser_to_the_end(browser, live_ser
             raise AssertionError(f"never asked; page: {page.inner_text('main')[:500]}\nworker:\n{worker.log[-3000:]}") from None
         assert page.locator("#play-clock").is_visible() and int(page.inner_text("#play-seconds")) > 50
         page.wait_for_selector("#replay[data-live=true]", timeout=10_000)  # the table follows the game
+        # the person is not staff: every hand of the table is face down while it is played, and it says so
+        assert "hands hidden" in (page.locator("#rv-view option[value=full]").text_content() or "")
         actions = page.locator("#play-actions button")
         assert actions.count() >= 1
         box = actions.first.bounding_box()
@@ -122,6 +124,7 @@ def test_a_person_plays_a_public_bot_in_the_browser_to_the_end(browser, live_ser
         page.click("#play-result a:has-text('Watch the replay')")
         page.wait_for_selector("#replay[data-state=ready]", timeout=20_000)
         assert "carol" in page.inner_text("#replay")
+        assert page.locator("#rv-view option[value=full]").text_content() == "Full view (every hand)"  # ended: all shown
         assert not page.js_errors, page.js_errors
         assert not page.csp_violations, page.csp_violations
     finally:

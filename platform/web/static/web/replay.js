@@ -298,8 +298,10 @@ class Viewer {
     if (rounds.dataset.key !== key) {
       rounds.innerHTML = t.rounds.map((r) => `<option value="${r.round}">Round ${r.round}</option>`).join("");
       rounds.dataset.key = key;
+      // a live game's hands are hidden from all but staff until the match ends: say so
+      const hidden = (t.events || []).some((e) => e.e === "round_start" && e.hands.some((h) => h.includes(HIDDEN_CARD)));
       $("rv-view").innerHTML =
-        `<option value="full">Full view (every hand)</option>` +
+        `<option value="full">${hidden ? "Every seat (hands hidden until the match ends)" : "Full view (every hand)"}</option>` +
         t.game.seats.map((_, s) => `<option value="${s}">As ${escapeHtml(this.seatName(s))} saw it</option>`).join("");
     }
     if (round) rounds.value = String(round.round);
