@@ -132,7 +132,7 @@ def submit_answer(client, prefix: str, seq: Any, action: Any) -> dict:
 
 class MemoryChannel:
     """The part of a Redis client human games and live matches use (``set``, ``get``, ``delete``,
-    ``rpush``, ``lrange``, ``expire``, ``blpop``), in this process's memory: for the embedded default, where the worker
+    ``rpush``, ``lrange``, ``expire``, ``ttl``, ``blpop``), in this process's memory: for the embedded default, where the worker
     thread and the web server share one process and there is no Redis."""
 
     def __init__(self) -> None:
@@ -185,6 +185,15 @@ class MemoryChannel:
         with self._changed:
             if key in self._values:
                 self._values[key] = (time.monotonic() + seconds, self._values[key][1])
+
+    def ttl(self, key: str) -> int:
+        """Redis's TTL: seconds left, -1 with no expiry, -2 for no such key."""
+        with self._changed:
+            item = self._values.get(key) if self._live(key) is not None else None
+        if item is None:
+            return -2
+        left = item[0] - time.monotonic()
+        return -1 if left > 1e8 else int(left)
 
     def blpop(self, keys: list[str], timeout: float) -> tuple[bytes, bytes] | None:
         give_up = time.monotonic() + timeout

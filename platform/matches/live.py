@@ -120,6 +120,9 @@ class LivePublisher:
         points = self.points[index]
         ttl = self.ended_ttl if self.games[index]["over"] else LIVE_TTL_SECONDS
         try:
+            if (done_events, done_points) == (0, 0):
+                # a game's first write starts its lists afresh: nothing another run left under the key counts
+                self.store.delete(f"{prefix}:events", f"{prefix}:points")
             for key, items in ((f"{prefix}:events", [json.dumps(e, separators=(",", ":")) for e in events[done_events:]]),
                                (f"{prefix}:points", [str(p) for p in points[done_points:]])):
                 if items:
