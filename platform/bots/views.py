@@ -173,6 +173,8 @@ def version_detail(request, bot_id: int, number: int):
             "matches": match_list(version=version, limit=50),
             "can_revalidate": selectors.can_revalidate(version),
             "stats": selectors.version_stats(version),
+            # runs added for an event entered since the validation, that failed: the summary names them
+            "failed_added": [r for r in version.validation_runs or [] if r.get("added") and r["status"] == "failed"],
         },
     )
 

@@ -115,17 +115,26 @@ def ladder_enter(ladder: Ladder, bot: Bot) -> LadderEntry:
 
 def ladder_entry_validation(entry: LadderEntry) -> str:
     """What an active entry waits for before matchmaking seats it (its playing version's validation in
-    the ladder's configuration, pending), or "" when it plays."""
+    the ladder's configuration: pending, or failed, with the reason), or "" when it plays."""
     from bots import services as bot_services
     from bots import validation
 
     version = bot_playing_version(entry.bot)
     if version is None:
         return ""
-    state = bot_services.configuration_states({version.pk: version.validation_runs or []}, entry.ladder.rules)
-    if validation.cleared(state[version.pk]):
+    runs = version.validation_runs or []
+    state = bot_services.configuration_states({version.pk: runs}, entry.ladder.rules)[version.pk]
+    if validation.cleared(state):
         return ""
-    return (f"{version.label} is being validated at {ladder_configurations(entry.ladder)[0].label}; "
+    label = ladder_configurations(entry.ladder)[0].label
+    run = validation.run_for(runs, entry.ladder.rules) if state == validation.FAILED else None
+    if run is not None and run.get("platform"):
+        return (f"the platform could not play {version.label}'s validation at {label} ({run['reason']}); "
+                "matchmaking plays it again and seats the entry once that passes")
+    if run is not None:
+        return (f"{version.label} failed its validation at {label}: {run['reason']}; matchmaking never seats "
+                "it there (the version's page shows that game's log): upload a version that plays this configuration")
+    return (f"{version.label} is being validated at {label}; "
             "matchmaking seats the entry once that passes (the version's page shows the report)")
 
 
@@ -280,8 +289,10 @@ def ladder_matchmake(ladder: Ladder, *, rng: random.Random | None = None, now: d
 def _validated_for_ladder(ladder: Ladder, bots: list[Bot], playing: dict[int, BotVersion]) -> set[int]:
     """The ids of ``bots`` whose playing version may play the ladder's configuration (passed it, or
     made active without the platform's validation). A version validated by the platform that has no run
-    for it (a ladder's rules changed, a version that became the playing one) gets it queued now
-    (``validation_require``) and waits. Two queries, and a few per such version."""
+    for it (a ladder's rules changed, a version that became the playing one), or whose run the platform
+    failed to play, gets it queued now (``validation_require``) and waits; one that failed it has its
+    entries suspended with the reason (``ladder_validation_refusal``, as a failure at entry). Two
+    queries, and a few per such version."""
     from bots import services as bot_services
     from bots import validation
 
@@ -290,9 +301,29 @@ def _validated_for_ladder(ladder: Ladder, bots: list[Bot], playing: dict[int, Bo
     runs = dict(BotVersion.objects.filter(pk__in=[v.pk for v in playing.values()]).values_list("pk", "validation_runs"))
     states = bot_services.configuration_states({pk: runs.get(pk) or [] for pk in runs}, ladder.rules)
     for bot in bots:
-        if states.get(playing[bot.pk].pk) == validation.MISSING:
+        pk = playing[bot.pk].pk
+        run = validation.run_for(runs.get(pk) or [], ladder.rules) if states.get(pk) == validation.FAILED else None
+        if states.get(pk) == validation.MISSING or (run is not None and run.get("platform")):
+            # as on entry: queued, and a run the platform failed to play is played again
             bot_services.validation_require(bot, ladder_configurations(ladder))
+        elif run is not None:  # the version failed this configuration: refused as a failed run at entry
+            _refuse_failed(pk, run)
     return {bot.pk for bot in bots if validation.cleared(states.get(playing[bot.pk].pk, validation.UNPLANNED))}
+
+
+def _refuse_failed(version_id: int, run: dict) -> None:
+    """The ladder's rules are now a configuration the playing version failed: its entries there are
+    suspended with the run's reason (``ladder_validation_refusal``), and the run's report names them."""
+    version = BotVersion.objects.defer("source").select_related("bot").get(pk=version_id)
+    refused = ladder_validation_refusal(version, run)
+    if not refused:
+        return
+    version = BotVersion.objects.select_for_update().defer("source").get(pk=version_id)
+    version.validation_runs = [
+        {**r, "refused": list(dict.fromkeys([*r.get("refused", []), *refused]))} if r["match"] == run["match"] else r
+        for r in version.validation_runs
+    ]
+    version.save(update_fields=["validation_runs"])
 
 
 #: what matchmaking reads of an entry and its bot (``_waiting_order``, the fit, fairness, owners)

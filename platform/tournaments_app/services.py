@@ -390,7 +390,9 @@ def tournament_validation_refusal(version, run: dict) -> list[str]:
     of ``run``; the bot's active entries in tournaments not started yet that seat that configuration,
     while the version plays for the bot, are withdrawn (removed, as an entry that leaves before the
     start, so a fixed version may enter again), the reason written to the tournament's log. An entry of
-    a running tournament is never touched: its start needed every configuration passed."""
+    a running tournament is never touched: its start needed every configuration passed. A run the
+    platform failed to play (``run["platform"]``) blames no one: the entry is kept, held until the start
+    plays that configuration again (``_queue_missing_validations``), and nothing is logged."""
     from bots import validation
     from bots.selectors import bot_playing_version
 
@@ -407,6 +409,9 @@ def tournament_validation_refusal(version, run: dict) -> list[str]:
         if tournament.status not in (Tournament.Status.DRAFT, Tournament.Status.REGISTRATION):
             continue
         if key not in {validation.rules_key(c.rules) for c in tournament_configurations(tournament)}:
+            continue
+        if run.get("platform"):  # not the bot's fault: the entry stays, held; the start plays the run again
+            refused.append(f"tournament {tournament.name}: entry kept, validated again at the start")
             continue
         if Entry.objects.filter(pk=entry.pk).delete()[0]:
             _log(tournament, "entry",

@@ -266,3 +266,73 @@ def test_a_ladder_whose_rules_changed_has_matchmaking_queue_the_new_configuratio
     assert (run["label"], run["status"]) == ("2 seats, wd4=free, stacking=stack (ladder Plain)", "pending")
     match_play.apply(args=[run["match"]])
     assert seated_bots(ladder_services.ladder_matchmake(ladder)) == {bot.pk, LadderEntry.objects.exclude(bot=bot).get().bot_id}
+
+
+def test_a_ladder_whose_rules_become_a_configuration_the_version_failed_suspends_the_entry_with_the_reason(
+    bot, run_on_commit, client
+):
+    version = validated(bot, run_on_commit, NO_STACKING, "calm.py")
+    with run_on_commit():  # fails the stacking configuration: that ladder's entry is suspended
+        ladder_services.ladder_enter(stack_house(), bot)
+    plain = Ladder.objects.create(name="Plain", slug="plain", seats=3, rules=Rules.parse(["players=3", "rounds=1"]).to_dict())
+    for name in ("b1", "b2", "b3"):
+        ladder_services.ladder_enter(plain, unplanned_bot(name))
+    with run_on_commit():  # 3 seats, no stacking: passes
+        entry = ladder_services.ladder_enter(plain, bot)
+    assert ladder_services.ladder_entry_validation(entry) == ""
+    Ladder.objects.filter(pk=plain.pk).update(rules=STACK_RULES)  # the organizer changes the rules
+    plain.refresh_from_db()
+    entry.refresh_from_db()
+
+    waiting = ladder_services.ladder_entry_validation(entry)
+    assert "failed its validation" in waiting and "stacking confuses me" in waiting and "being validated" not in waiting
+    runs_before = len(BotVersion.objects.get(pk=version.pk).validation_runs)
+    assert bot.pk not in seated_bots(ladder_services.ladder_matchmake(plain))
+    entry.refresh_from_db()
+    assert entry.status == LadderEntry.Status.SUSPENDED and entry.suspended_version_id == version.pk
+    assert STACK_LABEL in entry.suspended_reason and "stacking confuses me" in entry.suspended_reason
+    version.refresh_from_db()
+    assert len(version.validation_runs) == runs_before  # nothing queued: the same bytes would fail again
+    assert not [r for r in version.validation_runs if r["status"] == "pending"]
+    failed = next(r for r in version.validation_runs if r["status"] == "failed")
+    assert failed["refused"] == ["ladder Stack house: entry suspended", "ladder Plain: entry suspended"]
+
+    # The version page's summary says so, not "Passed: every configuration".
+    client.force_login(bot.owner)
+    page = client.get(version.get_absolute_url()).content.decode()
+    panel = page.split("<h2>Validation</h2>", 1)[1].split("</div>", 1)[0]
+    assert "Passed: every configuration" not in panel
+    assert "a configuration added for an event entered since failed" in panel
+    assert STACK_LABEL in panel and "ladder Plain: entry suspended" in panel
+
+
+def test_a_platform_failure_of_an_added_run_keeps_the_tournament_entry_held_and_blames_no_one(
+    bot, validated_version, run_on_commit
+):
+    from matches.services import match_fail
+
+    cup = tournament_services.tournament_create(
+        name="Stack cup", rules=["players=2", "rounds=1", "stacking=stack", "wd4=free"], format="round_robin"
+    )
+    tournament_services.entry_add(cup, unplanned_bot("rival"))
+    tournament_services.entry_add(cup, bot)
+    run = BotVersion.objects.get(pk=validated_version.pk).validation_runs[-1]
+    with run_on_commit():
+        assert match_fail(run["match"], None, "the sandbox could not start")
+
+    failed = BotVersion.objects.get(pk=validated_version.pk).validation_runs[-1]
+    assert (failed["status"], failed.get("platform")) == ("failed", True)
+    assert failed["refused"] == ["tournament Stack cup: entry kept, validated again at the start"]
+    assert Entry.objects.filter(tournament=cup, bot=bot, status=Entry.Status.ACTIVE).exists()
+    assert not cup.events.filter(message__contains="withdrawn").exists()
+    assert not cup.events.filter(message__contains="failed its validation").exists()
+
+    # The start plays that configuration again and waits for it, then starts.
+    with pytest.raises(tournament_services.TournamentError, match="still being validated"):
+        tournament_services.tournament_start(cup)
+    again = BotVersion.objects.get(pk=validated_version.pk).validation_runs[-1]
+    assert again["status"] == "pending" and again["match"] != run["match"]
+    match_play.apply(args=[again["match"]])
+    tournament_services.tournament_start(cup)
+    cup.refresh_from_db()
+    assert cup.status == cup.Status.RUNNING
