@@ -2,14 +2,16 @@ from django.apps import AppConfig
 
 
 def entered_tournaments_rules(bot):
-    """(label, rules) of each tournament ``bot`` is an active entry of that has not ended, at each
-    of its table sizes: a new version is validated under them (bots.validation)."""
+    """(label, rules) of each tournament ``bot`` is an active entry of that has not started, at each
+    of its table sizes: a new version is validated under them (bots.validation). A started one
+    (running or paused) plays the versions frozen at its start: a new version never plays there."""
     from tournaments.tables import table_size_bounds
 
     from .models import Entry, Tournament
 
     entries = Entry.objects.filter(bot=bot, status=Entry.Status.ACTIVE).exclude(
-        tournament__status__in=[Tournament.Status.FINISHED, Tournament.Status.CANCELLED]
+        tournament__status__in=[Tournament.Status.RUNNING, Tournament.Status.PAUSED, Tournament.Status.FINISHED,
+                                Tournament.Status.CANCELLED]
     )
     for name, rules in entries.values_list("tournament__name", "tournament__rules"):
         low, high = table_size_bounds(rules["players"])

@@ -134,3 +134,17 @@ def test_a_tournament_entry_adds_each_of_its_table_sizes(bot, validated_version)
     assert [c.label for c in validation.validation_configurations(bot)] == [
         "2 seats", "4 seats", "3 seats (tournament Four cup)", "5 seats (tournament Four cup)"
     ]
+
+
+def test_a_started_tournament_adds_nothing_a_new_version_never_plays_there(bot, validated_version):
+    """A running or paused tournament plays the versions frozen at its start: a new version is not
+    validated (nor rejected) under its rules."""
+    from tournaments_app import services as tournament_services
+    from tournaments_app.models import Tournament
+
+    cup = tournament_services.tournament_create(name="Stack cup", rules=["players=3", "wd4=free", "stacking=stack"], format="swiss")
+    tournament_services.entry_add(cup, bot)
+    assert any("Stack cup" in c.label for c in validation.validation_configurations(bot))
+    for status in (Tournament.Status.RUNNING, Tournament.Status.PAUSED):
+        Tournament.objects.filter(pk=cup.pk).update(status=status)
+        assert [c.label for c in validation.validation_configurations(bot)] == ["2 seats", "4 seats"], status
