@@ -58,6 +58,7 @@ def entry_detail(request, slug: str, bot_id: int):
     head_to_head, opponents = selectors.entry_head_to_head_top(entry, limit=HEAD_TO_HEAD_ROWS)
     # the chart: the newest fitted changes only (a bounded window of a long history)
     window = selectors.entry_chart_changes(entry)
+    is_owner = user_is_owner_or_staff(request.user, entry.bot)
     chart = charts.rating_chart(
         [change.after for change in window],
         labels=[f"match #{c.match_id} (v{c.bot_version.number}, rank {c.rank})" for c in window],
@@ -79,7 +80,9 @@ def entry_detail(request, slug: str, bot_id: int):
             "head_to_head": head_to_head,
             "opponents": opponents,
             "matches": selectors.ladder_matches(ladder, entry=entry, limit=20),
-            "is_owner": user_is_owner_or_staff(request.user, entry.bot),
+            "is_owner": is_owner,
+            # an active entry matchmaking holds for its version's validation here (its owner's to know)
+            "held": services.ladder_entry_validation(entry) if is_owner and entry.status == LadderEntry.Status.ACTIVE else "",
             "provisional_margin": ratings.PROVISIONAL_MARGIN,
         },
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.urls import reverse
 from platform_helpers import good_bot
 from testsupport import make_user
 
@@ -336,3 +337,18 @@ def test_a_platform_failure_of_an_added_run_keeps_the_tournament_entry_held_and_
     tournament_services.tournament_start(cup)
     cup.refresh_from_db()
     assert cup.status == cup.Status.RUNNING
+
+
+def test_the_owner_sees_on_the_bot_s_ladder_page_that_its_entry_waits_for_validation(client, bot, validated_version, bob):
+    house = stack_house()
+    ladder_services.ladder_enter(house, bot)
+    url = reverse("ladders:entry", args=[house.slug, bot.pk])
+    client.force_login(bot.owner)
+    page = client.get(url).content.decode()
+    assert "Not matched yet:" in page and "being validated at " + STACK_LABEL in page
+    client.force_login(bob)  # another user learns nothing of the owner's validation
+    assert "Not matched yet" not in client.get(url).content.decode()
+    version = BotVersion.objects.get(pk=validated_version.pk)
+    match_play.apply(args=[version.validation_runs[-1]["match"]])
+    client.force_login(bot.owner)
+    assert "Not matched yet" not in client.get(url).content.decode()  # passed: matchmaking seats it
