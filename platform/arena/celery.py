@@ -14,7 +14,7 @@ app.autodiscover_tasks()
 
 
 def _add_worker_steps(app: Celery) -> None:
-    from core.worker import MatchSweepStep, WarmSeatsStep, WorkerHealthStep, WorkerHeartbeatStep
+    from matches.worker import MatchSweepStep, WarmSeatsStep, WorkerHealthStep, WorkerHeartbeatStep
 
     app.steps["worker"].add(WorkerHeartbeatStep)
     app.steps["worker"].add(MatchSweepStep)

@@ -222,7 +222,7 @@ MATCH_TIME_LIMIT = env_int("MATCH_TIME_LIMIT", 6 * 3600)
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 # Without a broker, tasks run in-process: the embedded default. `manage.py serve_embedded` sends
 # them instead to the in-memory broker, where a worker thread of its own process plays them
-# (core.embedded) with EMBEDDED_WORKER_THREADS threads, so no request waits for a match.
+# (matches.embedded) with EMBEDDED_WORKER_THREADS threads, so no request waits for a match.
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 EMBEDDED_WORKER_THREADS = env_int("EMBEDDED_WORKER_THREADS", 2)
 CELERY_TASK_EAGER_PROPAGATES = True
@@ -258,9 +258,9 @@ CELERY_TASK_ROUTES = {
     "matches.tasks.sandbox_reap": {"queue": queues.MAINTENANCE},
     # Validation matches go to queues.VALIDATION: matches.services.match_enqueue names it.
 }
-# Every worker records that it is alive this often (core.worker, the queue page).
+# Every worker records that it is alive this often (matches.worker, the queue page).
 WORKER_HEARTBEAT_SECONDS = env_int("WORKER_HEARTBEAT_SECONDS", 10)
-# Every worker checks itself this often (Docker engine, sandbox image, seats' folder; core.worker)
+# Every worker checks itself this often (Docker engine, sandbox image, seats' folder; matches.worker)
 # and stops consuming the match queues while unhealthy; a seats' folder with fewer free bytes
 # than WORKER_MIN_FREE_BYTES is unhealthy (0: not checked).
 WORKER_HEALTH_SECONDS = env_int("WORKER_HEALTH_SECONDS", 10)
@@ -273,7 +273,7 @@ CELERY_BEAT_SCHEDULE: dict = {
         "options": {"queue": queues.MAINTENANCE},
     },
     # Requeue matches whose lease expired or that ran past their deadline; resend lost messages.
-    # Every worker also runs it from its own timer (core.worker), so it needs no beat to work.
+    # Every worker also runs it from its own timer (matches.worker), so it needs no beat to work.
     "matches-sweep-stuck": {"task": "matches.tasks.match_sweep_stuck", "schedule": 60.0},
     # Remove sandbox containers a killed worker left behind.
     "sandbox-reap": {"task": "matches.tasks.sandbox_reap", "schedule": 600.0},
@@ -323,7 +323,7 @@ if SANDBOX_BACKEND not in ("auto", "docker", "process"):
 SANDBOX_IMAGE = os.environ.get("SANDBOX_IMAGE", "uno-arena-sandbox:latest")
 # The process sandbox is weaker than Docker: production must opt in to it explicitly.
 SANDBOX_ALLOW_PROCESS = env_bool("SANDBOX_ALLOW_PROCESS", DEBUG)
-# Warm Docker seats of each worker process (core.worker, docs/sandbox.md "Warm seats"): "auto"
+# Warm Docker seats of each worker process (matches.worker, docs/sandbox.md "Warm seats"): "auto"
 # (the matches the process plays at once times the most seats of an active ladder, at least 2),
 # a number, or 0 (off).
 SANDBOX_DOCKER_WARM = os.environ.get("SANDBOX_DOCKER_WARM", "auto").strip() or "auto"

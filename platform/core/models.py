@@ -11,7 +11,7 @@ class WorkerHeartbeat(models.Model):
     # What `platform` resolved to inside the worker: proves the stdlib module
     # is not shadowed by the project's platform/ folder.
     python_platform = models.CharField(max_length=255, blank=True)
-    # The worker's own check before taking matches (core.worker.worker_health): Docker engine,
+    # The worker's own check before taking matches (matches.worker.worker_health): Docker engine,
     # sandbox image, seats' folder. Unhealthy, it stops consuming the match queues.
     healthy = models.BooleanField(default=True)
     health_reason = models.TextField(blank=True)

@@ -14,7 +14,7 @@ def worker_heartbeat_record(
     hostname: str | None = None, *, healthy: bool = True, reason: str = "", consuming: bool = True
 ) -> WorkerHeartbeat:
     """Record that the calling worker is alive, on the database's clock, with its health
-    (core.worker); returns the stored heartbeat."""
+    (matches.worker); returns the stored heartbeat."""
     beat, _ = WorkerHeartbeat.objects.update_or_create(
         hostname=hostname or socket.gethostname(),
         defaults={

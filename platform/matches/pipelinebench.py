@@ -169,9 +169,8 @@ def worker_main(argv: list[str] | None = None) -> None:
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
     django.setup()
-    from core.worker import MatchSweepStep
-
     from arena.celery import app
+    from matches.worker import MatchSweepStep
 
     app.steps["worker"].discard(MatchSweepStep)
     app.conf.broker_transport_options = {**app.conf.broker_transport_options, "global_keyprefix": os.environ[PREFIX_ENV]}

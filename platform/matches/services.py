@@ -335,10 +335,10 @@ class LeaseKeeper:
 
 def _declined(match_id: int, worker: str) -> bool:
     """Should ``worker`` leave this match to another? It does (and sends the match's task again,
-    without an attempt) when it is unhealthy (core.worker.health_gate, which also stops its
+    without an attempt) when it is unhealthy (matches.worker.health_gate, which also stops its
     consumers), or when its own infrastructure failed the match's last attempt within
     AVOID_WORKER_SECONDS and another healthy worker is alive."""
-    from core import worker as worker_health
+    from matches import worker as worker_health
 
     problem = worker_health.health_gate()
     with transaction.atomic():
@@ -438,7 +438,7 @@ def match_play(match_id: int, *, worker: str = "") -> bool:
 
 def _recheck_worker_health() -> None:
     """After an infrastructure error: check this worker now, so a sick one stops taking matches."""
-    from core import worker as worker_health
+    from matches import worker as worker_health
 
     try:
         worker_health.health_gate(fresh=True)
@@ -676,7 +676,7 @@ def match_sweep_stuck(*, now: datetime | None = None) -> list[int]:
     - queued matches whose message is older than MATCH_STALE_AFTER when set, else
       RESEND_QUEUED_AFTER (a message lost some other way).
 
-    Every worker runs it every MATCH_SWEEP_SECONDS (core.worker) and beat every minute; the
+    Every worker runs it every MATCH_SWEEP_SECONDS (matches.worker) and beat every minute; the
     row locks (skip locked) make concurrent sweeps harmless. ``now`` (tests) stands for the
     database's clock.
     """

@@ -142,7 +142,7 @@ def test_a_requeued_attempt_s_containers_are_removed(transactional_db, docker_cl
 
 
 def test_the_health_check_refuses_a_different_image_under_the_same_tag(docker_client, settings):
-    from core import worker as worker_health
+    from matches import worker as worker_health
 
     settings.SANDBOX_BACKEND = "docker"
     settings.WORKER_MIN_FREE_BYTES = 0

@@ -188,7 +188,7 @@ def test_two_worker_hosts_share_only_postgresql_and_redis_and_a_skewed_clock_kee
             played_at = time.time()
             db_after = database_now()
             # each sees the other alive on the database's clock
-            from core.worker import other_healthy_workers
+            from matches.worker import other_healthy_workers
 
             beat_a, beat_b = heartbeat_of("a"), heartbeat_of("b")
             assert beat_a and beat_b

@@ -4,9 +4,10 @@ import threading
 import time
 
 import pytest
-from core.management.commands.serve_embedded import periodic_entries, run_due
 from core.models import WorkerHeartbeat
 from django.core.management import CommandError, call_command
+
+from web.management.commands.serve_embedded import periodic_entries, run_due
 
 SCHEDULE = {
     "beat-test": {"task": "core.tasks.worker_heartbeat", "schedule": 0.05, "kwargs": {"hostname": "embedded"}},

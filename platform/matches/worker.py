@@ -187,11 +187,10 @@ def other_healthy_workers(hostname: str) -> bool:
     """Is a worker other than ``hostname`` alive, healthy and consuming (by its heartbeat)?"""
     from datetime import timedelta
 
+    from core.models import WorkerHeartbeat
     from django.conf import settings
 
     from matches.services import database_now
-
-    from .models import WorkerHeartbeat
 
     alive = database_now() - timedelta(seconds=ALIVE_INTERVALS * settings.WORKER_HEARTBEAT_SECONDS)
     return (
@@ -203,9 +202,8 @@ def other_healthy_workers(hostname: str) -> bool:
 
 def record_heartbeat(*, stopped: bool = False) -> None:
     """Write this worker's heartbeat with its health; never raises."""
+    from core.services import worker_heartbeat_record
     from django.db import close_old_connections
-
-    from .services import worker_heartbeat_record
 
     if not state.hostname:
         return

@@ -2,7 +2,7 @@
 
 Without a broker there is no `celery worker` and no `celery beat`; this command
 plays both parts beside `runserver`, in its own process: a Celery worker thread
-(core.embedded) plays every task the site sends (matches, validations, a
+(matches.embedded) plays every task the site sends (matches, validations, a
 tournament's rounds) in the background, so a request that queues work returns
 at once, and a thread runs every entry of CELERY_BEAT_SCHEDULE (ladder
 matchmaking, the sweeper, ...) at its interval. With a broker configured it
@@ -86,7 +86,7 @@ class Command(BaseCommand):
                 "a broker is configured (REDIS_URL): run `celery -A arena worker` and "
                 "`celery -A arena beat` beside the web server instead"
             )
-        from core.embedded import EmbeddedWorker
+        from matches.embedded import EmbeddedWorker
 
         worker = EmbeddedWorker(current_app).start()
         self.stdout.write(f"tasks play in the background: {worker.threads} worker thread(s) in this process")
