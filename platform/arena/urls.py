@@ -3,6 +3,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from web import views as web_views
+
 admin.site.site_header = "Uno Arena administration"
 admin.site.site_title = "Uno Arena admin"
 
@@ -11,6 +13,7 @@ urlpatterns = [
     path("api/", include("api.urls")),
     path("account/", include("api.web_urls")),
     path("", include("core.urls")),
+    path("", web_views.home, name="home"),
     path("", include("accounts.urls")),
     path("bots/", include("bots.urls")),
     path("matches/", include("matches.urls")),

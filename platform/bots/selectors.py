@@ -180,18 +180,6 @@ def can_view_validation_log(user, bot: Bot) -> bool:
     return private_read_reason(user, bot) is not None
 
 
-
-def site_counts() -> dict:
-    """Figures for the home page: bots, active versions, finished matches."""
-    from matches.models import Match
-
-    return {
-        "bots": Bot.objects.count(),
-        "active_versions": BotVersion.objects.filter(status=BotVersion.Status.ACTIVE).count(),
-        "matches": Match.objects.filter(status=Match.Status.DONE).exclude(kind=Match.Kind.VALIDATION).count(),
-    }
-
-
 # --- a version's numbers for its author (the version page): every figure is one aggregate in the
 # database over the version's seats, read on the seat index (bot_version, -queued_at, -match); no
 # query per match, per seat or per opponent, so the page costs the same at 10 matches or 100,000.

@@ -14,6 +14,7 @@ from matches import services as match_services
 from matches.models import Match
 
 from . import guide, replay_page, selectors
+from . import home as home_selectors
 
 #: the largest id a database row can have (64-bit); SQLite raises OverflowError beyond it
 MAX_ID = 2**63 - 1
@@ -116,3 +117,47 @@ def live_match(request, match_id: int):
     _require_ids(match_id)
     match = get_object_or_404(Match.objects.only("pk", "status"), pk=match_id)
     return JsonResponse(selectors.match_status(match))
+
+
+HOME_LADDERS = 6
+HOME_LEADERS = 3
+HOME_TOURNAMENTS = 6
+
+
+def _active_ladders() -> list | None:
+    """Active ladders with their entry counts and leaders; None while the ladders app is not installed."""
+    ladders = home_selectors.home_ladders(HOME_LADDERS)
+    if ladders is None:
+        return None
+    leaders = home_selectors.ladder_leaders(ladders, HOME_LEADERS)
+    return [{"ladder": ladder, "leaders": leaders.get(ladder.pk, [])} for ladder in ladders]
+
+
+def _current_tournaments() -> list | None:
+    """Running, paused and open tournaments with their progress; None without the tournaments app."""
+    current = home_selectors.home_tournaments(HOME_TOURNAMENTS)
+    if current is None:
+        return None
+    from tournaments_app.selectors import tournament_progress
+
+    return [
+        {
+            "tournament": t,
+            "progress": tournament_progress(t, done=t.matches_done, paired=t.matches_paired, active=t.active_count),
+        }
+        for t in current
+    ]
+
+
+def home(request):
+    return render(
+        request,
+        "web/home.html",
+        {
+            "counts": home_selectors.site_counts(),
+            "recent": match_selectors.match_list(limit=8),
+            "ladders": _active_ladders(),
+            "tournaments": _current_tournaments(),
+            "in_play": home_selectors.matches_in_play(),
+        },
+    )

@@ -2,7 +2,7 @@
 
 The figures every visitor would recompute (the site's counts, each ladder's entry and rated-match
 counts) are cached for ``HOME_CACHE_SECONDS`` and dropped when a match result is stored
-(``home_cache_clear``, registered on every match kind's result hook in ``core.apps``). With a
+(``home_cache_clear``, registered on every match kind's result hook in ``web.apps``). With a
 cache shared by the processes (``CACHE_URL``) the drop reaches every web process at once; with the
 per-process default a process sees a new result at most ``HOME_CACHE_SECONDS`` late.
 """
@@ -26,9 +26,14 @@ def site_counts() -> dict:
     """Bots, active versions and finished matches (validation matches not counted), cached."""
     counts = cache.get(COUNTS_KEY)
     if counts is None:
-        from bots.selectors import site_counts as compute
+        from bots.models import Bot, BotVersion
+        from matches.models import Match
 
-        counts = compute()
+        counts = {
+            "bots": Bot.objects.count(),
+            "active_versions": BotVersion.objects.filter(status=BotVersion.Status.ACTIVE).count(),
+            "matches": Match.objects.filter(status=Match.Status.DONE).exclude(kind=Match.Kind.VALIDATION).count(),
+        }
         cache.set(COUNTS_KEY, counts, HOME_CACHE_SECONDS)
     return counts
 
