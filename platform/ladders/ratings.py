@@ -9,7 +9,7 @@ the fit matchmaking draws tables from (``matchmaking_fit``). Pure: no Django,
 no I/O. docs/ratings.md describes the model as the site uses it.
 
 ``rate_match`` / ``replay`` / ``pick_table`` are the fixed-K Elo the ladders used
-before (kept for the history rows written then and for ``core.scale``'s bulk
+before (kept for the history rows written then and for ``web.scale``'s bulk
 seeding); nothing on the site rates with them now. Their arithmetic is
 ``decimal.Decimal`` in a fixed context.
 

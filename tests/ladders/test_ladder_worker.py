@@ -24,13 +24,13 @@ from strength_order_sim import simulate
 from testsupport import wait_for
 
 from bots import services as bot_services
-from bots.demo import reference_bot_upload
 from bots.models import BotVersion
 from engine.bots import REFERENCE_BOTS
 from ladders import tasks
 from ladders.models import Ladder, LadderEntry, LadderMatch, RatingChange
 from ladders.services import ladder_enter
 from matches.models import Match
+from web.demo import reference_bot_upload
 
 pytestmark = [pytest.mark.services, pytest.mark.docker, pytest.mark.slow]
 

@@ -24,8 +24,8 @@ def test_pipeline_bench_plays_every_queued_match_reports_its_shares_and_leaves_n
 
     from bots.models import Bot
     from ladders.models import Ladder
-    from matches import pipelinebench
     from matches.models import Match
+    from web import pipelinebench
 
     service_urls()  # PostgreSQL and a Redis broker, or a clear skip/failure
     out = io.StringIO()

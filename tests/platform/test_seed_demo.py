@@ -8,10 +8,10 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from bots.demo import DEMO_BOTS, DEMO_MATCHES, reference_bot_upload
 from bots.models import Bot, BotVersion
 from matches.models import Match
 from sandbox.package import BotPackage
+from web.demo import DEMO_BOTS, DEMO_MATCHES, reference_bot_upload
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("process_sandbox", "eager_tasks")]
 

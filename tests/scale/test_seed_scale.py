@@ -8,9 +8,10 @@ import json
 from io import StringIO
 
 import pytest
-from core import loadbench, scale
 from django.core.management import CommandError, call_command
 from django.test import Client
+
+from web import loadbench, scale
 
 
 @pytest.fixture

@@ -12,12 +12,12 @@ from versiontests.models import VersionTest, VersionTestPair
 from versiontests.services import VersionTestError, version_test_match_finish, version_test_start
 
 from bots import services as bot_services
-from bots.demo import reference_bot_upload
 from bots.models import BotVersion
 from ladders.models import Ladder, LadderEntry, RatingChange
 from matches import services as match_services
 from matches.models import Match
 from matches.sandboxing import Outcome, SeatOutcome
+from web.demo import reference_bot_upload
 
 FIRST_LEGAL = b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"
 

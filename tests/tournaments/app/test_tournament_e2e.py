@@ -15,7 +15,6 @@ from testsupport import service_missing
 from tournament_helpers import field, make_user, open_matches, refreshed, tournament_with
 
 from bots import services as bot_services
-from bots.demo import reference_bot_upload
 from bots.models import BotVersion
 from matches import hooks
 from matches import services as match_services
@@ -23,6 +22,7 @@ from matches.models import Match
 from matches.sandboxing import Outcome, SeatOutcome
 from tournaments_app import selectors, services
 from tournaments_app.models import Pairing, Tournament
+from web.demo import reference_bot_upload
 
 pytestmark = [pytest.mark.services, pytest.mark.docker, pytest.mark.slow]
 

@@ -1,5 +1,5 @@
 """``manage.py pipeline_bench``: ladder matches through Celery, Redis, PostgreSQL and Docker, against
-two floors measured in the same run (matches.pipelinebench)."""
+two floors measured in the same run (web.pipelinebench)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from arena_cli.progress import StagedProgress
-from matches import pipelinebench
+from web import pipelinebench
 
 
 class Command(BaseCommand):

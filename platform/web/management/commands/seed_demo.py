@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
-from bots.demo import demo_seed
+from web.demo import demo_seed
 
 
 class Command(BaseCommand):

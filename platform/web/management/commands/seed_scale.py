@@ -1,4 +1,4 @@
-"""``manage.py seed_scale``: a database at the size of a real competition (core.scale)."""
+"""``manage.py seed_scale``: a database at the size of a real competition (web.scale)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from arena_cli.progress import StagedProgress
-from core import scale
+from web import scale
 
 
 class Command(BaseCommand):
     help = (
         "Fill the database with seeded users, bots, ladders with rated matches and finished tournaments, "
-        "shaped as the platform writes them (core.scale). Refuses a database with real users unless --force."
+        "shaped as the platform writes them (web.scale). Refuses a database with real users unless --force."
     )
 
     def add_arguments(self, parser):

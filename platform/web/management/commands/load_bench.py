@@ -1,4 +1,4 @@
-"""``manage.py load_bench``: time every page and API list or detail against a running server (core.loadbench)."""
+"""``manage.py load_bench``: time every page and API list or detail against a running server (web.loadbench)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from arena_cli.progress import Progress
-from core import loadbench
+from web import loadbench
 
 
 class Command(BaseCommand):

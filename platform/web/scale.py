@@ -3,7 +3,7 @@
 What it writes is shaped exactly as the platform writes it:
 
 - users (unusable passwords, usernames ``SEED_PREFIX...``: what marks them as seeded), bots and
-  their versions (the reference bots' real uploads, ``bots.demo.reference_bot_upload``, active);
+  their versions (the reference bots' real uploads, ``web.demo.reference_bot_upload``, active);
 - ladders (validated like the admin does) and their entries;
 - ladder matches: the first few of each ladder (``TEMPLATES_PER_LADDER``) go the whole way
   through the platform's own services (``matches.services.match_create``, ``match_start``,
@@ -115,8 +115,8 @@ def seed_scale(
 
 
 def _uploads() -> dict:
-    from bots.demo import reference_bot_upload
     from sandbox.package import BotPackage
+    from web.demo import reference_bot_upload
 
     uploads = {}
     for module in SEED_MODULES:

@@ -3,7 +3,7 @@
 The run, in order:
 
 1. Scratch rows, named ``pipeline-bench-<tag>-...`` (users with unusable passwords, one bot
-   each uploading a reference bot of ``core.scale.SEED_MODULES``, 2-seat and 4-seat ladders of
+   each uploading a reference bot of ``web.scale.SEED_MODULES``, 2-seat and 4-seat ladders of
    the seeded ladders' format: one round, one deal, duplicate rotation). Refused on a database
    holding users neither seed_scale nor this bench created, unless ``force``.
 2. ``workers`` real Celery worker processes (``celery -A arena worker --pool=solo``, every
@@ -109,9 +109,8 @@ def _instrument(recorder: _Recorder) -> None:
     from celery import signals
 
     from engine import match as engine_match
+    from matches import hooks, sandboxing, services
     from sandbox import runner
-
-    from . import hooks, sandboxing, services
 
     timed = []
     for module, attribute, step in (
@@ -163,7 +162,7 @@ def _instrument(recorder: _Recorder) -> None:
 
 def worker_main(argv: list[str] | None = None) -> None:
     """A bench worker: the project's Celery worker on the bench's Redis key prefix, without the
-    match sweeper, with the pipeline's steps timed (``python -c 'from matches.pipelinebench
+    match sweeper, with the pipeline's steps timed (``python -c 'from web.pipelinebench
     import worker_main; worker_main()' CELERY-WORKER-ARGS``)."""
     import django
 
@@ -197,8 +196,9 @@ def bench_users():
 
 def real_users():
     """Users neither seed_scale nor this bench created."""
-    from core import scale
     from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
+
+    from web import scale
 
     return scale.real_users().exclude(username__startswith=BENCH_PREFIX, password__startswith=UNUSABLE_PASSWORD_PREFIX)
 
@@ -240,14 +240,14 @@ def create_scratch(tag: str, two: int, four: int) -> list:
     """The run's users, bots and ladders (not matched yet): enough ladders of at most
     ``ladders.models.MAX_PENDING`` matches for ``two`` 2-seat and ``four`` 4-seat matches, every
     bot with an owner of its own. Returns the ladders with the number of matches each must make."""
-    from core.scale import SEED_MODULES
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
 
     from bots import services as bot_services
-    from bots.demo import reference_bot_upload
     from bots.models import BotVersion
     from ladders.models import MAX_PENDING, Ladder, LadderEntry
+    from web.demo import reference_bot_upload
+    from web.scale import SEED_MODULES
 
     plan = []
     for seats, count in ((2, two), (4, four)):
@@ -314,7 +314,7 @@ class _Workers:
         for index in range(count):
             log = open(self.folder / f"worker-{index}.log", "wb")  # noqa: SIM115 - handed to the child
             self.procs.append(subprocess.Popen(
-                [sys.executable, "-c", "from matches.pipelinebench import worker_main; worker_main()",
+                [sys.executable, "-c", "from web.pipelinebench import worker_main; worker_main()",
                  "--pool=solo", "--loglevel=INFO", "--without-gossip", "--without-mingle",
                  "-n", f"{BENCH_PREFIX}{self.tag}-{index}@%h", "-Q", ",".join(queues.ALL)],
                 cwd=root, env={**self.env, RECORDS_ENV: str(self.folder / f"records-{index}.jsonl")},
@@ -428,7 +428,7 @@ def _pids_named(*names: str) -> list[int]:
 
 def _p(values, q: float):
     """Nearest-rank percentile (load_bench's); None without values."""
-    from core.loadbench import _percentile
+    from web.loadbench import _percentile
 
     return _percentile(sorted(values), q)
 
@@ -440,9 +440,8 @@ def _r(value, digits: int = 4):
 def floor_inprocess(matches, progress=None) -> dict:
     """Play ``matches`` (Match rows) again in this process with in-process seats, one at a time."""
     from engine.rules import Rules
+    from matches import sandboxing
     from sandbox import runner
-
-    from . import sandboxing
 
     wall, cpu = time.monotonic(), time.process_time()
     decisions = 0
@@ -604,8 +603,8 @@ def run(*, matches: int = 60, workers: int | None = None, four_seat_share: float
     """The benchmark (module docstring); ``progress(stage, done, total)`` as it goes. Returns the report."""
     from django.conf import settings
 
-    from . import services
-    from .models import Match
+    from matches import services
+    from matches.models import Match
 
     workers = workers or os.cpu_count() or 1
     if matches < 1 or workers < 1 or not 0 <= four_seat_share <= 1 or timeout <= 0 or (warm is not None and warm < 0):
@@ -729,7 +728,7 @@ def _delete_keys(redis_url: str, prefix: str) -> None:
 def _pipeline(rows, tasks: list[dict], ready: list[dict], began: float, polled_end: float, cores: int,
               complete: bool) -> dict:
     """The pipeline's figures from the matches' rows and the workers' records."""
-    from .models import Match
+    from matches.models import Match
 
     plays = [t for t in tasks if t["match"] is not None]
     stored = {t["match"]: t for t in plays if t["stored"]}

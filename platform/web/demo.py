@@ -16,12 +16,11 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 import engine
+from bots import services
+from bots.models import Bot
+from bots.selectors import bot_playing_version
 from engine.rules import Rules
 from sandbox.package import BotPackage
-
-from . import services
-from .models import Bot
-from .selectors import bot_playing_version
 
 DEMO_PASSWORD = "uno-arena-demo"
 
