@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "accounts",
     "bots",
     "matches",
+    "validation",  # a version's validation, played as matches (above bots and matches)
     "web",
     "tournaments_app",  # label "tournaments"; the pure competition code is the top-level tournaments package
     "ladders",
@@ -296,7 +297,7 @@ MATCH_SWEEP_SECONDS = env_int("MATCH_SWEEP_SECONDS", 5)
 VALIDATION_OPPONENT = os.environ.get("VALIDATION_OPPONENT", "random")
 VALIDATION_RULES = env_list("VALIDATION_RULES", ["players=2", "rounds=1"])
 # A new version is validated at each of these seat counts under VALIDATION_RULES, and under the
-# rules of every event its bot is entered in (bots.validation); every configuration is played, none
+# rules of every event its bot is entered in (validation.configurations); every configuration is played, none
 # dropped: VALIDATION_MAX_CONFIGURATIONS caps how many of one version's validation matches are queued
 # at once, the others wait in its plan and are queued as those pass. An event entered later queues
 # the configurations the playing version has not passed, and the entry waits for them.
@@ -407,3 +408,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# Who validates a new bot version (bots.services.bot_version_create calls it inside the upload's
+# transaction): the validation app, above bots and matches, so bots need not import it.
+BOT_VERSION_VALIDATION = "validation.services.bot_version_validate"

@@ -54,7 +54,7 @@ class BotVersion(models.Model):
     rejection_reason = models.TextField(blank=True)
     validation_log = models.TextField(blank=True)
     validated_at = models.DateTimeField(null=True, blank=True)
-    #: the validation's plan and results, one run per configuration (bots.validation):
+    #: the validation's plan and results, one run per configuration (validation.configurations):
     #: [{"label": "4 seats", "match": id, "status": "pending|passed|failed", "reason": ""}]
     validation_runs = models.JSONField(default=list, blank=True)
 

@@ -158,24 +158,6 @@ def can_read_seat_log(user, bot: Bot, match_kind: str) -> bool:
     return private_read_reason(user, bot, match_kind=match_kind) is not None
 
 
-def can_revalidate(version: BotVersion) -> bool:
-    """True when the version was rejected because the platform failed its validation match."""
-    from matches.models import Match
-
-    if version.status != BotVersion.Status.REJECTED:
-        return False
-    failed = next((run for run in version.validation_runs or [] if run.get("status") == "failed"), None)
-    if failed is not None:  # the configuration that rejected it: did the platform fail that match?
-        return Match.objects.filter(pk=failed["match"], status=Match.Status.FAILED).exists()
-    last = (
-        Match.objects.filter(kind=Match.Kind.VALIDATION, seats__bot_version=version)
-        .order_by("-queued_at", "-pk")
-        .values_list("status", flat=True)
-        .first()
-    )
-    return last == Match.Status.FAILED
-
-
 def can_view_validation_log(user, bot: Bot) -> bool:
     return private_read_reason(user, bot) is not None
 

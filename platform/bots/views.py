@@ -13,6 +13,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import content_disposition_header
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
+from validation import selectors as validation_selectors
+from validation import services as validation_services
 
 from matches.selectors import any_in_play, match_list
 from sandbox.package import PackageError
@@ -171,7 +173,7 @@ def version_detail(request, bot_id: int, number: int):
             "can_view_source": selectors.can_view_source(request.user, bot),
             "playing": selectors.bot_playing_version(bot),
             "matches": match_list(version=version, limit=50),
-            "can_revalidate": selectors.can_revalidate(version),
+            "can_revalidate": validation_selectors.can_revalidate(version),
             "stats": selectors.version_stats(version),
             # runs added for an event entered since the validation, that failed: the summary names them
             "failed_added": [r for r in version.validation_runs or [] if r.get("added") and r["status"] == "failed"],
@@ -185,7 +187,7 @@ def version_revalidate(request, bot_id: int, number: int):
     bot = _owned_bot(request, bot_id)
     version = get_object_or_404(BotVersion.objects.defer("source"), bot=bot, number=number)
     try:
-        services.bot_version_revalidate(version)
+        validation_services.bot_version_revalidate(version)
     except services.BotError as exc:
         messages.error(request, str(exc))
     else:

@@ -3,7 +3,7 @@ from django.apps import AppConfig
 
 def entered_ladders_rules(bot):
     """(label, rules) of each ladder ``bot`` is an active entry of: a new version is validated
-    under them (bots.validation)."""
+    under them (validation.configurations)."""
     from .models import LadderEntry
 
     entries = LadderEntry.objects.filter(bot=bot, status=LadderEntry.Status.ACTIVE, ladder__active=True)
@@ -19,7 +19,8 @@ class LaddersConfig(AppConfig):
 
     def ready(self):
         # Ratings are written inside the transaction that stores a ladder match's result.
-        from bots import validation
+        from validation import configurations as validation
+
         from matches import hooks
 
         from . import services

@@ -62,7 +62,7 @@ def ladder_owners_check(ladder: Ladder, bots: list[Bot]) -> None:
 
 def ladder_configurations(ladder: Ladder) -> list:
     """The validation configuration of the ladder's matches (its rules, seat count included)."""
-    from bots import validation
+    from validation import configurations as validation
 
     return validation.event_configurations(f"ladder {ladder.name}", [ladder.rules])
 
@@ -73,12 +73,12 @@ def ladder_enter(ladder: Ladder, bot: Bot) -> LadderEntry:
     The bot needs an active version; after a suspension, a different one than
     the version that was suspended. Its rating and history are kept. When the
     playing version has not passed the ladder's configuration (rules and seat
-    count), its validation there is queued (``bots.services.validation_require``)
+    count), its validation there is queued (``validation.services.validation_require``)
     and matchmaking leaves the entry out until it passed; a version that failed
     there is refused, naming the configuration (``ladder_entry_validation``
     says which of the two an entry waits for).
     """
-    from bots import services as bot_services
+    from validation import services as validation_services
 
     if not ladder.active:
         raise LadderError(f"the ladder {ladder.name!r} is closed to new entries")
@@ -100,7 +100,7 @@ def ladder_enter(ladder: Ladder, bot: Bot) -> LadderEntry:
                     f"{bot} was suspended in {ladder.name} while playing version {version.number}; "
                     "upload a new version to enter again"
                 )
-        required = bot_services.validation_require(bot, ladder_configurations(ladder))
+        required = validation_services.validation_require(bot, ladder_configurations(ladder))
         if required.failed:
             raise LadderError(f"{bot} cannot enter {ladder.name}: {required.message}")
         if not created:
@@ -116,14 +116,14 @@ def ladder_enter(ladder: Ladder, bot: Bot) -> LadderEntry:
 def ladder_entry_validation(entry: LadderEntry) -> str:
     """What an active entry waits for before matchmaking seats it (its playing version's validation in
     the ladder's configuration: pending, or failed, with the reason), or "" when it plays."""
-    from bots import services as bot_services
-    from bots import validation
+    from validation import configurations as validation
+    from validation import services as validation_services
 
     version = bot_playing_version(entry.bot)
     if version is None:
         return ""
     runs = version.validation_runs or []
-    state = bot_services.configuration_states({version.pk: runs}, entry.ladder.rules)[version.pk]
+    state = validation_services.configuration_states({version.pk: runs}, entry.ladder.rules)[version.pk]
     if validation.cleared(state):
         return ""
     label = ladder_configurations(entry.ladder)[0].label
@@ -139,11 +139,11 @@ def ladder_entry_validation(entry: LadderEntry) -> str:
 
 
 def ladder_validation_refusal(version: BotVersion, run: dict) -> list[str]:
-    """Refusal handler (``bots.validation.register_event_refusal``): ``version`` failed the configuration
+    """Refusal handler (``validation.configurations.register_event_refusal``): ``version`` failed the configuration
     of ``run``; every active entry of its bot on an active ladder of that configuration, while the
     version plays for the bot, is suspended with the reason (entering again needs another version).
     Called under the version's row lock; locks the entries."""
-    from bots import validation
+    from validation import configurations as validation
 
     if bot_playing_version(version.bot) != version:
         return []
@@ -293,19 +293,19 @@ def _validated_for_ladder(ladder: Ladder, bots: list[Bot], playing: dict[int, Bo
     failed to play, gets it queued now (``validation_require``) and waits; one that failed it has its
     entries suspended with the reason (``ladder_validation_refusal``, as a failure at entry). Two
     queries, and a few per such version."""
-    from bots import services as bot_services
-    from bots import validation
+    from validation import configurations as validation
+    from validation import services as validation_services
 
     if not bots:
         return set()
     runs = dict(BotVersion.objects.filter(pk__in=[v.pk for v in playing.values()]).values_list("pk", "validation_runs"))
-    states = bot_services.configuration_states({pk: runs.get(pk) or [] for pk in runs}, ladder.rules)
+    states = validation_services.configuration_states({pk: runs.get(pk) or [] for pk in runs}, ladder.rules)
     for bot in bots:
         pk = playing[bot.pk].pk
         run = validation.run_for(runs.get(pk) or [], ladder.rules) if states.get(pk) == validation.FAILED else None
         if states.get(pk) == validation.MISSING or (run is not None and run.get("platform")):
             # as on entry: queued, and a run the platform failed to play is played again
-            bot_services.validation_require(bot, ladder_configurations(ladder))
+            validation_services.validation_require(bot, ladder_configurations(ladder))
         elif run is not None:  # the version failed this configuration: refused as a failed run at entry
             _refuse_failed(pk, run)
     return {bot.pk for bot in bots if validation.cleared(states.get(playing[bot.pk].pk, validation.UNPLANNED))}

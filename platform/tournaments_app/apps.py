@@ -3,7 +3,7 @@ from django.apps import AppConfig
 
 def entered_tournaments_rules(bot):
     """(label, rules) of each tournament ``bot`` is an active entry of that has not started, at each
-    of its table sizes: a new version is validated under them (bots.validation). A started one
+    of its table sizes: a new version is validated under them (validation.configurations). A started one
     (running or paused) plays the versions frozen at its start: a new version never plays there."""
     from tournaments.tables import table_size_bounds
 
@@ -30,7 +30,8 @@ class TournamentsConfig(AppConfig):
 
     def ready(self) -> None:
         # Rounds advance when their matches end: the hook runs inside the result's transaction.
-        from bots import validation
+        from validation import configurations as validation
+
         from matches import hooks
 
         from . import services

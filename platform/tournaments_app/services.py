@@ -317,7 +317,7 @@ def entry_add(tournament: Tournament, bot, *, actor=None) -> Entry:
 def tournament_configurations(tournament: Tournament) -> list:
     """The validation configurations of the tournament's tables: its rules at each table size it may
     seat (``tournaments.tables.table_size_bounds``), as a new version's plan lists them."""
-    from bots import validation
+    from validation import configurations as validation
 
     low, high = table_size_bounds(tournament.seats)
     return validation.event_configurations(
@@ -327,10 +327,10 @@ def tournament_configurations(tournament: Tournament) -> list:
 
 def _validation_require(tournament: Tournament, bot):
     """Queue the validation of ``bot``'s playing version in each of the tournament's configurations it
-    has not passed (``bots.services.validation_require``); returns what the entry waits for."""
-    from bots import services as bot_services
+    has not passed (``validation.services.validation_require``); returns what the entry waits for."""
+    from validation import services as validation_services
 
-    return bot_services.validation_require(bot, tournament_configurations(tournament))
+    return validation_services.validation_require(bot, tournament_configurations(tournament))
 
 
 def _queue_missing_validations(tournament: Tournament) -> None:
@@ -338,8 +338,9 @@ def _queue_missing_validations(tournament: Tournament) -> None:
     configurations (the rules changed since the entry, a new playing version), in a transaction of its
     own, committed even when the start is then refused. A few queries whatever the number of entries,
     and a few per entry that needs one."""
-    from bots import services as bot_services
-    from bots import validation
+    from validation import configurations as validation
+    from validation import services as validation_services
+
     from bots.models import BotVersion
     from bots.selectors import bot_playing_versions
 
@@ -353,7 +354,7 @@ def _queue_missing_validations(tournament: Tournament) -> None:
                     .values_list("pk", "validation_runs"))
         lacking: set[int] = set()
         for configuration in tournament_configurations(locked):
-            states = bot_services.configuration_states({pk: runs.get(pk) or [] for pk in runs}, configuration.rules)
+            states = validation_services.configuration_states({pk: runs.get(pk) or [] for pk in runs}, configuration.rules)
             lacking |= {pk for pk, state in states.items() if state == validation.MISSING}
             lacking |= {pk for pk in runs if (run := validation.run_for(runs[pk] or [], configuration.rules))
                         and run["status"] == validation.FAILED and run.get("platform")}
@@ -366,15 +367,16 @@ def entries_validation_pending(tournament: Tournament, entries: Sequence[Entry])
     """Why entries (their ``version`` set to the playing one) cannot start yet: one line per entry whose
     version has not passed one of the tournament's configurations (pending, waiting, failed, or not
     validated there yet). Empty when every one may play. Two queries whatever the number."""
-    from bots import services as bot_services
-    from bots import validation
+    from validation import configurations as validation
+    from validation import services as validation_services
+
     from bots.models import BotVersion
 
     versions = {e.version.pk for e in entries if e.version is not None}
     runs = dict(BotVersion.objects.filter(pk__in=versions).values_list("pk", "validation_runs"))
     lines = []
     for configuration in tournament_configurations(tournament):
-        states = bot_services.configuration_states({pk: runs.get(pk) or [] for pk in versions}, configuration.rules)
+        states = validation_services.configuration_states({pk: runs.get(pk) or [] for pk in versions}, configuration.rules)
         for entry in entries:
             state = states.get(entry.version.pk) if entry.version is not None else None
             if state is None or validation.cleared(state):
@@ -386,14 +388,15 @@ def entries_validation_pending(tournament: Tournament, entries: Sequence[Entry])
 
 
 def tournament_validation_refusal(version, run: dict) -> list[str]:
-    """Refusal handler (``bots.validation.register_event_refusal``): ``version`` failed the configuration
+    """Refusal handler (``validation.configurations.register_event_refusal``): ``version`` failed the configuration
     of ``run``; the bot's active entries in tournaments not started yet that seat that configuration,
     while the version plays for the bot, are withdrawn (removed, as an entry that leaves before the
     start, so a fixed version may enter again), the reason written to the tournament's log. An entry of
     a running tournament is never touched: its start needed every configuration passed. A run the
     platform failed to play (``run["platform"]``) blames no one: the entry is kept, held until the start
     plays that configuration again (``_queue_missing_validations``), and nothing is logged."""
-    from bots import validation
+    from validation import configurations as validation
+
     from bots.selectors import bot_playing_version
 
     if bot_playing_version(version.bot) != version:

@@ -106,7 +106,7 @@ def test_submit_to_an_unknown_bot_lists_yours(cli, user, tmp_path):
 
 def test_submit_waits_for_validation_and_reports_active(cli, user, tmp_path, monkeypatch):
     """Validation is played by a stand-in worker: a thread that marks the version active after a moment."""
-    monkeypatch.setattr("bots.services.bot_version_validate", lambda version: None)
+    monkeypatch.setattr("validation.services.bot_version_validate", lambda version: None)
     login(cli, user)
     path = tmp_path / "bot.py"
     path.write_bytes(good_bot("waits"))
@@ -131,7 +131,7 @@ def test_submit_waits_for_validation_and_reports_active(cli, user, tmp_path, mon
 
 
 def test_submit_gives_up_waiting_after_the_timeout(cli, user, tmp_path, monkeypatch):
-    monkeypatch.setattr("bots.services.bot_version_validate", lambda version: None)
+    monkeypatch.setattr("validation.services.bot_version_validate", lambda version: None)
     login(cli, user)
     path = tmp_path / "bot.py"
     path.write_bytes(good_bot("slow"))

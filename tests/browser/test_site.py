@@ -14,6 +14,7 @@ import pytest
 from browser_helpers import PASSWORD, login
 from django.contrib.auth import get_user_model
 from django.urls import reverse
+from validation import services as validation_services
 
 from bots import services as bot_services
 from bots.models import BotVersion
@@ -100,7 +101,7 @@ def test_validating_version_page_updates_without_a_reload_by_hand(page, live_ser
     page.goto(live_server.url + version.get_absolute_url())
     assert page.inner_text(".page-head .badge") == "validating"
     shot(page, "validating")
-    bot_services.bot_version_validate(version)  # plays at once (eager), like a worker finishing
+    validation_services.bot_version_validate(version)  # plays at once (eager), like a worker finishing
     version.refresh_from_db()
     assert version.status == BotVersion.Status.ACTIVE
     page.wait_for_selector(".page-head .badge-active", timeout=15_000)

@@ -10,6 +10,7 @@ import pytest
 from django.utils import timezone
 from platform_helpers import CRASHING_BOT, good_bot
 from testsupport import SLEEPY_COUNTER_BOT
+from validation import services as validation_services
 
 from bots import services as bot_services
 from bots.models import BotVersion
@@ -485,7 +486,7 @@ def test_a_version_rejected_for_its_own_fault_cannot_be_validated_again(bot, run
     with run_on_commit():
         version = bot_services.bot_version_create(bot=bot, filename="crash.py", data=CRASHING_BOT)
     with pytest.raises(bot_services.BotError, match="only a version whose validation match the platform failed"):
-        bot_services.bot_version_revalidate(version)
+        validation_services.bot_version_revalidate(version)
     version.refresh_from_db()
     assert version.status == BotVersion.Status.REJECTED
 

@@ -34,7 +34,7 @@ def test_seed_demo_uploads_validates_plays_and_is_idempotent():
     assert challenges.count() == len(DEMO_MATCHES)
     assert set(challenges.values_list("status", flat=True)) == {Match.Status.DONE}
     # one validation match per configuration of each bot's version: 2 and 4 seats, and the rules of
-    # the demo ladder it entered afterwards (bots.services.validation_require), every one passed
+    # the demo ladder it entered afterwards (validation.services.validation_require), every one passed
     validations = Match.objects.filter(kind=Match.Kind.VALIDATION, status=Match.Status.DONE).count()
     runs = [run for version in BotVersion.objects.all() for run in version.validation_runs]
     assert {run["status"] for run in runs} == {"passed"}

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 from platform_helpers import good_bot
+from validation import configurations as validation
+from validation import services as validation_services
 
 from bots import services as bot_services
-from bots import validation
 from bots.models import BotVersion
 from engine.rules import Rules
 from ladders import services as ladder_services
@@ -76,7 +77,8 @@ def test_repeated_configurations_are_played_once(bot, settings):
 
 
 def test_a_platform_failure_in_one_configuration_rejects_revalidation_replans_and_old_results_are_ignored(bot):
-    from bots.selectors import can_revalidate
+    from validation.selectors import can_revalidate
+
     from matches import services as match_services
     from matches.tasks import match_play
 
@@ -93,7 +95,7 @@ def test_a_platform_failure_in_one_configuration_rejects_revalidation_replans_an
         "the validation match could not be played: worker lost (in the validation at 4 seats)"
     )
     assert can_revalidate(version)
-    bot_services.bot_version_revalidate(version)
+    validation_services.bot_version_revalidate(version)
     version.refresh_from_db()
     runs = version.validation_runs
     assert version.status == BotVersion.Status.VALIDATING and {run["match"] for run in runs}.isdisjoint({two, four})

@@ -11,9 +11,9 @@ import pytest
 from django.urls import reverse
 from platform_helpers import good_bot
 from testsupport import make_user
+from validation import configurations as validation
 
 from bots import services as bot_services
-from bots import validation
 from bots.models import BotVersion
 from engine.rules import Rules
 from ladders import services as ladder_services

@@ -1,0 +1,22 @@
+"""Selectors of the validation app (functions that read)."""
+
+from __future__ import annotations
+
+from bots.models import BotVersion
+from matches.models import Match
+
+
+def can_revalidate(version: BotVersion) -> bool:
+    """True when the version was rejected because the platform failed its validation match."""
+    if version.status != BotVersion.Status.REJECTED:
+        return False
+    failed = next((run for run in version.validation_runs or [] if run.get("status") == "failed"), None)
+    if failed is not None:  # the configuration that rejected it: did the platform fail that match?
+        return Match.objects.filter(pk=failed["match"], status=Match.Status.FAILED).exists()
+    last = (
+        Match.objects.filter(kind=Match.Kind.VALIDATION, seats__bot_version=version)
+        .order_by("-queued_at", "-pk")
+        .values_list("status", flat=True)
+        .first()
+    )
+    return last == Match.Status.FAILED
