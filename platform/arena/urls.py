@@ -15,7 +15,7 @@ urlpatterns = [
     path("", include("core.urls")),
     path("", web_views.home, name="home"),
     path("", include("accounts.urls")),
-    path("bots/", include("bots.urls")),
+    path("bots/", include("web.bot_urls")),
     path("matches/", include("matches.urls")),
     path("", include("web.urls")),
     path("ladders/", include("ladders.urls")),

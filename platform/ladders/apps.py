@@ -19,9 +19,8 @@ class LaddersConfig(AppConfig):
 
     def ready(self):
         # Ratings are written inside the transaction that stores a ladder match's result.
-        from validation import configurations as validation
-
         from matches import hooks
+        from validation import configurations as validation
 
         from . import services
 

@@ -30,9 +30,8 @@ class TournamentsConfig(AppConfig):
 
     def ready(self) -> None:
         # Rounds advance when their matches end: the hook runs inside the result's transaction.
-        from validation import configurations as validation
-
         from matches import hooks
+        from validation import configurations as validation
 
         from . import services
 

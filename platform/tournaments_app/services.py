@@ -338,11 +338,10 @@ def _queue_missing_validations(tournament: Tournament) -> None:
     configurations (the rules changed since the entry, a new playing version), in a transaction of its
     own, committed even when the start is then refused. A few queries whatever the number of entries,
     and a few per entry that needs one."""
-    from validation import configurations as validation
-    from validation import services as validation_services
-
     from bots.models import BotVersion
     from bots.selectors import bot_playing_versions
+    from validation import configurations as validation
+    from validation import services as validation_services
 
     with transaction.atomic():
         locked = _locked(tournament)
@@ -367,10 +366,9 @@ def entries_validation_pending(tournament: Tournament, entries: Sequence[Entry])
     """Why entries (their ``version`` set to the playing one) cannot start yet: one line per entry whose
     version has not passed one of the tournament's configurations (pending, waiting, failed, or not
     validated there yet). Empty when every one may play. Two queries whatever the number."""
+    from bots.models import BotVersion
     from validation import configurations as validation
     from validation import services as validation_services
-
-    from bots.models import BotVersion
 
     versions = {e.version.pk for e in entries if e.version is not None}
     runs = dict(BotVersion.objects.filter(pk__in=versions).values_list("pk", "validation_runs"))
@@ -395,9 +393,8 @@ def tournament_validation_refusal(version, run: dict) -> list[str]:
     a running tournament is never touched: its start needed every configuration passed. A run the
     platform failed to play (``run["platform"]``) blames no one: the entry is kept, held until the start
     plays that configuration again (``_queue_missing_validations``), and nothing is logged."""
-    from validation import configurations as validation
-
     from bots.selectors import bot_playing_version
+    from validation import configurations as validation
 
     if bot_playing_version(version.bot) != version:
         return []

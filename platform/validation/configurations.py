@@ -19,7 +19,7 @@ rejected as soon as one configuration fails (the reason names the configuration,
 the log is that match's; the runs still waiting are ``skipped``), and becomes active
 once every configuration passed.
 
-An event entered after the playing version was validated (``bots.services.
+An event entered after the playing version was validated (``validation.services.
 validation_require``, called by every entry path): each of the event's
 configurations the version has not passed is added to its plan as a new run and
 queued; the entry is held (not matched, not started) in that configuration until

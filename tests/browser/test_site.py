@@ -14,7 +14,6 @@ import pytest
 from browser_helpers import PASSWORD, login
 from django.contrib.auth import get_user_model
 from django.urls import reverse
-from validation import services as validation_services
 
 from bots import services as bot_services
 from bots.models import BotVersion
@@ -22,6 +21,7 @@ from engine.replay import action_points, state_at
 from matches.models import Match
 from matches.selectors import match_replay_json
 from matches.services import match_create
+from validation import services as validation_services
 from web import guide
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

@@ -68,12 +68,7 @@ APP_ORDER: tuple[tuple[str, ...], ...] = (
 #: until it is taken off, so the list only shrinks. Nothing may be added to it.
 KNOWN_OUT_OF_ORDER: dict[tuple[str, str], str] = {
     # validation plays matches, and a bot's pages show them: bots needs matches and ladders
-    ("bots.selectors", "matches.models.MatchSeat"): "a version's numbers and bot_plays_in_events",
-    ("bots.selectors", "ladders.models.RatingChange"): "a version's rating changes",
-    ("bots.views", "matches.selectors.any_in_play"): "a bot's page lists its matches",
-    ("bots.views", "matches.selectors.match_list"): "a bot's page lists its matches",
-    ("bots.views", "validation.selectors"): "a version's page offers to validate again",
-    ("bots.views", "validation.services"): "a version's page offers to validate again",
+    ("bots.selectors", "matches.models.MatchSeat"): "bot_plays_in_events (an organizer's read of an entrant)",
     # a match page names its event and its rating changes
     ("matches.selectors", "ladders.models.LadderMatch"): "match_event",
     ("matches.selectors", "ladders.models.RatingChange"): "match_rating_changes",

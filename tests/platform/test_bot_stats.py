@@ -78,7 +78,7 @@ def versions():
 
 
 def test_results_by_seat_count_count_finished_matches_and_leave_out_validation(versions):
-    from bots.selectors import version_results_by_seats
+    from web.bot_stats import version_results_by_seats
 
     mine, rival, other = versions
     _play([(mine, 1, {}, None), (rival, 2, {}, None)])
@@ -97,7 +97,7 @@ def test_results_by_seat_count_count_finished_matches_and_leave_out_validation(v
 
 
 def test_results_by_opponent_name_the_most_met_first_and_stop_at_the_limit(versions):
-    from bots.selectors import version_results_by_opponent
+    from web.bot_stats import version_results_by_opponent
 
     mine, rival, other = versions
     for _ in range(3):
@@ -115,7 +115,7 @@ def test_results_by_opponent_name_the_most_met_first_and_stop_at_the_limit(versi
 
 
 def test_faults_are_counted_by_kind_with_the_newest_reasons_first(versions):
-    from bots.selectors import version_faults
+    from web.bot_stats import version_faults
 
     mine, rival, _ = versions
     _play([(mine, 2, _timeout("no answer in 1.0 s (first)"), None), (rival, 1, {}, None)])
@@ -134,7 +134,7 @@ def test_faults_are_counted_by_kind_with_the_newest_reasons_first(versions):
 
 
 def test_the_decision_time_histogram_buckets_each_matchs_mean_and_slowest_decision(versions):
-    from bots.selectors import version_decision_times
+    from web.bot_stats import version_decision_times
 
     mine, rival, _ = versions
     _play([(mine, 1, {}, _timing(0.002, 0.5)), (rival, 2, {}, _timing(0.2, 0.9))])
@@ -154,7 +154,7 @@ def test_the_decision_time_histogram_buckets_each_matchs_mean_and_slowest_decisi
 
 def test_the_bot_page_counts_each_versions_matches_wins_and_forfeits(versions):
     from bots.models import BotVersion
-    from bots.selectors import bot_version_results
+    from web.bot_stats import bot_version_results
 
     mine, rival, _ = versions
     second = BotVersion.objects.create(bot=mine.bot, number=2, filename="main.py", source=b"2", sha256="2" * 64,
@@ -186,7 +186,7 @@ def _ladder_match(mine, rival, *, before, after):
 
 
 def test_rating_changes_per_ladder_match_newest_first_with_their_total(versions):
-    from bots.selectors import version_rating_changes
+    from web.bot_stats import version_rating_changes
 
     mine, rival, _ = versions
     _ladder_match(mine, rival, before=1500, after=1516)
@@ -281,7 +281,7 @@ def test_match_tables_label_every_cell_so_they_stack_at_390_px(versions):
 
 
 def test_the_numbers_cover_the_newest_window_of_seats_and_the_page_says_so(versions, monkeypatch):
-    from bots import selectors
+    from web import bot_stats as selectors
 
     mine, rival, _ = versions
     _play([(mine, 2, _timeout("old and outside the window"), _timing(2.0, 2.5)), (rival, 1, {}, None)])
@@ -306,7 +306,7 @@ def test_a_known_history_gives_every_number_of_the_version_page(versions):
     """One version's whole page of numbers from a history whose every figure is known, on this
     database: results by seats and by opponent, faults with reasons, decision-time buckets and
     percentiles (interpolated as PostgreSQL's percentile_cont), rating changes, and the bot page line."""
-    from bots import selectors
+    from web import bot_stats as selectors
 
     mine, rival, other = versions
     # the timed means, 0.5, 2, 4 and 8 ms: p50 at 0.5 * 3 = 1.5 is 2 + 0.5 * 2 ms, p95 at 2.85 is 4 + 0.85 * 4 ms
@@ -350,7 +350,7 @@ def test_a_known_history_gives_every_number_of_the_version_page(versions):
 
 
 def test_the_examples_in_the_selectors_docstrings_hold():
-    from bots import selectors
+    from web import bot_stats as selectors
 
     assert doctest.testmod(selectors).failed == 0
 

@@ -10,7 +10,6 @@ import pytest
 from django.utils import timezone
 from platform_helpers import CRASHING_BOT, good_bot
 from testsupport import SLEEPY_COUNTER_BOT
-from validation import services as validation_services
 
 from bots import services as bot_services
 from bots.models import BotVersion
@@ -20,6 +19,7 @@ from engine.match import REPLAY_VERSION
 from engine.rules import Rules
 from matches import hooks, sandboxing, selectors, services, tasks
 from matches.models import Match
+from validation import services as validation_services
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("process_sandbox")]
 

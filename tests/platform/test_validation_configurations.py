@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pytest
 from platform_helpers import good_bot
-from validation import configurations as validation
-from validation import services as validation_services
 
 from bots import services as bot_services
 from bots.models import BotVersion
@@ -14,6 +12,8 @@ from engine.rules import Rules
 from ladders import services as ladder_services
 from ladders.models import Ladder
 from matches.models import Match
+from validation import configurations as validation
+from validation import services as validation_services
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("process_sandbox")]
 
@@ -77,10 +77,9 @@ def test_repeated_configurations_are_played_once(bot, settings):
 
 
 def test_a_platform_failure_in_one_configuration_rejects_revalidation_replans_and_old_results_are_ignored(bot):
-    from validation.selectors import can_revalidate
-
     from matches import services as match_services
     from matches.tasks import match_play
+    from validation.selectors import can_revalidate
 
     version = bot_services.bot_version_create(bot=bot, filename="good.py", data=good_bot())  # matches queued
     two, four = [run["match"] for run in BotVersion.objects.get(pk=version.pk).validation_runs]

@@ -11,7 +11,6 @@ import pytest
 from django.urls import reverse
 from platform_helpers import good_bot
 from testsupport import make_user
-from validation import configurations as validation
 
 from bots import services as bot_services
 from bots.models import BotVersion
@@ -22,6 +21,7 @@ from matches.models import Match
 from matches.tasks import match_play
 from tournaments_app import services as tournament_services
 from tournaments_app.models import Entry
+from validation import configurations as validation
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("process_sandbox")]
 

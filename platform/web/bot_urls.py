@@ -1,7 +1,7 @@
 import core.converters  # noqa: F401  (registers <id:...>)
 from django.urls import path
 
-from . import views
+from . import bot_views as views
 
 app_name = "bots"
 

@@ -1,4 +1,8 @@
-"""Pages of the bots app: thin views over services and selectors."""
+"""The bot pages: thin views over services and selectors.
+
+Moved from bots.views (issue 15 point 1): a bot's and a version's pages show their matches, their
+validation and their ratings, so they are site pages above every app they read; their URL names stay
+in the ``bots`` namespace (web/bot_urls.py)."""
 
 from __future__ import annotations
 
@@ -13,15 +17,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import content_disposition_header
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
+
+from bots import selectors, services
+from bots.forms import BotEditForm, BotForm, CappedUploadHandler, UploadForm
+from bots.models import Bot, BotVersion, SourceAccess
+from matches.selectors import any_in_play, match_list
+from sandbox.package import PackageError
 from validation import selectors as validation_selectors
 from validation import services as validation_services
 
-from matches.selectors import any_in_play, match_list
-from sandbox.package import PackageError
-
-from . import selectors, services
-from .forms import BotEditForm, BotForm, CappedUploadHandler, UploadForm
-from .models import Bot, BotVersion, SourceAccess
+from . import bot_stats
 
 #: bots per page of the bot list
 BOTS_PER_PAGE = 50
@@ -74,7 +79,7 @@ def bot_detail(request, bot_id: int):
     bot = get_object_or_404(Bot.objects.select_related("owner"), pk=bot_id)
     is_owner = selectors.user_is_owner(request.user, bot)
     versions = list(selectors.bot_versions(bot))
-    results = selectors.bot_version_results(bot, versions)
+    results = bot_stats.bot_version_results(bot, versions)
     for version in versions:
         version.results = results.get(version.pk)
     return render(
@@ -90,7 +95,7 @@ def bot_detail(request, bot_id: int):
             "matches": (matches := match_list(bot=bot, limit=20)),
             "in_play": any_in_play(matches),
             "upload_form": UploadForm() if is_owner else None,
-            "stats_window": selectors.STATS_WINDOW,
+            "stats_window": bot_stats.STATS_WINDOW,
         },
     )
 
@@ -174,7 +179,7 @@ def version_detail(request, bot_id: int, number: int):
             "playing": selectors.bot_playing_version(bot),
             "matches": match_list(version=version, limit=50),
             "can_revalidate": validation_selectors.can_revalidate(version),
-            "stats": selectors.version_stats(version),
+            "stats": bot_stats.version_stats(version),
             # runs added for an event entered since the validation, that failed: the summary names them
             "failed_added": [r for r in version.validation_runs or [] if r.get("added") and r["status"] == "failed"],
         },
