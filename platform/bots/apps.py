@@ -8,10 +8,6 @@ class BotsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        # The validation result of a version arrives as a finished match of kind
-        # "validation": register the handler with the matches app's hook registry.
-        from matches import hooks
-
-        from . import checks, services  # noqa: F401  (checks registers itself)
-
-        hooks.register("validation", services.bot_version_validation_finish)
+        # The validation result of a version arrives as a finished match of kind "validation":
+        # settings.MATCH_RESULT_HOOKS names services.bot_version_validation_finish for it.
+        from . import checks  # noqa: F401  (checks registers itself)
