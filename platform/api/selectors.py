@@ -6,8 +6,9 @@ from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, 
 
 from bots.models import Bot, BotVersion
 from ladders.models import Ladder, LadderEntry
+from matches.models import Challenge
 
-from .models import ApiToken, Challenge
+from .models import ApiToken
 
 
 def token_list(user) -> QuerySet[ApiToken]:

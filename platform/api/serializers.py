@@ -16,11 +16,11 @@ from bots import selectors as bot_selectors
 from bots.models import Bot, BotVersion
 from engine import glossary
 from matches import selectors as match_selectors
-from matches.models import Match, MatchSeat
+from matches.models import Challenge, Match, MatchSeat
 from matches.sandboxing import match_limits
 
 from . import selectors
-from .models import ApiToken, Challenge
+from .models import ApiToken
 
 #: schema types of method fields that may be null
 NULLABLE_INT = serializers.IntegerField(allow_null=True)

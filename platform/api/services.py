@@ -16,11 +16,11 @@ from bots.selectors import bot_playing_version
 from engine.rules import Rules, RulesError
 from ladders.checks import LadderError, ladder_match_format
 from ladders.services import ladder_owners_check
-from matches.models import Match
+from matches.models import Challenge, Match
 from matches.services import match_create
 
 from . import selectors
-from .models import ApiToken, Challenge
+from .models import ApiToken
 
 #: every key starts with this, so a leaked key is recognisable in logs and secret scanners
 KEY_PREFIX = "ua_"

@@ -9,10 +9,10 @@ import pytest
 from api_helpers import assert_json_error, client_for, make_bot
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from api.models import ApiToken, Challenge
+from api.models import ApiToken
 from api.services import token_create
 from ladders.models import Ladder, LadderEntry, RatingChange
-from matches.models import Match, MatchSeat
+from matches.models import Challenge, Match, MatchSeat
 from matches.services import match_create
 
 
