@@ -15,11 +15,11 @@ from rest_framework import serializers
 from bots import selectors as bot_selectors
 from bots.models import Bot, BotVersion
 from engine import glossary
+from ladders import selectors as ladder_selectors
 from matches import selectors as match_selectors
 from matches.models import Challenge, Match, MatchSeat
 from matches.sandboxing import match_limits
 
-from . import selectors
 from .models import ApiToken
 
 #: schema types of method fields that may be null
@@ -86,7 +86,7 @@ class BotSerializer(serializers.ModelSerializer):
 
     def get_public(self, bot: Bot) -> bool:
         known = getattr(bot, "is_public", None)  # annotated by selectors.with_public in lists
-        return bool(known) if known is not None else selectors.bot_is_public(bot)
+        return bool(known) if known is not None else ladder_selectors.bot_is_public(bot)
 
     @extend_schema_field(NULLABLE_INT)
     def get_playing_version(self, bot: Bot) -> int | None:
@@ -142,7 +142,7 @@ class VersionSerializer(serializers.ModelSerializer):
         known = self.context.get("validation_matches")
         if known is not None:
             return known.get(version.pk)
-        return selectors.validation_matches([version.pk]).get(version.pk)
+        return match_selectors.validation_matches([version.pk]).get(version.pk)
 
     @extend_schema_field(NULLABLE_STR)
     def get_source(self, version: BotVersion) -> str | None:

@@ -147,7 +147,7 @@ class BotListView(_BotPageMixin, generics.ListCreateAPIView):
     serializer_class = s.BotSerializer
 
     def get_queryset(self):
-        return selectors.with_public(bot_selectors.bot_list(owner=self.request.user)).order_by("name", "pk")
+        return ladder_selectors.with_public(bot_selectors.bot_list(owner=self.request.user)).order_by("name", "pk")
 
     @extend_schema(request=s.BotCreateSerializer, responses={201: s.BotSerializer, **_errors(400, 401)})
     def post(self, request):
@@ -164,7 +164,7 @@ class PublicBotListView(_BotPageMixin, generics.ListAPIView):
     queryset = Bot.objects.none()  # for the schema; get_queryset answers
 
     def get_queryset(self):
-        return selectors.public_bots()
+        return ladder_selectors.public_bots()
 
 
 class BotDetailView(generics.RetrieveUpdateAPIView):
@@ -234,7 +234,7 @@ class VersionListView(generics.ListCreateAPIView):
     def list(self, request, *args, **kwargs):
         page = self.paginate_queryset(self.get_queryset())
         context = self.get_serializer_context()
-        context["validation_matches"] = selectors.validation_matches(v.pk for v in page)
+        context["validation_matches"] = match_selectors.validation_matches(v.pk for v in page)
         body = s.VersionSerializer(page, many=True, context=context).data
         _record_log_reads(request, page, body)
         return self.get_paginated_response(body)
@@ -316,8 +316,8 @@ class MatchListView(generics.ListAPIView):
     def get_queryset(self):
         query = MatchFilterSerializer(data=self.request.query_params)
         query.is_valid(raise_exception=True)
-        self.seats = selectors.match_seats_query(**query.validated_data)
-        return selectors.match_query(**query.validated_data)
+        self.seats = match_selectors.match_seats_query(**query.validated_data)
+        return match_selectors.match_query(**query.validated_data)
 
     def paginate_queryset(self, queryset):
         if self.seats is None:
@@ -393,7 +393,7 @@ class ChallengeListView(generics.ListCreateAPIView):
     parser_classes = [JSONParser, FormParser, MultiPartParser]
 
     def get_queryset(self):
-        return selectors.challenge_list(self.request.user)
+        return match_selectors.challenge_list(self.request.user)
 
     @extend_schema(
         request=s.ChallengeCreateSerializer,
@@ -410,7 +410,7 @@ class ChallengeListView(generics.ListCreateAPIView):
         ladder = Ladder.objects.filter(slug=data["ladder"]).first()
         if ladder is None:
             raise serializers.ValidationError({"ladder": [f"no ladder {data['ladder']!r}"]})
-        challenge = services.challenge_create(
+        challenge = ladder_services.challenge_create(
             challenger=request.user, bot=bot, opponent=opponent, ladder=ladder, address=client_address(request)
         )
         body = s.ChallengeSerializer(challenge, context={"request": request}).data

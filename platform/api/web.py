@@ -16,10 +16,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from bots.models import Bot
+from ladders import services as ladder_services
 from ladders.models import Ladder
+from matches import selectors as match_selectors
 from matches.models import Match
 
-from . import selectors, services
+from . import services
 from .models import ApiToken
 
 
@@ -64,10 +66,10 @@ def challenge_new(request, bot_id: int):
         )
         return redirect(opponent)
     try:
-        challenge = services.challenge_create(
+        challenge = ladder_services.challenge_create(
             challenger=request.user, bot=mine, opponent=opponent, ladder=ladder, address=client_address(request)
         )
-    except services.ApiRefusal as exc:
+    except ladder_services.ChallengeError as exc:
         messages.error(request, str(exc))
         return redirect(opponent)
     _challenge_message(request, challenge, f"{mine} against {opponent}")
@@ -76,7 +78,7 @@ def challenge_new(request, bot_id: int):
 
 def _challenge_message(request, challenge, label: str) -> None:
     """Say what became of the challenge's match: still waiting, or already played (tasks may run in-process)."""
-    status = selectors.challenge_match_status(challenge)
+    status = match_selectors.challenge_match_status(challenge)
     if status in (Match.Status.QUEUED, Match.Status.RUNNING):
         messages.success(request, f"Challenge {status}: {label}. This page shows the result when it is played.")
     elif status == Match.Status.DONE:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import template
 
 from bots.models import Bot, BotVersion
+from ladders import selectors as ladder_selectors
 
 from .. import selectors
 
@@ -22,7 +23,7 @@ def api_tokens(context):
 def challenge_form(context, bot: Bot):
     """For a signed-in visitor who is not the owner of a public ``bot``: pick your bot and an active ladder."""
     user = context["request"].user
-    shown = user.is_authenticated and user.pk != bot.owner_id and selectors.bot_is_public(bot)
+    shown = user.is_authenticated and user.pk != bot.owner_id and ladder_selectors.bot_is_public(bot)
     mine = (
         Bot.objects.filter(owner=user, versions__status=BotVersion.Status.ACTIVE).distinct().order_by("name")
         if shown else []
@@ -31,6 +32,6 @@ def challenge_form(context, bot: Bot):
         "shown": shown,
         "bot": bot,
         "mine": mine,
-        "ladders": selectors.challenge_ladders() if shown else [],
+        "ladders": ladder_selectors.challenge_ladders() if shown else [],
         "csrf_token": context.get("csrf_token"),
     }
