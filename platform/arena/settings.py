@@ -347,6 +347,15 @@ MATCH_RESULT_HOOKS: dict[str, list[str]] = {
 }
 
 # --- REST API (platform/api, docs/api.md)
+# the service errors whose message is meant for the user: api.exceptions answers each with a 400
+API_REFUSALS = [
+    "api.services.ApiRefusal",
+    "bots.services.BotError",
+    "ladders.checks.LadderError",
+    "matches.services.MatchError",
+    "sandbox.package.PackageError",
+    "tournaments_app.services.TournamentError",
+]
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "api.authentication.ApiTokenAuthentication",
