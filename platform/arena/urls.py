@@ -10,6 +10,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("api.urls")),
     path("account/", include("api.web_urls")),
+    path("account/", include("ladders.challenge_urls")),
     path("", include("core.urls")),
     path("", include("accounts.urls")),
     path("bots/", include("bots.urls")),
