@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import ApiToken, Challenge
+from .models import ApiToken
 
 
 @admin.register(ApiToken)
@@ -11,17 +11,6 @@ class ApiTokenAdmin(admin.ModelAdmin):
     list_select_related = ["user"]
     search_fields = ["name", "user__username", "prefix"]
     readonly_fields = ["user", "name", "prefix", "key_hash", "created_at", "last_used_at"]
-
-    def has_add_permission(self, request):
-        return False
-
-
-@admin.register(Challenge)
-class ChallengeAdmin(admin.ModelAdmin):
-    list_display = ["pk", "challenger", "ladder", "match", "created_at"]
-    list_select_related = ["challenger", "ladder", "match"]
-    search_fields = ["challenger__username"]
-    readonly_fields = ["challenger", "ladder", "match", "created_at"]
 
     def has_add_permission(self, request):
         return False

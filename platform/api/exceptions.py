@@ -1,34 +1,30 @@
 """One shape for every error of the API: ``{"detail": "...", "errors": {field: [...]}}``.
 
 ``errors`` is there only when fields were wrong. A refusal by a service (the
-apps' ``ValueError`` subclasses such as BotError, PackageError, MatchError) is
+apps' ``ValueError`` subclasses named in ``settings.API_REFUSALS``, such as BotError) is
 a 400 with its message, so a view never turns a user's mistake into a 500.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import JsonResponse
+from django.utils.module_loading import import_string
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from bots.services import BotError
-from ladders.services import LadderError
-from matches.services import MatchError
-from sandbox.package import PackageError
-from tournaments_app.services import TournamentError
 
-from .services import ApiRefusal
-
-#: service errors whose message is meant for the user; each becomes a 400
-REFUSALS: tuple[type[Exception], ...] = (
-    ApiRefusal, BotError, LadderError, MatchError, PackageError, TournamentError,
-)
+@functools.cache
+def refusals(paths: tuple[str, ...]) -> tuple[type[Exception], ...]:
+    """The service errors of ``settings.API_REFUSALS`` (dotted paths: the apps that raise them sit
+    above this module, which imports none of them); each becomes a 400 with its message."""
+    return tuple(import_string(path) for path in paths)
 
 
 def _flatten(detail) -> dict[str, list[str]]:
@@ -58,7 +54,7 @@ def _summary(errors: dict[str, list[str]]) -> str:
 
 
 def exception_handler(exc, context):
-    if isinstance(exc, REFUSALS):
+    if isinstance(exc, refusals(tuple(settings.API_REFUSALS))):
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, RequestDataTooBig):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE

@@ -1,4 +1,4 @@
-"""Web pages of the API app (tokens, challenge form), mounted at /account/."""
+"""Web pages of the API app (tokens), mounted at /account/."""
 
 from django.urls import path
 
@@ -9,5 +9,4 @@ app_name = "api_web"
 urlpatterns = [
     path("tokens/new/", web.token_new, name="token_new"),
     path("tokens/<int:token_id>/revoke/", web.token_revoke, name="token_revoke"),
-    path("challenge/<int:bot_id>/", web.challenge_new, name="challenge_new"),
 ]

@@ -334,7 +334,29 @@ if SANDBOX_DOCKER_WARM != "auto" and not SANDBOX_DOCKER_WARM.isdigit():
 # empty: derived from the database's host, port and name.
 SANDBOX_INSTALLATION = os.environ.get("SANDBOX_INSTALLATION", "").strip()
 
+# --- what a stored match result does (matches.hooks): per match kind, the functions called in this
+# order inside the transaction that stores the result. The home page's counts change with every
+# result; then the app the kind belongs to folds the result in (a version's validation, a
+# tournament's round, a ladder's ratings, a version test's pair; "challenge" is also the kind of the
+# API's challenges, which that hook ignores).
+MATCH_RESULT_HOOKS: dict[str, list[str]] = {
+    "validation": ["web.home.home_cache_clear", "validation.services.bot_version_validation_finish"],
+    "ladder": ["web.home.home_cache_clear", "ladders.services.ladder_match_finish"],
+    "tournament": ["web.home.home_cache_clear", "tournaments_app.services.tournament_match_finished"],
+    "challenge": ["web.home.home_cache_clear", "versiontests.services.version_test_match_finish"],
+    "human": ["web.home.home_cache_clear"],
+}
+
 # --- REST API (platform/api, docs/api.md)
+# the service errors whose message is meant for the user: api.exceptions answers each with a 400
+API_REFUSALS = [
+    "api.services.ApiRefusal",
+    "bots.services.BotError",
+    "ladders.checks.LadderError",
+    "matches.services.MatchError",
+    "sandbox.package.PackageError",
+    "tournaments_app.services.TournamentError",
+]
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "api.authentication.ApiTokenAuthentication",

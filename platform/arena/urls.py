@@ -12,6 +12,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("api.urls")),
     path("account/", include("api.web_urls")),
+    path("account/", include("ladders.challenge_urls")),
     path("", include("core.urls")),
     path("", web_views.home, name="home"),
     path("", include("accounts.urls")),

@@ -18,12 +18,11 @@ class LaddersConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        # Ratings are written inside the transaction that stores a ladder match's result.
-        from matches import hooks
+        # Ratings are written inside the transaction that stores a ladder match's result:
+        # settings.MATCH_RESULT_HOOKS names services.ladder_match_finish for kind "ladder".
         from validation import configurations as validation
 
         from . import services
 
-        hooks.register("ladder", services.ladder_match_finish)
         validation.register_event_rules(entered_ladders_rules)
         validation.register_event_refusal(services.ladder_validation_refusal)

@@ -7,8 +7,11 @@ from decimal import Decimal
 
 from django.db import connection
 from django.db.models import (
+    BooleanField,
     Case,
     Count,
+    Exists,
+    ExpressionWrapper,
     F,
     IntegerField,
     OuterRef,
@@ -22,7 +25,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce, Rank
 
-from bots.models import Bot
+from bots.models import Bot, BotVersion
 from bots.selectors import bot_playing_version
 from engine import glossary
 from matches.models import Match, MatchSeat
@@ -365,3 +368,38 @@ def _may_enter(ladder: Ladder, entry: LadderEntry | None, playing) -> tuple[bool
     if entry is not None and entry.status == LadderEntry.Status.SUSPENDED and entry.suspended_version_id == playing.pk:
         return False, "upload a new version to enter again"
     return True, ""
+
+
+# --- public bots: the ones anyone may challenge or play (the API, the play and versiontests apps)
+
+
+def _public_filter() -> Q:
+    # "Public" = anyone may already see the bot play: its source is public, or it
+    # competes on a ladder (where everyone meets it anyway).
+    on_ladder = LadderEntry.objects.filter(bot=OuterRef("pk"), status=LadderEntry.Status.ACTIVE)
+    return Q(source_public=True) | Q(Exists(on_ladder))
+
+
+def public_bots() -> QuerySet[Bot]:
+    """Bots anyone may challenge: public by ``_public_filter`` and with an active version."""
+    active = BotVersion.objects.filter(bot=OuterRef("pk"), status=BotVersion.Status.ACTIVE)
+    return (
+        Bot.objects.select_related("owner")
+        .filter(_public_filter(), Exists(active))
+        .annotate(is_public=Value(True))
+        .order_by("name", "pk")
+    )
+
+
+def with_public(bots: QuerySet[Bot]) -> QuerySet[Bot]:
+    """``bots`` annotated with ``is_public`` (see ``_public_filter``), for lists without a query per bot."""
+    return bots.annotate(is_public=ExpressionWrapper(_public_filter(), output_field=BooleanField()))
+
+
+def bot_is_public(bot: Bot) -> bool:
+    return Bot.objects.filter(_public_filter(), pk=bot.pk).exists()
+
+
+def challenge_ladders() -> QuerySet[Ladder]:
+    """The ladders whose rules a challenge may use: the active ones, by name."""
+    return Ladder.objects.filter(active=True).order_by("name")

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from django.db import IntegrityError, transaction
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, DecimalField, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -25,11 +27,11 @@ from django.utils import timezone
 from bots.models import Bot, BotVersion
 from bots.selectors import bot_playing_version, bot_playing_versions
 from engine.rules import Rules, RulesError
-from matches.models import Match
+from matches.models import Challenge, Match
 from matches.services import MatchError, match_create
 from tournaments import rating as fit_model
 
-from . import ratings
+from . import ratings, selectors
 from .checks import (
     LadderError,
     ladder_match_format,
@@ -693,3 +695,77 @@ def ladder_counts_rewrite(ladder: Ladder) -> int:
         Ladder.objects.select_for_update().get(pk=ladder.pk)
         Ladder.objects.filter(pk=ladder.pk).update(rated_matches=_rated_count())
         return LadderEntry.objects.filter(ladder=ladder).update(**_history_counts())
+
+
+# --- challenges: an unranked match under a ladder's rules (the model is matches.models.Challenge)
+
+
+class ChallengeError(LadderError):
+    """A challenge is refused; the message says what was wrong and with which value."""
+
+
+def challenge_create(*, challenger, bot: Bot, opponent: Bot, ladder, address: str = "") -> Challenge:
+    """Queue an unranked head-to-head match: ``bot`` (the challenger's) against a public ``opponent``,
+    under ``ladder``'s rules with two players, its games, duplicate setting and clock.
+
+    Only an active ladder lends its rules, and its match format within the ladders' bounds. At most
+    API_CHALLENGES_PENDING challenges are queued or running per account, and as many per client
+    ``address`` (core.clientip.client_address), so accounts opened from one address share one cap.
+    """
+    if not ladder.active:
+        raise ChallengeError(f"the ladder {ladder.slug!r} is not active; challenge under an active ladder's rules")
+    if bot.owner_id != challenger.pk:
+        raise ChallengeError(f"bot {bot.pk} ({bot}) is not yours; challenge with one of your own bots")
+    if opponent.pk == bot.pk:
+        raise ChallengeError("a bot cannot challenge itself; pick another opponent")
+    try:
+        ladder_owners_check(ladder, [bot, opponent])
+    except LadderError as exc:
+        raise ChallengeError(str(exc)) from None
+    if not selectors.bot_is_public(opponent):
+        raise ChallengeError(
+            f"bot {opponent.pk} ({opponent}) is not public: only bots with public source "
+            "or an active ladder entry can be challenged"
+        )
+    mine, theirs = bot_playing_version(bot), bot_playing_version(opponent)
+    if mine is None:
+        raise ChallengeError(f"your bot {bot} has no active version yet; wait for its validation")
+    if theirs is None:
+        raise ChallengeError(f"bot {opponent} has no active version to play")
+    try:
+        rules = Rules.from_dict({**ladder.rules, "players": 2})
+    except (RulesError, TypeError) as exc:
+        raise ChallengeError(f"the rules of ladder {ladder.slug!r} do not fit a two-player match: {exc}") from None
+    try:
+        match_format = ladder_match_format(ladder)
+    except LadderError as exc:
+        raise ChallengeError(str(exc)) from None
+    limit = settings.API_CHALLENGES_PENDING
+    with transaction.atomic():
+        # The user's row lock, and a lock on the address, make concurrent requests count one after
+        # the other (from one account, and from several accounts at one address).
+        get_user_model().objects.select_for_update().filter(pk=challenger.pk).first()
+        live = Challenge.objects.filter(match__status__in=[Match.Status.QUEUED, Match.Status.RUNNING])
+        pending = live.filter(challenger=challenger).count()
+        if pending >= limit:
+            raise ChallengeError(
+                f"you have {pending} challenges queued or running, the most allowed ({limit}); "
+                "wait for one to finish"
+            )
+        if address:
+            if connection.vendor == "postgresql":  # SQLite (the embedded default) serialises writers already
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"challenge-address:{address}"])
+            from_address = live.filter(address=address).count()
+            if from_address >= limit:
+                raise ChallengeError(
+                    f"{from_address} challenges from your address are queued or running, the most allowed "
+                    f"({limit}, counted per address as well as per account); wait for one to finish"
+                )
+        match = match_create(
+            kind=Match.Kind.CHALLENGE,
+            rules=rules,
+            seats=[mine, theirs],
+            **match_format,
+        )
+        return Challenge.objects.create(challenger=challenger, match=match, ladder=ladder, address=address)

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
+from core import ratelimit
+from core.clientip import client_address
+from core.converters import id_or_none
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
@@ -10,6 +15,8 @@ from django.views.decorators.http import require_POST
 
 from bots.models import Bot
 from bots.selectors import user_is_owner_or_staff
+from matches import selectors as match_selectors
+from matches.models import Match
 
 from . import charts, ratings, selectors, services
 from .forms import EnterForm
@@ -129,3 +136,45 @@ def ladder_leave(request, slug: str, bot_id: int):
     else:
         messages.success(request, f"{bot.name} left {ladder.name}; its rating and matches stay on record.")
     return redirect(bot)
+
+
+# --- challenges: /account/challenge/<bot>/ (ladders.challenge_urls), the form on a public bot's page
+
+
+@login_required
+@require_POST
+def challenge_new(request, bot_id: int):
+    """Challenge the public bot ``bot_id`` with one of your bots under a ladder's rules."""
+    opponent = get_object_or_404(Bot, pk=bot_id)
+    mine = Bot.objects.filter(owner=request.user, pk=id_or_none(request.POST.get("bot"))).first()
+    ladder = Ladder.objects.filter(slug=request.POST.get("ladder", "")).first()
+    if mine is None or ladder is None:
+        messages.error(request, "Choose one of your bots and a ladder whose rules to play.")
+        return redirect(opponent)
+    waiting = ratelimit.hit("challenges", request)
+    if waiting is not None:
+        messages.error(
+            request, f"Too many challenges; retry in {max(1, math.ceil(waiting))} s (the limit counts your account "
+            "and your address)."
+        )
+        return redirect(opponent)
+    try:
+        challenge = services.challenge_create(
+            challenger=request.user, bot=mine, opponent=opponent, ladder=ladder, address=client_address(request)
+        )
+    except services.ChallengeError as exc:
+        messages.error(request, str(exc))
+        return redirect(opponent)
+    _challenge_message(request, challenge, f"{mine} against {opponent}")
+    return redirect(challenge.match)
+
+
+def _challenge_message(request, challenge, label: str) -> None:
+    """Say what became of the challenge's match: still waiting, or already played (tasks may run in-process)."""
+    status = match_selectors.challenge_match_status(challenge)
+    if status in (Match.Status.QUEUED, Match.Status.RUNNING):
+        messages.success(request, f"Challenge {status}: {label}. This page shows the result when it is played.")
+    elif status == Match.Status.DONE:
+        messages.success(request, f"Challenge played: {label}. The result is below.")
+    else:
+        messages.warning(request, f"Challenge {label}: the match {status}, see below.")

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Match, MatchSeat
+from .models import Challenge, Match, MatchSeat
 
 
 class MatchSeatInline(admin.TabularInline):
@@ -26,6 +26,17 @@ class MatchAdmin(admin.ModelAdmin):
         "enqueued_at", "lease_expires_at", "worker", "avoid_worker", "avoid_until", "send_failed_at",
     ]
     inlines = [MatchSeatInline]
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(Challenge)
+class ChallengeAdmin(admin.ModelAdmin):
+    list_display = ["pk", "challenger", "ladder", "match", "created_at"]
+    list_select_related = ["challenger", "ladder", "match"]
+    search_fields = ["challenger__username"]
+    readonly_fields = ["challenger", "ladder", "match", "created_at"]
 
     def has_add_permission(self, request):
         return False

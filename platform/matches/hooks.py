@@ -1,33 +1,29 @@
-"""What other apps run when a match of their kind finishes: a plain function registry.
+"""What a stored result does beyond the match: the table ``settings.MATCH_RESULT_HOOKS``.
 
-Ladders, tournaments and the bots app (validation) register one function per
-match kind in their ``AppConfig.ready``. ``matches.services`` calls them inside
-the transaction that stores the result, so a result and its consequences
-(ratings, standings, a version's status) are written together, exactly once.
-
->>> register("ladder", lambda match: None)  # doctest: +SKIP
+The table, in ``arena.settings``, names per match kind the functions (dotted paths, as
+``AUTHENTICATION_BACKENDS`` does) that ``matches.services`` calls, in that order, inside the
+transaction that stores the result: a result and its consequences (ratings, standings, a
+version's status, the home page's counts) are written together, exactly once. The apps that own
+those consequences sit above this one, so the table is read here by name: matches imports none of
+them: ``{"ladder": ["web.home.home_cache_clear", "ladders.services.ladder_match_finish"], ...}``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-_HOOKS: dict[str, list[Callable]] = {}
+from django.conf import settings
+from django.utils.module_loading import import_string
 
 
-def register(kind: str, hook: Callable) -> None:
-    """Call ``hook(match)`` whenever a match of ``kind`` ends (done or failed)."""
-    hooks = _HOOKS.setdefault(kind, [])
-    if hook not in hooks:
-        hooks.append(hook)
-
-
-def unregister(kind: str, hook: Callable) -> None:
-    if hook in _HOOKS.get(kind, []):
-        _HOOKS[kind].remove(hook)
+def hooks_for(kind: str) -> list[Callable]:
+    """The functions a finished match of ``kind`` calls, in the table's order (none for a kind it
+    does not name)."""
+    return [import_string(path) for path in settings.MATCH_RESULT_HOOKS.get(kind, ())]
 
 
 def run(match) -> None:
-    """Run the hooks of ``match.kind``; an exception rolls the whole result back."""
-    for hook in list(_HOOKS.get(match.kind, [])):
+    """Call each hook of ``match.kind`` with the match (done or failed); an exception rolls the whole
+    result back."""
+    for hook in hooks_for(match.kind):
         hook(match)

@@ -201,3 +201,27 @@ class MatchSeat(models.Model):
         if self.player_id:
             return f"{self.player.username} (human)"
         return f"{self.reference_bot} (reference)"
+
+
+class Challenge(models.Model):
+    """An unranked match a user asked for: their bot against a public bot under a ladder's rules.
+
+    The ladder is named by string, never imported: ladders sit above matches (what makes a
+    challenge, ``ladders.services.challenge_create``, lives there)."""
+
+    challenger = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="challenges")
+    match = models.OneToOneField("matches.Match", on_delete=models.CASCADE, related_name="challenge")
+    ladder = models.ForeignKey("ladders.Ladder", null=True, on_delete=models.SET_NULL, related_name="challenges")
+    #: the client address it was asked from (core.clientip): the pending cap counts it as well as the
+    #: account, so opening accounts does not multiply it; "" when the server gave none
+    address = models.CharField(max_length=45, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        # the table of the API app, where challenges were first kept (matches/0012 moved the model)
+        db_table = "api_challenge"
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["address", "created_at"], name="api_challenge_address")]
+
+    def __str__(self) -> str:
+        return f"challenge by {self.challenger}: match {self.match_id}"

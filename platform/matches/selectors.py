@@ -12,7 +12,7 @@ from django.db.models import Count, Min, Prefetch, Q, QuerySet
 
 from engine import glossary
 
-from .models import Match, MatchSeat
+from .models import Challenge, Match, MatchSeat
 
 #: a worker whose last heartbeat is older than this is not counted as alive
 WORKER_ALIVE_WINDOW = timedelta(minutes=3)
@@ -416,3 +416,54 @@ def match_rating_changes(match: Match) -> dict[int, object]:
     from ladders.models import RatingChange
 
     return {change.bot_version_id: change for change in RatingChange.objects.filter(match=match)}
+
+
+def validation_matches(version_ids) -> dict[int, int]:
+    """Version id -> id of its latest validation match, for the given versions."""
+    rows = (
+        MatchSeat.objects.filter(bot_version_id__in=list(version_ids), match__kind="validation")
+        .order_by("match_id")
+        .values_list("bot_version_id", "match_id")
+    )
+    return dict(rows)  # later rows (newer matches) win
+
+
+def match_query(*, bot=None, ladder=None, tournament=None, status=None, kind=None):
+    """Matches for the API list: ``bot`` an id, ``ladder`` and ``tournament`` slugs; unknown ones match none.
+
+    The ladder and tournament filters follow the reverse relations those apps' models declare
+    (``ladder_match``, ``tournament_pairings``) by name: matches imports neither app.
+
+    With ``bot`` the list pages over ``match_seats_query`` (the bot's seats' index) and this queryset
+    only loads the page's matches, so it is not narrowed to the bot here."""
+    matches = match_list(kind=kind, status=status, limit=None)
+    if bot is not None:
+        return matches
+    if ladder is not None:
+        matches = matches.filter(ladder_match__ladder__slug=ladder)
+    if tournament is not None:
+        matches = matches.filter(tournament_pairings__round__tournament__slug=tournament).distinct()
+    return matches
+
+
+def match_seats_query(*, bot=None, ladder=None, tournament=None, status=None, kind=None):
+    """The seats of bot ``bot`` (an id) in the matches ``match_query`` lists, newest first on the
+    seats' (bot, queued_at, match) index: what a bot's API list pages over; None without ``bot``."""
+    if bot is None:
+        return None
+    seats = match_seats(bot=bot, kind=kind, status=status).only("pk", "match_id", "queued_at")
+    if ladder is not None:
+        seats = seats.filter(match__ladder_match__ladder__slug=ladder)
+    if tournament is not None:
+        in_tournament = Match.objects.filter(tournament_pairings__round__tournament__slug=tournament)
+        seats = seats.filter(match_id__in=in_tournament.values("pk"))
+    return seats
+
+
+def challenge_list(user) -> QuerySet[Challenge]:
+    return Challenge.objects.filter(challenger=user).select_related("match", "ladder").order_by("-created_at", "-pk")
+
+
+def challenge_match_status(challenge: Challenge) -> str:
+    """The status of the challenge's match as stored now (its task may have run since it was created)."""
+    return Match.objects.filter(pk=challenge.match_id).values_list("status", flat=True).get()

@@ -8,10 +8,10 @@ from typing import Any
 from django.db.models import QuerySet
 from django.urls import reverse
 
-from api.selectors import public_bots
 from bots.models import Bot, BotVersion
 from engine import cards
 from ladders.models import Ladder
+from ladders.selectors import public_bots
 from matches import human, live
 from matches.models import Match
 

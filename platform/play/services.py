@@ -16,11 +16,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 
-from api.selectors import bot_is_public
 from bots.models import Bot, BotVersion
 from bots.selectors import bot_playing_version
 from engine.rules import Rules, RulesError
 from ladders.models import Ladder
+from ladders.selectors import bot_is_public
 from matches import human, live
 from matches.models import Match
 from matches.services import MatchError, match_create, match_enqueue

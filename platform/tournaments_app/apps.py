@@ -29,12 +29,11 @@ class TournamentsConfig(AppConfig):
     verbose_name = "Tournaments"
 
     def ready(self) -> None:
-        # Rounds advance when their matches end: the hook runs inside the result's transaction.
-        from matches import hooks
+        # Rounds advance when their matches end: settings.MATCH_RESULT_HOOKS names
+        # services.tournament_match_finished for kind "tournament".
         from validation import configurations as validation
 
         from . import services
 
-        hooks.register("tournament", services.tournament_match_finished)
         validation.register_event_rules(entered_tournaments_rules)
         validation.register_event_refusal(services.tournament_validation_refusal)

@@ -45,7 +45,7 @@ class VersionTestForm(forms.Form):
             ("Your versions", [(v.pk, v.label) for v in mine]),
             ("Public bots (the version each plays)", [(v.pk, v.label) for v in theirs]),
         ]
-        from api.selectors import challenge_ladders
+        from ladders.selectors import challenge_ladders
 
         self.fields["ladder"].widget.choices = [
             (ladder.slug, f"{ladder.name} ({ladder.seats} seats)") for ladder in challenge_ladders()

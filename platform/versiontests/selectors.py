@@ -108,7 +108,7 @@ def new_version_choices(user) -> list[BotVersion]:
 
 def public_old_versions(user) -> list[BotVersion]:
     """The versions other owners' public bots play now: what ``user`` may test against besides their own."""
-    from api.selectors import public_bots
+    from ladders.selectors import public_bots
 
     bots = list(public_bots().exclude(owner=user))
     playing = bot_playing_versions(bots)

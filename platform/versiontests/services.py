@@ -86,7 +86,7 @@ def _check_versions(owner, new: BotVersion, old: BotVersion) -> None:
     if old.status != BotVersion.Status.ACTIVE:
         raise VersionTestError(f"{old.label} is {old.status}: OLD must be an active version", "old_version")
     if old.bot.owner_id != owner.pk:
-        from api.selectors import bot_is_public
+        from ladders.selectors import bot_is_public
 
         if not bot_is_public(old.bot):
             raise VersionTestError(

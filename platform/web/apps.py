@@ -2,17 +2,9 @@ from django.apps import AppConfig
 
 
 class WebConfig(AppConfig):
-    """The site's pages beyond the data apps: the home page, replay viewer, bot author guide, live status."""
+    """The site's pages beyond the data apps: the home page, the bot pages, replay viewer, bot author
+    guide, live status. Every stored result clears the home page's counts: settings.MATCH_RESULT_HOOKS
+    names web.home.home_cache_clear for every match kind."""
 
     name = "web"
     default_auto_field = "django.db.models.BigAutoField"
-
-    def ready(self) -> None:
-        from matches import hooks
-        from matches.models import Match
-
-        from .home import home_cache_clear
-
-        # every stored result changes the home page's counts
-        for kind in Match.Kind.values:
-            hooks.register(kind, home_cache_clear)

@@ -2,7 +2,7 @@
 
 The figures every visitor would recompute (the site's counts, each ladder's entry and rated-match
 counts) are cached for ``HOME_CACHE_SECONDS`` and dropped when a match result is stored
-(``home_cache_clear``, registered on every match kind's result hook in ``web.apps``). With a
+(``home_cache_clear``, named for every match kind in ``settings.MATCH_RESULT_HOOKS``). With a
 cache shared by the processes (``CACHE_URL``) the drop reaches every web process at once; with the
 per-process default a process sees a new result at most ``HOME_CACHE_SECONDS`` late.
 """

@@ -10,9 +10,9 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from api.models import Challenge
 from bots.models import BotVersion
 from ladders.models import Ladder
+from matches.models import Challenge
 
 pytestmark = pytest.mark.django_db
 

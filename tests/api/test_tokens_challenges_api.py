@@ -9,10 +9,10 @@ import pytest
 from api_helpers import assert_json_error, client_for, make_bot
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from api.models import ApiToken, Challenge
+from api.models import ApiToken
 from api.services import token_create
 from ladders.models import Ladder, LadderEntry, RatingChange
-from matches.models import Match, MatchSeat
+from matches.models import Challenge, Match, MatchSeat
 from matches.services import match_create
 
 
@@ -139,7 +139,7 @@ def test_challenge_under_an_inactive_ladder_is_refused(alice, bob, ladder):
 
 
 def test_a_challenge_plays_the_ladders_format_and_never_beyond_its_bounds(alice, bob, ladder):
-    from api.services import ApiRefusal, challenge_create
+    from ladders.services import ChallengeError, challenge_create
 
     mine = make_bot(alice, "mine")
     theirs = make_bot(bob, "theirs", public=True)
@@ -149,7 +149,7 @@ def test_a_challenge_plays_the_ladders_format_and_never_beyond_its_bounds(alice,
     assert (match.deals, match.duplicate) == (100, True)
     # A ladder out of bounds in memory (no such row can be stored) gives no match at all.
     ladder.deals = 1_000_000
-    with pytest.raises(ApiRefusal, match="deals: Ensure this value is less than or equal to 100"):
+    with pytest.raises(ChallengeError, match="deals: Ensure this value is less than or equal to 100"):
         challenge_create(challenger=alice, bot=mine, opponent=theirs, ladder=ladder)
     assert Match.objects.count() == 1
 

@@ -8,9 +8,9 @@ import pytest
 from api_helpers import client_for, make_bot
 from django.test import Client
 
-from api.models import ApiToken, Challenge
+from api.models import ApiToken
 from ladders.models import Ladder
-from matches.models import Match
+from matches.models import Challenge, Match
 
 
 def browser(user) -> Client:

@@ -206,12 +206,12 @@ def test_a_hand_made_ladder_match_seating_one_bot_twice_is_stored_unrated():
 
 
 def test_a_challenge_between_two_of_ones_own_bots_is_refused_unless_the_ladder_allows_it():
-    from api.services import ApiRefusal, challenge_create
+    from ladders.services import ChallengeError, challenge_create
 
     strict = ladder(name="Strict", slug="strict")
     mine, also_mine = active_bot("mine", owner="ann"), active_bot("alsomine", owner="ann")
     services.ladder_enter(strict, also_mine)  # an active entry makes it public, so only the owner rule refuses
-    with pytest.raises(ApiRefusal, match="ann/mine and ann/alsomine have the same owner.*never seats one owner"):
+    with pytest.raises(ChallengeError, match="ann/mine and ann/alsomine have the same owner.*never seats one owner"):
         challenge_create(challenger=mine.owner, bot=mine, opponent=also_mine, ladder=strict)
     assert not Match.objects.exists()
     # Another owner's bot is fine on the same ladder; and a ladder that allows it takes the pair.

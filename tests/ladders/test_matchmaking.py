@@ -219,7 +219,7 @@ def test_the_owner_rule_passes_over_a_closer_bot_of_the_anchors_owner():
 
 
 def test_every_ladder_match_and_challenge_carries_the_ladders_three_clocks():
-    from api.services import challenge_create
+    from ladders.services import challenge_create
 
     on = ladder(time_per_decision=0.5, time_bank=4, time_per_match=120, max_pending=10)
     bots = [active_bot(f"b{i}") for i in range(4)]

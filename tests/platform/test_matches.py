@@ -31,17 +31,55 @@ def challenge(version, *, deals: int = 1, enqueue: bool = False) -> Match:
     )
 
 
+#: the matches ``count_hook`` was called with
+HOOK_CALLS: list[int] = []
+
+
+def count_hook(match):
+    HOOK_CALLS.append(match.pk)
+
+
+def broken_hook(match):
+    if match.status == Match.Status.DONE:
+        raise RuntimeError("ladder is closed")
+
+
+def with_hook(settings, kind: str, hook) -> None:
+    """Add ``hook`` (a function of this module) to the end of ``kind``'s row of the result table."""
+    table = dict(settings.MATCH_RESULT_HOOKS)
+    table[kind] = [*table.get(kind, []), f"{hook.__module__}.{hook.__name__}"]
+    settings.MATCH_RESULT_HOOKS = table
+
+
 @pytest.fixture
-def counted_hook():
+def counted_hook(settings):
     """A hook on challenge matches that counts the calls, as a ladder's rating update would."""
-    calls: list[int] = []
+    HOOK_CALLS.clear()
+    with_hook(settings, "challenge", count_hook)
+    yield HOOK_CALLS
+    HOOK_CALLS.clear()
 
-    def hook(match):
-        calls.append(match.pk)
 
-    hooks.register("challenge", hook)
-    yield calls
-    hooks.unregister("challenge", hook)
+def test_the_result_table_calls_the_home_counts_then_the_owning_apps_function_for_every_kind():
+    owners = {
+        "validation": "validation.services.bot_version_validation_finish",
+        "ladder": "ladders.services.ladder_match_finish",
+        "tournament": "tournaments_app.services.tournament_match_finished",
+        "challenge": "versiontests.services.version_test_match_finish",
+    }
+    for kind in Match.Kind.values:
+        called = [f"{hook.__module__}.{hook.__name__}" for hook in hooks.hooks_for(kind)]
+        assert called == ["web.home.home_cache_clear", *([owners[kind]] if kind in owners else [])], kind
+
+
+def test_a_match_runs_the_hooks_of_its_own_kind_in_the_tables_order(settings, validated_version):
+    match = challenge(validated_version)
+    settings.MATCH_RESULT_HOOKS = {"challenge": [f"{__name__}.count_hook", f"{__name__}.count_hook"], "ladder": [
+        f"{__name__}.broken_hook"]}
+    HOOK_CALLS.clear()
+    hooks.run(match)
+    assert HOOK_CALLS == [match.pk, match.pk]
+    HOOK_CALLS.clear()
 
 
 def test_validation_activates_a_good_bot_and_keeps_its_log(validated_version):
@@ -277,17 +315,10 @@ def test_auto_backend_never_falls_back_to_the_process_sandbox_when_it_is_not_all
         sandboxing.backend_name()
 
 
-def test_a_hook_that_raises_stores_nothing_and_fails_the_match(validated_version):
-    def broken_hook(match):
-        if match.status == Match.Status.DONE:
-            raise RuntimeError("ladder is closed")
-
-    hooks.register("challenge", broken_hook)
-    try:
-        match = challenge(validated_version)
-        assert tasks.match_play.apply(args=[match.pk]).get() is False
-    finally:
-        hooks.unregister("challenge", broken_hook)
+def test_a_hook_that_raises_stores_nothing_and_fails_the_match(validated_version, settings):
+    with_hook(settings, "challenge", broken_hook)
+    match = challenge(validated_version)
+    assert tasks.match_play.apply(args=[match.pk]).get() is False
     match.refresh_from_db()
     assert match.status == Match.Status.FAILED
     assert "storing the result failed: RuntimeError: ladder is closed" in match.error

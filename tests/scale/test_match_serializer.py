@@ -11,9 +11,9 @@ from rest_framework.test import APIRequestFactory
 
 
 def test_the_direct_representation_equals_the_declared_fields_for_every_kind_of_match(db):
-    from api.serializers import MatchSerializer, SeatSerializer
     from matches.models import Match
     from matches.selectors import match_list
+    from matches.serializers import MatchSerializer, SeatSerializer
 
     call_command("seed_scale", bots=6, matches=8, ladders=1, tournaments=0, stdout=StringIO())
     queued = Match.objects.filter(status=Match.Status.DONE).first()

@@ -68,10 +68,11 @@ def test_no_template_uses_a_retired_wording():
 
 
 def test_competition_fields_carry_the_glossary_s_help_in_the_models_and_the_api(db):
-    from api.serializers import LadderSerializer, StandingSerializer, TournamentSerializer
     from ladders.models import Ladder
+    from ladders.serializers import LadderSerializer, StandingSerializer
     from matches.models import Match
     from tournaments_app.models import Tournament
+    from tournaments_app.serializers import TournamentSerializer
 
     for model in (Ladder, Tournament, Match):
         assert glossary.DEALS_HELP in model._meta.get_field("deals").help_text, model

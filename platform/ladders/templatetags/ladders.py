@@ -1,9 +1,10 @@
-"""Template tags of the ladders app: the ladder section of the bot page."""
+"""Template tags of the ladders app: the ladder section and the challenge form of the bot page."""
 
 from __future__ import annotations
 
 from django import template
 
+from bots.models import Bot, BotVersion
 from bots.selectors import user_is_owner_or_staff
 
 from .. import selectors
@@ -43,3 +44,21 @@ def signed(value) -> str:
 @register.filter
 def percent(value) -> str:
     return "" if value is None else f"{value * 100:.0f}%"
+
+
+@register.inclusion_tag("ladders/_challenge.html", takes_context=True)
+def challenge_form(context, bot: Bot):
+    """For a signed-in visitor who is not the owner of a public ``bot``: pick your bot and an active ladder."""
+    user = context["request"].user
+    shown = user.is_authenticated and user.pk != bot.owner_id and selectors.bot_is_public(bot)
+    mine = (
+        Bot.objects.filter(owner=user, versions__status=BotVersion.Status.ACTIVE).distinct().order_by("name")
+        if shown else []
+    )
+    return {
+        "shown": shown,
+        "bot": bot,
+        "mine": mine,
+        "ladders": selectors.challenge_ladders() if shown else [],
+        "csrf_token": context.get("csrf_token"),
+    }

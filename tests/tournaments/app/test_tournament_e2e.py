@@ -16,7 +16,6 @@ from tournament_helpers import field, make_user, open_matches, refreshed, tourna
 
 from bots import services as bot_services
 from bots.models import BotVersion
-from matches import hooks
 from matches import services as match_services
 from matches.models import Match
 from matches.sandboxing import Outcome, SeatOutcome
@@ -116,8 +115,13 @@ def test_swiss_of_8_and_round_robin_of_6_reference_bots_play_to_finished(celery_
         frozenset(s.entry_id for s in p.seats.all()) for p in Pairing.objects.filter(round__tournament=robin)}
 
 
+def linger(match):
+    """A result hook that holds its transaction open a moment."""
+    time.sleep(0.5)
+
+
 @pytest.mark.django_db(transaction=True)
-def test_the_last_two_results_of_a_round_stored_at_once_pair_the_next_round_once():
+def test_the_last_two_results_of_a_round_stored_at_once_pair_the_next_round_once(settings):
     """Two workers store a round's last two results at the same instant (PostgreSQL row locks).
 
     A second hook holds each result's transaction open for a moment after the
@@ -133,9 +137,6 @@ def test_the_last_two_results_of_a_round_stored_at_once_pair_the_next_round_once
     barrier = threading.Barrier(2)
     errors: list = []
 
-    def linger(match):
-        time.sleep(0.5)
-
     def store(match, token):
         try:
             outcome = Outcome([SeatOutcome(100.0, 1, 1), SeatOutcome(0.0, 2, 0)], 1, 1, {}, {})
@@ -146,15 +147,13 @@ def test_the_last_two_results_of_a_round_stored_at_once_pair_the_next_round_once
         finally:
             connections.close_all()
 
-    hooks.register("tournament", linger)
-    try:
-        threads = [threading.Thread(target=store, args=(m, t)) for m, t in zip(matches, tokens, strict=True)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=30)
-    finally:
-        hooks.unregister("tournament", linger)
+    table = dict(settings.MATCH_RESULT_HOOKS)
+    settings.MATCH_RESULT_HOOKS = {**table, "tournament": [*table["tournament"], f"{__name__}.linger"]}
+    threads = [threading.Thread(target=store, args=(m, t)) for m, t in zip(matches, tokens, strict=True)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
     assert not errors, errors
     tournament = refreshed(tournament)
     assert tournament.current_round == 2

@@ -1,0 +1,102 @@
+"""The tournament app's API: tournaments, entries, and the organizers' actions."""
+
+from __future__ import annotations
+
+from core.roles import is_organizer
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions, generics, permissions, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.permissions import IsStaff
+from api.serializers import error_responses
+from api.services import ApiRefusal
+from bots.apis import owned_bot
+from ladders.serializers import BotOnLadderSerializer
+
+from . import selectors as tournament_selectors
+from . import serializers as s
+from . import services as tournament_services
+from .models import Tournament
+
+
+def _tournament(slug: str) -> Tournament:
+    tournament = Tournament.objects.filter(slug=slug).first()
+    if tournament is None:
+        raise exceptions.NotFound(f"no tournament {slug!r}")
+    return tournament
+
+
+class TournamentListView(generics.ListAPIView):
+    """Tournaments, newest first."""
+
+    serializer_class = s.TournamentSerializer
+    queryset = Tournament.objects.none()  # for the schema; get_queryset answers
+
+    def get_queryset(self):
+        return tournament_selectors.tournament_list()
+
+
+def _tournament_body(tournament: Tournament) -> dict:
+    body = s.TournamentSerializer(tournament).data
+    body["progress"] = tournament_selectors.tournament_progress(tournament).as_dict()
+    body["entries"] = s.TournamentEntrySerializer(tournament_selectors.tournament_entries(tournament), many=True).data
+    body["standings"] = s.TournamentStandingSerializer(
+        tournament_selectors.tournament_standings(tournament), many=True
+    ).data
+    body["rounds"] = s.RoundSerializer(tournament_selectors.tournament_rounds(tournament), many=True).data
+    return body
+
+
+class TournamentDetailView(APIView):
+    @extend_schema(responses={200: s.TournamentDetailSerializer, **error_responses(404)})
+    def get(self, request, slug: str):
+        """A tournament with its progress, entries, standings, and rounds (newest first) with pairings."""
+        return Response(_tournament_body(_tournament(slug)))
+
+
+class TournamentEntryView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        request=BotOnLadderSerializer, responses={201: s.TournamentEntrySerializer, **error_responses(400, 401, 403, 404)}
+    )
+    def post(self, request, slug: str):
+        """Enter your bot while registration is open (organizers: also in a draft)."""
+        tournament = _tournament(slug)
+        incoming = BotOnLadderSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        bot = owned_bot(request, incoming.validated_data["bot"])
+        if tournament.status != Tournament.Status.REGISTRATION and not is_organizer(request.user):
+            raise ApiRefusal(f"{tournament} is {tournament.status}, not open for registration")
+        entry = tournament_services.entry_add(tournament, bot, actor=request.user)
+        return Response(s.TournamentEntrySerializer(entry).data, status=status.HTTP_201_CREATED)
+
+
+#: organizer actions by the name in the URL
+TOURNAMENT_ACTIONS = {
+    "open": tournament_services.tournament_open_registration,
+    "start": tournament_services.tournament_start,
+    "pause": tournament_services.tournament_pause,
+    "resume": tournament_services.tournament_resume,
+    "rerun": tournament_services.tournament_rerun_failed,
+    "cancel": tournament_services.tournament_cancel,
+}
+
+
+class TournamentActionView(APIView):
+    permission_classes = [IsStaff]
+
+    @extend_schema(
+        request=None,
+        parameters=[OpenApiParameter("action", str, OpenApiParameter.PATH, enum=sorted(TOURNAMENT_ACTIONS))],
+        responses={200: s.TournamentDetailSerializer, **error_responses(400, 401, 403, 404)},
+    )
+    def post(self, request, slug: str, action: str):
+        """Organizers: open registration, start, pause, resume, re-run failed matches, cancel."""
+        run = TOURNAMENT_ACTIONS.get(action)
+        if run is None:
+            raise exceptions.NotFound(f"no tournament action {action!r} (known: {', '.join(sorted(TOURNAMENT_ACTIONS))})")
+        tournament = _tournament(slug)
+        run(tournament, actor=request.user)
+        return Response(_tournament_body(_tournament(slug)))
