@@ -21,13 +21,12 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from engine import replay as replay_format
 from engine.faults import InfrastructureError, SeatFault
 from engine.game import Game, IllegalAction
 from engine.rules import Rules
-from engine.seating import BALANCED_CYCLIC, seat_bots
-from engine.seating import describe as describe_seating
+from engine.seating import seat_bots
 
-REPLAY_VERSION = 2
 #: longest fault reason kept (a hostile bot controls the text)
 MAX_REASON = 500
 _NUMBER = (int, float)
@@ -235,15 +234,9 @@ def play_match(
                 times: list[float | None] = []
                 decision_ms.append(times)
                 # the game's record without its play: what on_step is shown, and the record's head
-                head = {
-                    "index": game_index,
-                    "deal": deal,
-                    "rotation": rotation,
-                    "seed": seed_d,
-                    "seats": seat_bot,
-                    "names": [names[b] for b in seat_bot],
-                    "forfeited": forfeited_at_start,
-                }
+                head = replay_format.game_head(
+                    game_index, deal, rotation, seed_d, seat_bot, [names[b] for b in seat_bot], forfeited_at_start
+                )
                 step_game = {**head, "over": False}
                 while not game.over:
                     b = seat_bot[game.seat]  # type: ignore[index]
@@ -298,16 +291,7 @@ def play_match(
                 if ranks.count(1) == 1:  # a game is won only by a sole first place (RULES.md section 7)
                     wins[seat_bot[ranks.index(1)]] += 1
                 rounds += game.round
-                records.append(
-                    {
-                        **head,
-                        "events": game.events,
-                        "actions": game.actions,
-                        "scores": list(game.scores),
-                        "ranks": ranks,
-                        "rounds": game.round,
-                    }
-                )
+                records.append(replay_format.game_record(head, game, ranks))
                 if on_game is not None:
                     on_game(len(records), deals * (n if duplicate else 1))
 
@@ -325,25 +309,8 @@ def play_match(
         )
         for b in range(n)
     ]
-    replay = {
-        "version": REPLAY_VERSION,
-        "rules": rules_dict,
-        "seed": seed,
-        "deals": deals,
-        "duplicate": bool(duplicate),
-        "names": names,
-        "games": records,
-        "result": {
-            "scores": totals,
-            "ranks": match_ranks,
-            "wins": wins,
-            "forfeits": list(forfeit),
-            "strikes": strikes,
-        },
-    }
-    seating = describe_seating(n, deals, bool(duplicate))
-    if seating["scheme"] == BALANCED_CYCLIC:
-        # only here: replays of 2 seats or without duplicate stay as they were
-        # (engine.replay.seating gives every replay's entry, older ones included)
-        replay["seating"] = seating
+    replay = replay_format.match_document(
+        rules_dict, seed=seed, deals=deals, duplicate=bool(duplicate), names=names, games=records,
+        scores=totals, ranks=match_ranks, wins=wins, forfeits=forfeit, strikes=strikes,
+    )
     return MatchResult(players=players, replay=replay, games=len(records), rounds=rounds, timings=timings, decision_ms=decision_ms)

@@ -15,7 +15,7 @@ from bots import services as bot_services
 from bots.models import BotVersion
 from engine import glossary
 from engine.faults import InfrastructureError
-from engine.match import REPLAY_VERSION
+from engine.replay import REPLAY_VERSION
 from engine.rules import Rules
 from matches import hooks, sandboxing, selectors, services, tasks
 from matches.models import Match
