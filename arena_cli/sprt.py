@@ -89,14 +89,15 @@ def add_parser(commands) -> argparse.ArgumentParser:
     return sprt
 
 
-def pair_points(outcome) -> float:
-    """NEW's points (0 to 2) in a played pair; NEW is bot 0, OLD bot 1."""
-    forfeit_new = outcome.players[0].forfeit is not None
-    forfeit_old = outcome.players[1].forfeit is not None
+def pair_points(result) -> float:
+    """NEW's points (0 to 2) in a played pair (the referee's result: ``players``, ``replay``);
+    NEW is bot 0, OLD bot 1."""
+    forfeit_new = result.players[0].forfeit is not None
+    forfeit_old = result.players[1].forfeit is not None
     if forfeit_new or forfeit_old:
         return 1.0 if forfeit_new and forfeit_old else 0.0 if forfeit_new else 2.0
     points = 0.0
-    for game in outcome.replay["games"]:
+    for game in result.replay["games"]:
         seats, ranks = game["seats"], game["ranks"]
         new, old = ranks[seats.index(0)], ranks[seats.index(1)]
         points += 1.0 if new < old else 0.5 if new == old else 0.0
@@ -138,7 +139,7 @@ def run_sprt(args: argparse.Namespace) -> int:
                     raise FailureError(f"{args.sandbox} sandbox: {exc}") from exc
                 except ImportError as exc:  # a backend whose optional parts are not installed
                     raise FailureError(f"the {args.sandbox} sandbox is not available here: {exc}") from exc
-                test.add(pair_points(outcome))
+                test.add(pair_points(outcome.result))
                 llr = test.llr
                 line.show(
                     f"arena sprt: {test.pairs} pairs, score {100 * test.score:.1f}%, "

@@ -117,7 +117,7 @@ def _instrument(recorder: _Recorder) -> None:
     for module, attribute, step in (
         (engine_match, "play_match", "decisions"), (runner, "play_match", "sandbox"), (runner, "_stop_all", "stop"),
         (services, "match_record_result", "record"), (hooks, "run", "hooks"), (services, "_declined", "health"),
-        (services, "match_start", "start"), (sandboxing, "bots_of", "packages"), (sandboxing, "outcome_of", "outcome"),
+        (services, "match_start", "start"), (sandboxing, "bots_of", "packages"),
     ):
         # a step the code no longer has (renamed) is left out, and the report says which were timed
         if callable(getattr(module, attribute, None)):
@@ -453,7 +453,7 @@ def floor_inprocess(matches, progress=None) -> dict:
             duplicate=match.duplicate, backend="inprocess",
             limits=sandboxing.match_limits(match.time_per_decision, match.time_bank, match.time_per_match),
         )
-        decisions += sum(int(seat.get("decisions", 0)) for seat in result.timings)
+        decisions += sum(int(seat.get("decisions", 0)) for seat in result.result.timings)
         if progress:
             progress(done, len(matches))
     wall, cpu = time.monotonic() - wall, time.process_time() - cpu
@@ -539,7 +539,7 @@ def _read_records(folder: Path) -> tuple[list[dict], list[dict]]:
 
 
 #: bookkeeping's parts: the timed steps each is made of (``rest``: the task's time no step took)
-BOOKKEEPING_PARTS = {"health": ("health",), "start": ("start",), "packages_and_outcome": ("packages", "outcome"),
+BOOKKEEPING_PARTS = {"health": ("health",), "start": ("start",), "packages": ("packages",),
                      "record": ("record",), "hooks": ("hooks",)}
 
 

@@ -73,4 +73,4 @@ def test_the_sandbox_runner_passes_the_hook_to_the_referee():
 
     seen = []
     outcome = runner.play_match(Rules(players=2), ["random", "first"], seed=1, on_step=lambda g, e, a: seen.append(len(e)))
-    assert seen and seen[-1] == len(outcome.replay["games"][0]["events"])
+    assert seen and seen[-1] == len(outcome.result.replay["games"][0]["events"])

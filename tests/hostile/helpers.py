@@ -130,6 +130,6 @@ def play_hostile(source: str, backend: str, limits: Limits = HOSTILE_LIMITS, **r
     assert_nothing_left(match_id, backend)
     result = HostileOutcome(outcome, match_id, seconds)
     assert result.opponent.forfeit is None, f"opponent harmed: {result.opponent.forfeit}"
-    assert result.opponent.faults == [], f"opponent faulted: {result.opponent.faults}"
+    assert result.opponent.faults == (), f"opponent faulted: {result.opponent.faults}"
     assert outcome.result.games == 1
     return result

@@ -557,16 +557,17 @@ def test_decision_logs_of_a_bot_that_forfeits_stop_at_its_last_decision():
     from sandbox.package import BotPackage
 
     crasher = BotPackage.from_bytes("crash.py", CRASHING_BOT)
-    result = runner.play_match(Rules.parse(["players=2", "rounds=2"]), [crasher, "first"], seed=11, deals=2)
-    outcome = sandboxing.outcome_of(result, 2)
+    outcome = runner.play_match(Rules.parse(["players=2", "rounds=2"]), [crasher, "first"], seed=11, deals=2)
+    result = outcome.result
     records = selectors.bot_decision_records(result.replay, 0)
     assert len(records) == 3  # the third decision crashed; the fallback played the rest of the match
     games = result.replay["games"]
     seat0 = [(g, i) for g, game in enumerate(games) for i, r in enumerate(game["actions"]) if game["seats"][r["seat"]] == 0]
     assert seat0[:3] == records and len(seat0) > 3
-    assert all(outcome.decision_ms[g][i] is not None for g, i in records)
-    assert all(outcome.decision_ms[g][i] is None for g, i in seat0[3:])  # fallback moves are not timed
-    seat = MatchSeat(seat=0, log=outcome.seats[0].log, log_marks=outcome.seats[0].log_marks)
+    assert all(result.decision_ms[g][i] is not None for g, i in records)
+    assert all(result.decision_ms[g][i] is None for g, i in seat0[3:])  # fallback moves are not timed
+    columns = sandboxing.seat_columns(outcome)[0]
+    seat = MatchSeat(seat=0, log=columns["log"], log_marks=columns["log_marks"])
     lines = selectors.seat_decision_logs(seat, result.replay)
     assert [text for _, _, text in lines] == ["decision 1\n", "decision 2\n", "decision 3\nabout to divide by zero\n"]
     assert [(g, i) for g, i, _ in lines] == records
@@ -599,9 +600,10 @@ def test_decision_logs_keep_their_place_after_emoji_nul_and_broken_text(backend,
         "    print(f'\\U0001F600{n}\\x00\\udcff', 'é' * n)\n"
         "    return observation['legal_actions'][0]\n"
     ).encode())
-    result = runner.play_match(Rules.parse(["players=2", "rounds=1"]), [odd, "first"], seed=5, backend=backend, allow_process=True)
-    outcome = sandboxing.outcome_of(result, 2)
-    seat = MatchSeat(seat=0, log=outcome.seats[0].log, log_marks=outcome.seats[0].log_marks)
+    outcome = runner.play_match(Rules.parse(["players=2", "rounds=1"]), [odd, "first"], seed=5, backend=backend, allow_process=True)
+    result = outcome.result
+    columns = sandboxing.seat_columns(outcome)[0]
+    seat = MatchSeat(seat=0, log=columns["log"], log_marks=columns["log_marks"])
     texts = [text for _, _, text in selectors.seat_decision_logs(seat, result.replay)]
     assert len(texts) == len(selectors.bot_decision_records(result.replay, 0)) > 1
     for k, text in enumerate(texts, start=1):

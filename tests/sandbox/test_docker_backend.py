@@ -225,7 +225,7 @@ def test_finished_match_keeps_its_result_when_docker_fails_at_teardown(docker_cl
     rules = Rules.parse(["players=2", "rounds=1", "hand_size=3"])
     try:
         outcome = play_match(rules, [BOT, "first"], seed=1, backend="docker", match_id="teardownfail1")
-        assert outcome.players[0].forfeit is None
+        assert outcome.result.players[0].forfeit is None
         assert "the reaper removes what is left" in caplog.text
     finally:
         monkeypatch.undo()

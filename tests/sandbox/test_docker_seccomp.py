@@ -84,7 +84,7 @@ def test_a_hostile_match_plays_in_gvisor(docker_client, monkeypatch):
                          match_id="runsc-test")
     assert seen == [seccomp.RUNSC, seccomp.RUNSC]  # the runtime came from SANDBOX_DOCKER_RUNTIME
     hostile, opponent = outcome.result.players
-    assert opponent.forfeit is None and opponent.faults == []
+    assert opponent.forfeit is None and opponent.faults == ()
     # The bot's system calls went to gVisor's kernel (it reports its own release), not the host's:
     # what "works" there (its own user namespaces, ptrace of its own processes, io_uring) is gVisor's.
     kernel = next(line for line in outcome.logs[0].splitlines() if line.startswith("KERNEL:")).split()[1]

@@ -110,7 +110,7 @@ def test_a_cpu_burning_opponent_does_not_push_a_timer_bot_over_its_limit(backend
     burned = play(backend, BURNER, TIMER)
     for outcome in (quiet, burned):
         timer = outcome.result.players[1]
-        assert timer.faults == [] and timer.forfeit is None  # never a timeout at 0.5 s a decision
+        assert timer.faults == () and timer.forfeit is None  # never a timeout at 0.5 s a decision
     quiet_max = quiet.result.timings[1]["max_seconds"]
     burned_max = burned.result.timings[1]["max_seconds"]
     # generous: the machine is shared; unfrozen, the burner's three spinners would take most of it

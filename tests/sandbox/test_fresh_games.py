@@ -115,7 +115,7 @@ def assert_forgot(outcome, games: int) -> None:
     assert "FOUND" not in log, log
     assert log.count("wrote tmp") == games, log  # it did leave a file behind each time
     hostile = outcome.result.players[0]
-    assert hostile.forfeit is None and hostile.faults == []
+    assert hostile.forfeit is None and hostile.faults == ()
 
 
 def test_process_backend_forgets_everything_between_rotations(bwrap_path):

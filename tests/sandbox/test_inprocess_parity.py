@@ -76,7 +76,7 @@ def test_two_bots_with_a_helper_of_the_same_name_each_see_their_own(process_stat
         seen = decision_lines(log)
         assert seen and {name for name, _ in seen} == {tag}
         assert [count for _, count in seen] == list(range(1, len(seen) + 1))  # nobody else counted
-    assert all(p.forfeit is None for p in outcome.players)
+    assert all(p.forfeit is None for p in outcome.result.players)
 
 
 def test_one_bot_in_two_seats_keeps_separate_module_state(process_state):
@@ -103,7 +103,7 @@ def test_a_helper_named_like_an_arena_package_is_the_bots_own(process_state):
         "engine.py": "MINE = True\ndef pick(actions):\n    return actions[0]\n",
     })
     outcome = play_match(RULES, [bot, "first"], seed=3, backend="inprocess")
-    assert outcome.faults[0] == [] and outcome.players[0].forfeit is None
+    assert outcome.result.players[0].faults == () and outcome.result.players[0].forfeit is None
     assert sys.modules["engine"] is engine and not hasattr(engine, "MINE")
 
 
@@ -122,7 +122,7 @@ def test_a_module_named_like_a_standard_one_is_used_as_in_the_sandbox(process_st
         "random.py": "def pick(actions):\n    return actions[0]\n",
     })
     outcome = play_match(RULES, [bot, "first"], seed=3, backend="inprocess")
-    assert outcome.faults[0] == []
+    assert outcome.result.players[0].faults == ()
     assert sys.modules["random"] is random and not hasattr(random, "pick")
 
 
@@ -141,7 +141,7 @@ def test_modules_imported_during_a_decision_stay_the_bots(process_state):
         })
 
     outcome = play_match(RULES, [lazy("x.zip", "X"), lazy("y.zip", "Y")], seed=3, backend="inprocess")
-    assert outcome.faults == [[], []]
+    assert [p.faults for p in outcome.result.players] == [(), ()]
     for log, tag in zip(outcome.logs, "XY", strict=True):
         lines = log.splitlines()
         assert lines == [f"lazy {tag} {n}" for n in range(1, len(lines) + 1)] and lines
@@ -167,7 +167,7 @@ def test_relative_paths_are_the_bots_folder(process_state, tmp_path):
         assert os.getcwd() == str(tmp_path)
     finally:
         os.chdir(arena_cwd)
-    assert outcome.faults[0] == []
+    assert outcome.result.players[0].faults == ()
 
 
 def test_a_reply_nested_too_deep_for_json_is_a_strike_not_a_crash(process_state):
@@ -179,18 +179,18 @@ def test_a_reply_nested_too_deep_for_json_is_a_strike_not_a_crash(process_state)
         b"    return reply\n"
     ))
     outcome = play_match(RULES, [bot, "first"], seed=3, backend="inprocess")
-    assert outcome.faults[0]
-    assert all(f.startswith("illegal: agent returned a value that is not JSON (list): ") for f in outcome.faults[0])
-    assert "recursion" in outcome.faults[0][0]
-    assert outcome.players[0].forfeit.startswith("strikes: 3 strikes")
+    assert outcome.result.players[0].faults
+    assert all(f.startswith("illegal: agent returned a value that is not JSON (list): ") for f in map(str, outcome.result.players[0].faults))
+    assert "recursion" in outcome.result.players[0].faults[0].reason
+    assert str(outcome.result.players[0].forfeit).startswith("strikes: 3 strikes")
 
 
 def test_a_bot_raising_keyboard_interrupt_forfeits_and_the_match_goes_on(process_state):
     bot = BotPackage.from_bytes("kb.py", b"def agent(observation, configuration):\n    raise KeyboardInterrupt('bot')\n")
     outcome = play_match(RULES, [bot, "first"], seed=3, backend="inprocess")
-    assert outcome.faults[0] == ["exception: exception in agent: KeyboardInterrupt: bot"]
-    assert outcome.players[0].forfeit == "exception: exception in agent: KeyboardInterrupt: bot"
-    assert outcome.games == 1 and outcome.rounds >= 1
+    assert [str(f) for f in outcome.result.players[0].faults] == ["exception: exception in agent: KeyboardInterrupt: bot"]
+    assert str(outcome.result.players[0].forfeit) == "exception: exception in agent: KeyboardInterrupt: bot"
+    assert outcome.result.games == 1 and outcome.result.rounds >= 1
 
 
 def test_keyboard_interrupt_from_a_bot_is_a_fault_in_another_thread_too(process_state):
@@ -199,13 +199,13 @@ def test_keyboard_interrupt_from_a_bot_is_a_fault_in_another_thread_too(process_
     thread = threading.Thread(target=lambda: outcomes.append(play_match(RULES, [bot, "first"], seed=3, backend="inprocess")))
     thread.start()
     thread.join(60)
-    assert outcomes and outcomes[0].players[0].forfeit == "exception: exception in agent: KeyboardInterrupt"
+    assert outcomes and str(outcomes[0].result.players[0].forfeit) == "exception: exception in agent: KeyboardInterrupt"
 
 
 def test_keyboard_interrupt_at_import_is_a_fault(process_state):
     bot = BotPackage.from_bytes("kbi.py", b"raise KeyboardInterrupt('at import')\ndef agent(o, c):\n    return o['legal_actions'][0]\n")
     outcome = play_match(RULES, [bot, "first"], seed=3, backend="inprocess")
-    assert outcome.players[0].forfeit == "exception: exception at import: KeyboardInterrupt: at import"
+    assert str(outcome.result.players[0].forfeit) == "exception: exception at import: KeyboardInterrupt: at import"
 
 
 def test_arena_play_runs_the_bots_as_the_sandbox_does(capsys, tmp_path, process_state):

@@ -39,8 +39,8 @@ def play(backend: str, slow: int, deals: int, request):
 def test_a_bot_that_thinks_0_3_s_a_decision_forfeits_on_a_2_s_match_clock(backend, request):
     outcome = play(backend, slow=1000, deals=3, request=request)
     slow, plain = outcome.result.players
-    assert slow.forfeit == "match_time: out of match time: used up its 2 s of thinking for the match"
-    assert [f["kind"] for f in slow.faults] == ["match_time"]
+    assert str(slow.forfeit) == "match_time: out of match time: used up its 2 s of thinking for the match"
+    assert [f.kind for f in slow.faults] == ["match_time"]
     assert plain.forfeit is None and outcome.result.games == 3  # the match completes
     # it thought for its 2 s, no more: the last decision was cut at the clock, not at 1 s + bank
     assert 1.9 <= outcome.result.timings[0]["total_seconds"] <= 2.6
@@ -51,9 +51,9 @@ def test_the_match_clock_runs_across_games_not_per_game(backend, request):
     # 0.9 s of thinking per game: never 2 s in one game, but 2 s by the third
     outcome = play(backend, slow=3, deals=4, request=request)
     slow = outcome.result.players[0]
-    assert slow.forfeit is not None and slow.forfeit.startswith("match_time: out of match time")
-    assert slow.faults[0]["game"] == 2  # the third game
-    assert not any(f["kind"] == "timeout" for f in slow.faults)
+    assert slow.forfeit is not None and str(slow.forfeit).startswith("match_time: out of match time")
+    assert slow.faults[0].game == 2  # the third game
+    assert not any(f.kind == "timeout" for f in slow.faults)
 
 
 def test_match_time_is_a_forfeiting_fault_kind():

@@ -26,9 +26,9 @@ CRASHER = BotPackage.from_bytes("crash.py", b"def agent(observation, configurati
 def test_reference_bots_play_in_process_and_the_result_reads_through():
     outcome = play_match(RULES, ["first", "random"], seed=3)
     assert outcome.backend == "inprocess"
-    assert [p.name for p in outcome.players] == ["first", "random"]
-    assert outcome.players is outcome.result.players
-    assert all(p.forfeit is None for p in outcome.players)
+    assert [p.name for p in outcome.result.players] == ["first", "random"]
+    assert outcome.result.players is outcome.result.players
+    assert all(p.forfeit is None for p in outcome.result.players)
 
 
 def test_in_process_package_keeps_module_state_and_logs_its_prints():
@@ -37,15 +37,15 @@ def test_in_process_package_keeps_module_state_and_logs_its_prints():
     assert log.startswith("imported\ndecision 1 0.25\n")
     decisions = outcome.result.timings[0]["decisions"]
     assert f"decision {decisions} 0.25\n" in log  # module state lived the whole match
-    assert outcome.players[0].name == CHATTY.short_name
+    assert outcome.result.players[0].name == CHATTY.short_name
 
 
 def test_exception_in_agent_forfeits_only_that_bot():
     outcome = play_match(RULES, [CRASHER, "first"], seed=3)
-    assert outcome.players[0].forfeit == "exception: exception in agent: KeyError: 'missing'"
-    assert outcome.players[0].rank == 2
-    assert outcome.players[1].forfeit is None
-    assert outcome.faults[0] == ["exception: exception in agent: KeyError: 'missing'"]
+    assert str(outcome.result.players[0].forfeit) == "exception: exception in agent: KeyError: 'missing'"
+    assert outcome.result.players[0].rank == 2
+    assert outcome.result.players[1].forfeit is None
+    assert [str(f) for f in outcome.result.players[0].faults] == ["exception: exception in agent: KeyError: 'missing'"]
 
 
 def test_process_backend_is_refused_for_packages_unless_allowed():
@@ -55,8 +55,8 @@ def test_process_backend_is_refused_for_packages_unless_allowed():
 
 def test_process_backend_plays_a_package_when_allowed(bwrap_path):
     outcome = play_match(RULES, [CHATTY, CRASHER], seed=3, backend="process", allow_process=True)
-    assert outcome.players[0].forfeit is None
-    assert outcome.players[1].forfeit == "exception: exception in agent: KeyError: 'missing'"
+    assert outcome.result.players[0].forfeit is None
+    assert str(outcome.result.players[1].forfeit) == "exception: exception in agent: KeyError: 'missing'"
     assert outcome.logs[0].startswith("imported\ndecision 1 1.0\n")
 
 
@@ -64,7 +64,7 @@ def test_process_backend_plays_a_package_when_allowed(bwrap_path):
 @pytest.mark.services
 def test_docker_backend_plays_a_package(docker_client):
     outcome = play_match(RULES, [CHATTY, "first"], seed=3, backend="docker", match_id="runnertest1")
-    assert outcome.players[0].forfeit is None
+    assert outcome.result.players[0].forfeit is None
     assert outcome.logs[0].startswith("imported\ndecision 1 1.0\n")
     assert docker_client.containers.list(all=True, filters={"label": "uno-arena.match=runnertest1"}) == []
 
@@ -72,7 +72,7 @@ def test_docker_backend_plays_a_package(docker_client):
 def test_same_seed_same_bots_same_replay_across_backends(bwrap_path):
     inprocess = play_match(RULES, [CHATTY, "random"], seed=9)
     process = play_match(RULES, [CHATTY, "random"], seed=9, backend="process", allow_process=True)
-    assert inprocess.replay == process.replay
+    assert inprocess.result.replay == process.result.replay
 
 
 def _decision_logs(outcome, bot):
@@ -107,7 +107,7 @@ def test_a_bot_that_sleeps_shows_at_least_that_time_on_those_decisions(backend, 
     if backend == "process":
         request.getfixturevalue("bwrap_path")
     outcome = play_match(RULES, [SLEEPER, "first"], seed=3, backend=backend, allow_process=True)
-    replay = outcome.replay
+    replay = outcome.result.replay
     slept = 0
     for game, times in zip(replay["games"], outcome.result.decision_ms, strict=True):
         for record, ms in zip(game["actions"], times, strict=True):
@@ -142,7 +142,7 @@ def test_in_process_decision_over_the_bank_is_a_timeout_strike():
         b"import time\ndef agent(observation, configuration):\n    time.sleep(0.12)\n    return observation['legal_actions'][0]\n",
     )
     outcome = play_match(RULES, [slow, "first"], seed=3, limits=Limits(time_per_decision=0.05, time_bank=0.1))
-    kinds = [f["kind"] for f in outcome.players[0].faults]
+    kinds = [f.kind for f in outcome.result.players[0].faults]
     assert kinds and set(kinds) == {"timeout"}
 
 
@@ -158,7 +158,7 @@ def test_last_prints_before_a_crash_reach_the_log(backend, request):
         b"    return 1 / 0\n",
     )
     outcome = play_match(RULES, [dying, "first"], seed=3, backend=backend, allow_process=True)
-    assert outcome.players[0].forfeit == "exception: exception in agent: ZeroDivisionError: division by zero"
+    assert str(outcome.result.players[0].forfeit) == "exception: exception in agent: ZeroDivisionError: division by zero"
     assert outcome.logs[0].startswith("last words [")
     assert outcome.logs[0].endswith("to stderr, no newline")
 

@@ -217,7 +217,7 @@ def test_starter_bot_plays_a_match_without_a_fault(rules):
     rule_set = engine_rules.Rules.parse(rules)
     bots = [BotPackage.from_path(guide.STARTER_BOT), *(["greedy", "random"][: rule_set.players - 1])]
     outcome = runner.play_match(rule_set, bots, seed=3, backend="inprocess")
-    assert outcome.faults[0] == []
+    assert outcome.result.players[0].faults == ()
     assert outcome.result.players[0].forfeit is None
     assert outcome.result.rounds >= 1
 
