@@ -1,6 +1,6 @@
 """``arena play``: a match between reference bots and bot files, on this machine.
 
-Bots run through ``sandbox.runner.play_match``; reference bots (our own code)
+Bots run through ``sandbox.runner.play_sandboxed_match``; reference bots (our own code)
 always run in-process, bot files in the backend chosen by ``--sandbox``
 (default ``inprocess``: trusted, the author's own machine).
 """
@@ -262,7 +262,7 @@ def clock_limits(args: argparse.Namespace) -> Limits:
 
 def _play(rules: Any, bots: list[Any], args: argparse.Namespace, on_game=None) -> Any:
     # The author's own bots on their own machine: the weaker process sandbox is fine.
-    return runner.play_match(
+    return runner.play_sandboxed_match(
         rules,
         bots,
         seed=args.seed,

@@ -1,6 +1,6 @@
 """``arena sprt NEW OLD``: is NEW better than OLD? A sequential test on duplicate deal pairs, like fishtest.
 
-Pair i is one deal played twice with the seats swapped (``sandbox.runner.play_match``
+Pair i is one deal played twice with the seats swapped (``sandbox.runner.play_sandboxed_match``
 with ``deals=1, duplicate=True``, seed ``--seed + i``), the same runner and
 bot resolution as ``arena play``. NEW's points in the pair (a game won 1, drawn
 1/2, lost 0; a bot that forfeits loses the pair's every game, both forfeiting is
@@ -131,7 +131,7 @@ def run_sprt(args: argparse.Namespace) -> int:
         try:
             for pair in range(max_pairs):
                 try:
-                    outcome = runner.play_match(
+                    outcome = runner.play_sandboxed_match(
                         rules, bots, seed=args.seed + pair, deals=1, duplicate=True, backend=args.sandbox,
                         limits=limits, allow_process=True, names=[args.new, args.old],
                     )

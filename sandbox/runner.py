@@ -1,12 +1,12 @@
 """Play one match with bots in sandboxes: the only entry point callers use.
 
-``play_match`` starts one seat per bot in parallel, lets ``engine.match``
+``play_sandboxed_match`` starts one seat per bot in parallel, lets ``engine.match``
 referee the games, and stops every seat on every path. A bot never takes the calling
 process down: its faults become ``SeatFault`` for the engine (and typed
 ``engine.faults.Fault`` in its result); only trouble of the platform itself (Docker
 gone) raises ``InfrastructureError``.
 
->>> outcome = play_match(rules, ["random", BotPackage.from_path("bot.py")], seed=7, backend="docker")  # doctest: +SKIP
+>>> outcome = play_sandboxed_match(rules, ["random", BotPackage.from_path("bot.py")], seed=7, backend="docker")  # doctest: +SKIP
 >>> outcome.result.players[1].forfeit, outcome.logs[1]  # doctest: +SKIP
 """
 
@@ -51,7 +51,7 @@ class SandboxMatchResult:
     log_marks: list[list[int]] = field(default_factory=list)
 
 
-def play_match(
+def play_sandboxed_match(
     rules: Rules,
     bots: Sequence[str | BotPackage],
     *,

@@ -201,12 +201,12 @@ def _seed_ladders(n: int, tag: str, versions: dict, rng: random.Random, out: See
 
 
 def _play(match):
-    """The match played for real in-process, exactly as ``sandboxing.play`` does with a sandbox."""
+    """The match played for real in-process, exactly as ``sandboxing.play_match_row`` does with a sandbox."""
     from engine.rules import Rules
     from matches import sandboxing
     from sandbox import runner
 
-    return runner.play_match(
+    return runner.play_sandboxed_match(
         Rules.from_dict(match.rules), sandboxing.bots_of(match), seed=match.seed, deals=match.deals,
         duplicate=match.duplicate, backend="inprocess",
         limits=sandboxing.match_limits(match.time_per_decision, match.time_bank, match.time_per_match),

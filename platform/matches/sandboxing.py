@@ -1,7 +1,7 @@
 """The platform's side of the sandbox: which backend, which bots, and the result's columns.
 
 The only module of the platform that calls ``sandbox.runner``; it never
-imports a backend. ``play(match)`` turns a Match row into a runner call and
+imports a backend. ``play_match_row(match)`` turns a Match row into a runner call and
 returns the runner's result as it is (``sandbox.runner.SandboxMatchResult``, the
 referee's typed result inside); ``services.match_record_result`` stores it, with
 ``seat_columns`` and ``timing_summary`` giving the values of its columns.
@@ -236,7 +236,7 @@ def match_limits(time_per_decision: float | None, time_bank: float | None, time_
     return DEFAULT_LIMITS.replace(**{k: float(v) for k, v in changes.items() if v is not None})
 
 
-def play(match) -> SandboxMatchResult:
+def play_match_row(match) -> SandboxMatchResult:
     """Play the match a Match row describes through ``sandbox.runner`` in the backend the
     settings choose, published live; the runner's result as it is (raises InfrastructureError)."""
     from sandbox import runner
@@ -245,7 +245,7 @@ def play(match) -> SandboxMatchResult:
 
     bots = bots_of(match)
     label_sandboxes()
-    played = runner.play_match(
+    played = runner.play_sandboxed_match(
         Rules.from_dict(match.rules),
         bots,
         seed=match.seed,

@@ -386,7 +386,7 @@ def match_play(match_id: int, *, worker: str = "") -> bool:
     )
     with LeaseKeeper(match_id, token) as lease:
         try:
-            played = sandboxing.play(match)
+            played = sandboxing.play_match_row(match)
         except InfrastructureError as exc:
             logger.warning("match %s attempt %s: infrastructure error: %s", match_id, match.attempts, exc)
             db_retry(f"match {match_id}: retrying", match_retry, match_id, token, f"{type(exc).__name__}: {exc}", worker=worker)

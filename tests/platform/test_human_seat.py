@@ -59,7 +59,7 @@ def test_a_person_plays_a_whole_game_against_random(client, prefix):
     person = threading.Thread(target=_person, args=(client, prefix, stop, errors), daemon=True)
     person.start()
     try:
-        outcome = runner.play_match(Rules(players=2), [seat, "random"], seed=11, backend="inprocess")
+        outcome = runner.play_sandboxed_match(Rules(players=2), [seat, "random"], seed=11, backend="inprocess")
     finally:
         stop.set()
         person.join(5)
@@ -73,7 +73,7 @@ def test_a_person_plays_a_whole_game_against_random(client, prefix):
 def test_an_abandoned_seat_times_out_to_a_forfeit_and_the_game_ends(client, prefix):
     seat = human.HumanSeat(client, prefix, clock=1, name="gone")
     started = time.monotonic()
-    outcome = runner.play_match(Rules(players=2, max_strikes=2), [seat, "random"], seed=3, backend="inprocess")
+    outcome = runner.play_sandboxed_match(Rules(players=2, max_strikes=2), [seat, "random"], seed=3, backend="inprocess")
     took = time.monotonic() - started
     assert outcome.result.players[0].forfeit and "timeout" in str(outcome.result.players[0].forfeit)
     assert [f.kind for f in outcome.result.players[0].faults] == ["timeout", "timeout"]
@@ -98,7 +98,7 @@ def test_a_person_plays_a_bot_in_the_docker_sandbox(client, prefix, docker_clien
     person = threading.Thread(target=_person, args=(client, prefix, stop, errors), kwargs={"first_bad": False}, daemon=True)
     person.start()
     try:
-        outcome = runner.play_match(
+        outcome = runner.play_sandboxed_match(
             Rules(players=3), [seat, bot, "random"], seed=5, backend="docker",
             match_id=f"human-{uuid.uuid4().hex[:8]}", docker_client=docker_client,
         )

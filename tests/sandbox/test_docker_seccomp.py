@@ -18,7 +18,7 @@ from engine.rules import Rules
 from sandbox import docker_backend, seccomp
 from sandbox.limits import Limits
 from sandbox.package import BotPackage
-from sandbox.runner import play_match
+from sandbox.runner import play_sandboxed_match
 from tests.hostile.test_hostile_syscalls import ATTEMPTS, PROBE, probe_source, syscall_results
 
 pytestmark = [pytest.mark.services, pytest.mark.docker]
@@ -80,7 +80,7 @@ def test_a_hostile_match_plays_in_gvisor(docker_client, monkeypatch):
     probe = BotPackage.from_bytes("probe.py", source.encode())
     plain = BotPackage.from_bytes("plain.py", b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n")
     limits = Limits(time_per_decision=2.0, time_bank=5.0, start_seconds=30.0)
-    outcome = play_match(rules, [probe, plain], seed=3, backend="docker", limits=limits, docker_client=docker_client,
+    outcome = play_sandboxed_match(rules, [probe, plain], seed=3, backend="docker", limits=limits, docker_client=docker_client,
                          match_id="runsc-test")
     assert seen == [seccomp.RUNSC, seccomp.RUNSC]  # the runtime came from SANDBOX_DOCKER_RUNTIME
     hostile, opponent = outcome.result.players

@@ -8,7 +8,7 @@ from engine.faults import SeatFault
 from engine.rules import Rules
 from sandbox.limits import Limits
 from sandbox.package import BotPackage
-from sandbox.runner import play_match
+from sandbox.runner import play_sandboxed_match
 
 #: sleeps 0.3 s in each of its first ``SLOW`` decisions of a game (module state lives for one game)
 SLOW_BOT = """
@@ -32,7 +32,7 @@ def play(backend: str, slow: int, deals: int, request):
         request.getfixturevalue("docker_client" if backend == "docker" else "bwrap_path")
     bot = BotPackage.from_bytes("slow.py", SLOW_BOT.replace("SLOW", str(slow)).encode())
     plain = BotPackage.from_bytes("plain.py", PLAIN)
-    return play_match(RULES, [bot, plain], seed=5, deals=deals, backend=backend, limits=LIMITS, allow_process=True)
+    return play_sandboxed_match(RULES, [bot, plain], seed=5, deals=deals, backend=backend, limits=LIMITS, allow_process=True)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
