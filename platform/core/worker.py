@@ -339,12 +339,19 @@ def _matches_at_once(worker) -> int | None:
     return max(1, int(worker.concurrency or 1))  # threads, eventlet, gevent: one process
 
 
+def active_ladder_seats() -> int:
+    """The most seats per match of an active ladder (0 without one): what warm seats are sized for."""
+    from ladders.models import Ladder
+
+    return max(Ladder.objects.filter(active=True).values_list("seats", flat=True), default=0)
+
+
 def start_warm_seats(matches_at_once: int) -> None:
     """Warm seats for this process (never raises: without them matches start cold)."""
     from matches import sandboxing
 
     try:
-        sandboxing.start_warm_seats(matches_at_once, release_database=True)
+        sandboxing.start_warm_seats(matches_at_once, most_seats=active_ladder_seats, release_database=True)
     except Exception:
         log.exception("could not start warm sandbox seats; seats start cold")
 

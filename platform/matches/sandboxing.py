@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -140,34 +141,30 @@ def remove_dead_workers_sandboxes() -> int:
     return remove_attempt_sandboxes(None)
 
 
-def active_ladder_seats() -> int:
-    """The most seats per match of an active ladder (0 without one)."""
-    from ladders.models import Ladder
-
-    return max(Ladder.objects.filter(active=True).values_list("seats", flat=True), default=0)
-
-
-def warm_seats_for(matches_at_once: int) -> int:
+def warm_seats_for(matches_at_once: int, most_seats: Callable[[], int] | None = None) -> int:
     """How many warm Docker seats a worker process that plays ``matches_at_once`` matches at
-    once keeps: SANDBOX_DOCKER_WARM when a number, else (``auto``) that many matches of the
-    most seats of an active ladder, at least 2 (validation matches)."""
+    once keeps: SANDBOX_DOCKER_WARM when a number, else (``auto``) that many matches of
+    ``most_seats()`` seats (the caller's count, e.g. the most seats of an active ladder: the
+    matches app knows no ladder), at least 2 (validation matches)."""
     if settings.SANDBOX_DOCKER_WARM != "auto":
         return int(settings.SANDBOX_DOCKER_WARM)
     try:
-        seats = active_ladder_seats()
+        seats = most_seats() if most_seats is not None else 0
     except Exception as exc:  # the database is away at the worker's start: the smallest match
         logger.warning("warm seats: could not read the ladders' seat counts (%s); sizing for 2 seats", exc)
         seats = 0
     return max(1, matches_at_once) * max(2, seats)
 
 
-def start_warm_seats(matches_at_once: int, *, release_database: bool = False) -> int:
+def start_warm_seats(
+    matches_at_once: int, *, most_seats: Callable[[], int] | None = None, release_database: bool = False
+) -> int:
     """In a worker process about to take matches, with the Docker backend: remove what dead
     workers of this installation left on this host, then keep ``warm_seats_for`` warm seats
     (filled in the background; seats removed in the background after their match). Returns
     the pool's size (0: none).
 
-    ``release_database``: close this thread's database connections after reading the ladders
+    ``release_database``: close this thread's database connections after ``most_seats`` read them
     and before any seat thread starts. A worker asks for it at ``worker_process_init``, where
     Celery's Django fixup closes each open connection's descriptor by number and then closes
     the connection again (psycopg's PQfinish closes that number a second time): a socket a
@@ -183,7 +180,7 @@ def start_warm_seats(matches_at_once: int, *, release_database: bool = False) ->
     except SandboxConfigurationError:
         return 0
     label_sandboxes()
-    size = warm_seats_for(matches_at_once)
+    size = warm_seats_for(matches_at_once, most_seats)
     if release_database:
         connections.close_all()
     removed = runner.start_warm_seats(size, match_limits(None, None), settings.SANDBOX_IMAGE)
