@@ -1,6 +1,6 @@
 """``arena play``: a match between reference bots and bot files, on this machine.
 
-Bots run through ``sandbox.runner.play_match``; reference bots (our own code)
+Bots run through ``sandbox.runner.play_sandboxed_match``; reference bots (our own code)
 always run in-process, bot files in the backend chosen by ``--sandbox``
 (default ``inprocess``: trusted, the author's own machine).
 """
@@ -58,7 +58,7 @@ def run_play(args: argparse.Namespace) -> int:
     progress = Progress(total, label="arena play ")
     with _stdout_kept_for_results() as results:
         try:
-            result = _play(rules, bots, args, on_game=lambda done, _total: progress.update(done))
+            played = _play(rules, bots, args, on_game=lambda done, _total: progress.update(done))
         except BaseException as exc:
             if replay is not None:
                 replay.discard()
@@ -69,6 +69,7 @@ def run_play(args: argparse.Namespace) -> int:
             raise
         finally:
             progress.close()
+        result = played.result
         summary = summarize(result, args.bots, duplicate=args.duplicate)
         if args.json:
             results.write(json.dumps(summary) + "\n")
@@ -78,7 +79,7 @@ def run_play(args: argparse.Namespace) -> int:
     if replay is not None:
         replay.commit(result.replay)
     if logs_dir is not None:
-        write_logs(logs_dir, args.bots, result.logs)
+        write_logs(logs_dir, args.bots, played.logs)
     return 0
 
 
@@ -229,7 +230,8 @@ def summarize(result: Any, labels: list[str], *, duplicate: bool) -> dict:
         "games": result.games,
         "rounds": result.rounds,
         "players": [
-            {"bot": labels[p.bot], "score": p.score, "rank": p.rank, "wins": p.wins, "forfeit": p.forfeit}
+            {"bot": labels[p.bot], "score": p.score, "rank": p.rank, "wins": p.wins,
+             "forfeit": None if p.forfeit is None else str(p.forfeit)}
             for p in sorted(result.players, key=lambda p: p.bot)
         ],
         "verdict": verdict(result.replay, labels, duplicate=duplicate),
@@ -240,7 +242,7 @@ def format_table(result: Any, labels: list[str], *, seed: int, duplicate: bool) 
     """A plain-text table of the match, best rank first."""
     header = ("rank", "bot", "score", "wins", "strikes")
     rows = [
-        (str(p.rank), labels[p.bot], str(p.score), str(p.wins), str(p.strikes), p.forfeit or "-")
+        (str(p.rank), labels[p.bot], str(p.score), str(p.wins), str(p.strikes), "-" if p.forfeit is None else str(p.forfeit))
         for p in sorted(result.players, key=lambda p: (p.rank, p.bot))
     ]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
@@ -260,7 +262,7 @@ def clock_limits(args: argparse.Namespace) -> Limits:
 
 def _play(rules: Any, bots: list[Any], args: argparse.Namespace, on_game=None) -> Any:
     # The author's own bots on their own machine: the weaker process sandbox is fine.
-    return runner.play_match(
+    return runner.play_sandboxed_match(
         rules,
         bots,
         seed=args.seed,

@@ -1,6 +1,6 @@
 """``arena sprt NEW OLD``: is NEW better than OLD? A sequential test on duplicate deal pairs, like fishtest.
 
-Pair i is one deal played twice with the seats swapped (``sandbox.runner.play_match``
+Pair i is one deal played twice with the seats swapped (``sandbox.runner.play_sandboxed_match``
 with ``deals=1, duplicate=True``, seed ``--seed + i``), the same runner and
 bot resolution as ``arena play``. NEW's points in the pair (a game won 1, drawn
 1/2, lost 0; a bot that forfeits loses the pair's every game, both forfeiting is
@@ -89,14 +89,15 @@ def add_parser(commands) -> argparse.ArgumentParser:
     return sprt
 
 
-def pair_points(outcome) -> float:
-    """NEW's points (0 to 2) in a played pair; NEW is bot 0, OLD bot 1."""
-    forfeit_new = outcome.players[0].forfeit is not None
-    forfeit_old = outcome.players[1].forfeit is not None
+def pair_points(result) -> float:
+    """NEW's points (0 to 2) in a played pair (the referee's result: ``players``, ``replay``);
+    NEW is bot 0, OLD bot 1."""
+    forfeit_new = result.players[0].forfeit is not None
+    forfeit_old = result.players[1].forfeit is not None
     if forfeit_new or forfeit_old:
         return 1.0 if forfeit_new and forfeit_old else 0.0 if forfeit_new else 2.0
     points = 0.0
-    for game in outcome.replay["games"]:
+    for game in result.replay["games"]:
         seats, ranks = game["seats"], game["ranks"]
         new, old = ranks[seats.index(0)], ranks[seats.index(1)]
         points += 1.0 if new < old else 0.5 if new == old else 0.0
@@ -130,7 +131,7 @@ def run_sprt(args: argparse.Namespace) -> int:
         try:
             for pair in range(max_pairs):
                 try:
-                    outcome = runner.play_match(
+                    outcome = runner.play_sandboxed_match(
                         rules, bots, seed=args.seed + pair, deals=1, duplicate=True, backend=args.sandbox,
                         limits=limits, allow_process=True, names=[args.new, args.old],
                     )
@@ -138,7 +139,7 @@ def run_sprt(args: argparse.Namespace) -> int:
                     raise FailureError(f"{args.sandbox} sandbox: {exc}") from exc
                 except ImportError as exc:  # a backend whose optional parts are not installed
                     raise FailureError(f"the {args.sandbox} sandbox is not available here: {exc}") from exc
-                test.add(pair_points(outcome))
+                test.add(pair_points(outcome.result))
                 llr = test.llr
                 line.show(
                     f"arena sprt: {test.pairs} pairs, score {100 * test.score:.1f}%, "

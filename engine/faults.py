@@ -10,6 +10,8 @@ Pure: no imports beyond the standard library.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 class SeatFault(Exception):
     """A bot did something wrong; ``kind`` names it, ``reason`` tells its owner.
@@ -36,6 +38,29 @@ class SeatFault(Exception):
     def forfeits(self) -> bool:
         """True when this fault ends the match for the bot at once."""
         return self.kind not in self.STRIKE_KINDS
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """A bot's fault as the referee recorded it: what (``kind``), why (``reason``), and where.
+
+    The typed form every layer passes on (match result, sandbox, database rows);
+    ``str(fault)`` is its text in replays, ``"kind: reason"``, never parsed back.
+    ``game`` is the game's index in the match, ``round`` its round (0: before the
+    game's first deal, as a fault of ``begin_game``).
+
+    >>> fault = Fault("timeout", "no answer within 1 s", game=2, round=3)
+    >>> fault.kind, str(fault)
+    ('timeout', 'timeout: no answer within 1 s')
+    """
+
+    kind: str
+    reason: str
+    game: int = 0
+    round: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.reason}"
 
 
 class InfrastructureError(Exception):

@@ -5,8 +5,11 @@
 >>> play_match(Rules(players=2), [first, first], seed=3).players[0].rank in (1, 2)
 True
 
-Faults follow RULES.md section 9 (see docs/engine.md for ranking and what is
-recorded). Pure: no I/O; a seat may do I/O behind ``decide`` and the optional
+``play_match`` loops over deals and rotations; each game is played by the turn loop
+(``_play_turns``: ask, apply, record), which hands every fault to a ``StrikeBook``, the
+policy of RULES.md section 9 (see docs/engine.md for ranking and what is recorded); the
+replay is written with ``engine.replay``'s writer. The result is typed and frozen
+(``MatchResult``, ``SeatResult``, faults as ``engine.faults.Fault``). Pure: no I/O; a seat may do I/O behind ``decide`` and the optional
 ``begin_game(game_index)``, called on each bot's seat before each game (e.g. to
 start a fresh bot process: BOT_CONTRACT.md, module state lives for one game).
 """
@@ -21,13 +24,14 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from engine.faults import InfrastructureError, SeatFault
+from engine import replay
+from engine.faults import Fault, SeatFault
 from engine.game import Game, IllegalAction
 from engine.rules import Rules
-from engine.seating import BALANCED_CYCLIC, seat_bots
-from engine.seating import describe as describe_seating
+from engine.seating import seat_bots
 
-REPLAY_VERSION = 2
+#: ``on_step(game, events, actions)``: the live hook (see ``play_match``)
+OnStep = Callable[[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]], None]
 #: longest fault reason kept (a hostile bot controls the text)
 MAX_REASON = 500
 _NUMBER = (int, float)
@@ -53,25 +57,29 @@ class AgentSeat:
         return f"AgentSeat({self.name!r})"
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class SeatResult:
-    """How one bot (one entry of ``seats``) did over the whole match."""
+    """How one bot (one entry of ``seats``) did over the whole match.
+
+    ``forfeit`` is the fault that ended its match (None: it played to the end; kind
+    ``strikes`` when ``max_strikes`` strikes did); ``faults`` every fault it made, in order.
+    """
 
     bot: int
     name: str
     score: int
     rank: int
     wins: int
-    forfeit: str | None
+    forfeit: Fault | None
     strikes: int
-    faults: list[dict[str, Any]]
+    faults: tuple[Fault, ...]
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class MatchResult:
     """``players`` in the order seats were given; ``replay`` is JSON-serialisable."""
 
-    players: list[SeatResult]
+    players: tuple[SeatResult, ...]
     replay: dict[str, Any]
     games: int
     rounds: int
@@ -135,6 +143,42 @@ def rank_bots(totals: Sequence[int], wins: Sequence[int], forfeits: Sequence[boo
     return [1 + sum(1 for other in keys if other < mine) for mine in keys]
 
 
+class StrikeBook:
+    """The fault policy of RULES.md section 9, per bot: a ``timeout`` or an ``illegal``
+    move costs a strike and ``max_strikes`` strikes forfeit the match; any other kind
+    forfeits it at once.
+
+    >>> book = StrikeBook(bots=2, max_strikes=2)
+    >>> book.charge(0, SeatFault("timeout", "slow"), game=0, round=1).kind, book.forfeits[0]
+    ('timeout', None)
+    >>> str(book.charge(0, SeatFault("illegal", "R9"), game=0, round=2)) , str(book.forfeits[0])
+    ('illegal: R9', 'strikes: 2 strikes (max_strikes=2), last illegal: R9')
+    """
+
+    __slots__ = ("faults", "forfeits", "max_strikes", "strikes")
+
+    def __init__(self, bots: int, max_strikes: int):
+        self.max_strikes = max_strikes
+        self.strikes = [0] * bots
+        #: the fault that forfeited each bot's match, None while it plays
+        self.forfeits: list[Fault | None] = [None] * bots
+        self.faults: list[list[Fault]] = [[] for _ in range(bots)]
+
+    def charge(self, bot: int, fault: SeatFault, *, game: int, round: int) -> Fault:
+        """Record ``fault`` of ``bot`` in game ``game``, round ``round``; returns it as
+        recorded (the reason clipped to ``MAX_REASON``)."""
+        recorded = Fault(fault.kind, _clip(str(fault.reason)), game, round)
+        self.faults[bot].append(recorded)
+        if fault.kind in SeatFault.STRIKE_KINDS:
+            self.strikes[bot] += 1
+            if self.strikes[bot] >= self.max_strikes:
+                why = f"{self.strikes[bot]} strikes (max_strikes={self.max_strikes}), last {recorded}"
+                self.forfeits[bot] = Fault("strikes", why, game, round)
+        else:
+            self.forfeits[bot] = recorded
+        return recorded
+
+
 def play_match(
     rules: Rules,
     seats: Sequence[Any],
@@ -145,7 +189,7 @@ def play_match(
     configuration: dict[str, Any] | None = None,
     names: Sequence[str] | None = None,
     on_game: Callable[[int, int], None] | None = None,
-    on_step: Callable[[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]], None] | None = None,
+    on_step: OnStep | None = None,
 ) -> MatchResult:
     """Play ``deals`` deals (each once per rotation when ``duplicate``).
 
@@ -161,6 +205,71 @@ def play_match(
     so far (the referee's own: read them, never change them; they only grow).
     """
     n = len(seats)
+    names = _check_arguments(rules, seats, seed, deals, names)
+    rules_dict = rules.to_dict()
+    extra = dict(configuration or {})
+    # one configuration per bot for the whole match: a bot that alters its
+    # copy cannot affect another bot or the referee
+    configs = [{"rules": dict(rules_dict), **extra} for _ in range(n)]
+    book = StrikeBook(n, rules.max_strikes)
+    totals = [0] * n
+    wins = [0] * n
+    timings = [{"decisions": 0, "total_seconds": 0.0, "max_seconds": 0.0} for _ in range(n)]
+    records: list[dict[str, Any]] = []
+    decision_ms: list[list[float | None]] = []
+    rounds = decisions = 0
+    rotations = n if duplicate else 1
+    with _cyclic_gc_paused():
+        for deal in range(deals):
+            seed_d = game_seed(seed, deal)
+            for rotation in range(rotations):
+                index = len(records)
+                # bot sitting at each seat: the deal's base cyclic order, moved r seats on
+                # (engine.seating: neighbours balanced over a cycle of deals)
+                seat_bot = seat_bots(n, deal, rotation, duplicate)
+                for b in seat_bot:
+                    _begin_game(seats[b], b, index, book)
+                forfeited = [s for s in range(n) if book.forfeits[seat_bot[s]] is not None]
+                head = replay.game_head(index, deal, rotation, seed_d, seat_bot, [names[b] for b in seat_bot], forfeited)
+                game = Game(rules, seed_d)
+                # one entry per action record: every decide call and every fallback move adds exactly one
+                times: list[float | None] = []
+                decision_ms.append(times)
+                decisions = _play_turns(game, seats, seat_bot, configs, book, timings, times, head, on_step, decisions)
+                ranks = game.ranks()
+                for s in range(n):
+                    totals[seat_bot[s]] += game.scores[s]
+                if ranks.count(1) == 1:  # a game is won only by a sole first place (RULES.md section 7)
+                    wins[seat_bot[ranks.index(1)]] += 1
+                rounds += game.round
+                records.append(replay.game_record(head, game, ranks))
+                if on_game is not None:
+                    on_game(len(records), deals * rotations)
+
+    match_ranks = rank_bots(totals, wins, [f is not None for f in book.forfeits], rules.scoring)
+    players = tuple(
+        SeatResult(
+            bot=b,
+            name=names[b],
+            score=totals[b],
+            rank=match_ranks[b],
+            wins=wins[b],
+            forfeit=book.forfeits[b],
+            strikes=book.strikes[b],
+            faults=tuple(book.faults[b]),
+        )
+        for b in range(n)
+    )
+    document = replay.match_document(
+        rules_dict, seed=seed, deals=deals, duplicate=bool(duplicate), names=names, games=records,
+        scores=totals, ranks=match_ranks, wins=wins, forfeits=book.forfeits, strikes=book.strikes,
+    )
+    return MatchResult(players=players, replay=document, games=len(records), rounds=rounds, timings=timings, decision_ms=decision_ms)
+
+
+def _check_arguments(rules: Rules, seats: Sequence[Any], seed: int, deals: int, names: Sequence[str] | None) -> list[str]:
+    """Raise on arguments ``play_match`` cannot play; the display names per seat."""
+    n = len(seats)
     if not isinstance(rules, Rules):
         raise TypeError(f"rules must be engine.rules.Rules, got {type(rules).__name__}")
     if rules.players != n:
@@ -170,180 +279,89 @@ def play_match(
     if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
         raise ValueError(f"deals must be a positive int, got {deals!r}")
     if names is None:
-        names = [str(getattr(seat, "name", f"bot{i}")) for i, seat in enumerate(seats)]
-    elif len(names) != n:
+        return [str(getattr(seat, "name", f"bot{i}")) for i, seat in enumerate(seats)]
+    if len(names) != n:
         raise ValueError(f"names has {len(names)} entries for {n} seats")
-    names = [str(x) for x in names]
-    rules_dict = rules.to_dict()
-    extra = dict(configuration or {})
-    # one configuration per bot for the whole match: a bot that alters its
-    # copy cannot affect another bot or the referee
-    configs = [{"rules": dict(rules_dict), **extra} for _ in range(n)]
+    return [str(x) for x in names]
 
-    strikes = [0] * n
-    forfeit: list[str | None] = [None] * n
-    faults: list[list[dict[str, Any]]] = [[] for _ in range(n)]
-    totals = [0] * n
-    wins = [0] * n
-    timings = [{"decisions": 0, "total_seconds": 0.0, "max_seconds": 0.0} for _ in range(n)]
-    records: list[dict[str, Any]] = []
-    decision_ms: list[list[float | None]] = []
-    rounds = 0
-    max_strikes = rules.max_strikes
 
-    def _begin_game(b: int, game_index: int) -> None:
-        """Tell bot ``b``'s seat a game starts (a fresh bot process, BOT_CONTRACT.md).
+def _begin_game(seat: Any, bot: int, game_index: int, book: StrikeBook) -> None:
+    """Tell bot ``bot``'s seat a game starts (a fresh bot process, BOT_CONTRACT.md).
 
-        A fault is the bot's like one raised by ``decide``: a forfeiting kind
-        forfeits it; a strike kind counts a strike (no cards: no game is under way).
-        """
+    A fault is the bot's like one raised by ``decide``: a forfeiting kind
+    forfeits it; a strike kind counts a strike (no cards: no game is under way).
+    ``InfrastructureError`` goes through.
+    """
+    begin = getattr(seat, "begin_game", None)
+    if book.forfeits[bot] is not None or begin is None:
+        return
+    try:
+        begin(game_index)
+    except SeatFault as fault:
+        book.charge(bot, fault, game=game_index, round=0)
+
+
+def _play_turns(
+    game: Game,
+    seats: Sequence[Any],
+    seat_bot: list[int],
+    configs: list[dict[str, Any]],
+    book: StrikeBook,
+    timings: list[dict[str, Any]],
+    times: list[float | None],
+    head: dict[str, Any],
+    on_step: OnStep | None,
+    decisions: int,
+) -> int:
+    """Play ``game`` to its end: ask the seat whose turn it is, apply its action, or charge its
+    fault to ``book`` (a forfeited bot's turns are the fallback's moves). Appends each action
+    record's time to ``times``; returns ``decisions`` plus the decisions asked here.
+
+    ``InfrastructureError`` from a seat goes through untouched: it is not a ``SeatFault``.
+    """
+    observe, apply = game.observation, game.apply  # bound once: the loop runs per decision
+    forfeits = book.forfeits
+    step_game = {**head, "over": False}
+    while not game.over:
+        b = seat_bot[game.seat]  # type: ignore[index]
+        if forfeits[b] is not None:
+            game.apply_fallback()
+            times.append(None)
+            continue
+        decisions += 1
+        if decisions % GC_EVERY == 0:
+            gc.collect(0)  # cyclic garbage a seat made is freed this late at most
+        observation = observe()
+        if on_step is not None:
+            on_step(step_game, game.events, game.actions)
         seat = seats[b]
-        begin = getattr(seat, "begin_game", None)
-        if forfeit[b] is not None or begin is None:
-            return
         try:
-            begin(game_index)
-            return
+            action = seat.decide(observation, configs[b])
+            fault = None
         except SeatFault as exc:
             fault = exc
-        except InfrastructureError:
-            raise
-        reason = _clip(str(fault.reason))
-        faults[b].append({"game": game_index, "round": 0, "kind": fault.kind, "reason": reason})
-        if fault.kind in SeatFault.STRIKE_KINDS:
-            strikes[b] += 1
-            if strikes[b] >= max_strikes:
-                forfeit[b] = f"strikes: {strikes[b]} strikes (max_strikes={max_strikes}), last {fault.kind}: {reason}"
+        seconds = getattr(seat, "last_decision_seconds", None)
+        if seconds is not None and isinstance(seconds, _NUMBER) and not isinstance(seconds, bool):
+            t = timings[b]
+            t["decisions"] += 1
+            t["total_seconds"] += float(seconds)
+            t["max_seconds"] = max(t["max_seconds"], float(seconds))
+            times.append(round(seconds * 1000.0, 1))
         else:
-            forfeit[b] = f"{fault.kind}: {reason}"
-
-    decisions = 0
-    with _cyclic_gc_paused():
-        for deal in range(deals):
-            seed_d = game_seed(seed, deal)
-            for rotation in range(n if duplicate else 1):
-                game_index = len(records)
-                # bot sitting at each seat: the deal's base cyclic order, moved r seats on
-                # (engine.seating: neighbours balanced over a cycle of deals)
-                seat_bot = seat_bots(n, deal, rotation, duplicate)
-                for b in seat_bot:
-                    _begin_game(b, game_index)
-                forfeited_at_start = [s for s in range(n) if forfeit[seat_bot[s]] is not None]
-                game = Game(rules, seed_d)
-                observe, apply = game.observation, game.apply  # bound once: the loop runs per decision
-                # one entry per action record: every decide call and every fallback move adds exactly one
-                times: list[float | None] = []
-                decision_ms.append(times)
-                # the game's record without its play: what on_step is shown, and the record's head
-                head = {
-                    "index": game_index,
-                    "deal": deal,
-                    "rotation": rotation,
-                    "seed": seed_d,
-                    "seats": seat_bot,
-                    "names": [names[b] for b in seat_bot],
-                    "forfeited": forfeited_at_start,
-                }
-                step_game = {**head, "over": False}
-                while not game.over:
-                    b = seat_bot[game.seat]  # type: ignore[index]
-                    if forfeit[b] is not None:
-                        game.apply_fallback()
-                        times.append(None)
-                        continue
-                    decisions += 1
-                    if decisions % GC_EVERY == 0:
-                        gc.collect(0)  # cyclic garbage a seat made is freed this late at most
-                    observation = observe()
-                    if on_step is not None:
-                        on_step(step_game, game.events, game.actions)
-                    seat = seats[b]
-                    try:
-                        action = seat.decide(observation, configs[b])
-                        fault = None
-                    except SeatFault as exc:
-                        fault = exc
-                    except InfrastructureError:
-                        raise
-                    seconds = getattr(seat, "last_decision_seconds", None)
-                    if seconds is not None and isinstance(seconds, _NUMBER) and not isinstance(seconds, bool):
-                        t = timings[b]
-                        t["decisions"] += 1
-                        t["total_seconds"] += float(seconds)
-                        t["max_seconds"] = max(t["max_seconds"], float(seconds))
-                        times.append(round(seconds * 1000.0, 1))
-                    else:
-                        times.append(None)
-                    if fault is None:
-                        try:
-                            apply(action)
-                            continue
-                        except IllegalAction as exc:
-                            fault = SeatFault("illegal", str(exc))
-                    reason = _clip(str(fault.reason))
-                    faults[b].append({"game": game_index, "round": game.round, "kind": fault.kind, "reason": reason})
-                    if fault.kind in SeatFault.STRIKE_KINDS:
-                        strikes[b] += 1
-                        if strikes[b] >= max_strikes:
-                            forfeit[b] = f"strikes: {strikes[b]} strikes (max_strikes={max_strikes}), last {fault.kind}: {reason}"
-                        game.fault(fault.kind, reason, strikes=strikes[b], forfeit=forfeit[b])
-                    else:
-                        forfeit[b] = f"{fault.kind}: {reason}"
-                        game.fault(fault.kind, reason, forfeit=forfeit[b])
-                if on_step is not None:
-                    on_step({**step_game, "over": True}, game.events, game.actions)
-                ranks = game.ranks()
-                for s in range(n):
-                    totals[seat_bot[s]] += game.scores[s]
-                if ranks.count(1) == 1:  # a game is won only by a sole first place (RULES.md section 7)
-                    wins[seat_bot[ranks.index(1)]] += 1
-                rounds += game.round
-                records.append(
-                    {
-                        **head,
-                        "events": game.events,
-                        "actions": game.actions,
-                        "scores": list(game.scores),
-                        "ranks": ranks,
-                        "rounds": game.round,
-                    }
-                )
-                if on_game is not None:
-                    on_game(len(records), deals * (n if duplicate else 1))
-
-    match_ranks = rank_bots(totals, wins, [f is not None for f in forfeit], rules.scoring)
-    players = [
-        SeatResult(
-            bot=b,
-            name=names[b],
-            score=totals[b],
-            rank=match_ranks[b],
-            wins=wins[b],
-            forfeit=forfeit[b],
-            strikes=strikes[b],
-            faults=faults[b],
-        )
-        for b in range(n)
-    ]
-    replay = {
-        "version": REPLAY_VERSION,
-        "rules": rules_dict,
-        "seed": seed,
-        "deals": deals,
-        "duplicate": bool(duplicate),
-        "names": names,
-        "games": records,
-        "result": {
-            "scores": totals,
-            "ranks": match_ranks,
-            "wins": wins,
-            "forfeits": list(forfeit),
-            "strikes": strikes,
-        },
-    }
-    seating = describe_seating(n, deals, bool(duplicate))
-    if seating["scheme"] == BALANCED_CYCLIC:
-        # only here: replays of 2 seats or without duplicate stay as they were
-        # (engine.replay.seating gives every replay's entry, older ones included)
-        replay["seating"] = seating
-    return MatchResult(players=players, replay=replay, games=len(records), rounds=rounds, timings=timings, decision_ms=decision_ms)
+            times.append(None)
+        if fault is None:
+            try:
+                apply(action)
+                continue
+            except IllegalAction as exc:
+                fault = SeatFault("illegal", str(exc))
+        recorded = book.charge(b, fault, game=head["index"], round=game.round)
+        forfeit = forfeits[b]
+        text = None if forfeit is None else str(forfeit)
+        if recorded.kind in SeatFault.STRIKE_KINDS:
+            game.fault(recorded.kind, recorded.reason, strikes=book.strikes[b], forfeit=text)
+        else:
+            game.fault(recorded.kind, recorded.reason, forfeit=text)
+    if on_step is not None:
+        on_step({**step_game, "over": True}, game.events, game.actions)
+    return decisions

@@ -1,25 +1,103 @@
-"""Replay documents (docs/replay-format.md): rebuild any state, one seat's view, verify.
+"""Replay documents (docs/replay-format.md): write one, rebuild any state, one seat's view, verify.
 
     state = state_at(result.replay, 0, 5)   # every hand after 5 events of game 0
     verify(result.replay)                   # re-simulates; ReplayError on a difference
 
-``state_at`` and ``seat_view`` only apply recorded events, the way the browser
-viewer does; ``verify`` re-simulates every game from its seed and recorded
-actions with ``engine.game`` and checks the events match. Pure: no I/O.
+The writer (``game_head``, ``game_record``, ``match_document``) is what the referee,
+``engine.match``, builds each replay with; the reader is the rest. ``state_at`` and
+``seat_view`` only apply recorded events, the way the browser viewer does; ``verify``
+re-simulates every game from its seed and recorded actions with ``engine.game`` and
+checks the events match. Pure: no I/O; never imports ``engine.match``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from engine.game import Game, IllegalAction
 from engine.rules import Rules, RulesError
+from engine.seating import BALANCED_CYCLIC
 from engine.seating import describe as describe_seating
 
+#: the version ``match_document`` writes
+REPLAY_VERSION = 2
 #: version 1 gave each action record its event index as ``at``; version 2 (written
 #: now) gives ``since``, the events after the previous record's point: small
 #: numbers that compress far better (docs/replay-format.md, "Versions")
 SUPPORTED_VERSIONS = (1, 2)
+
+
+# --- writing: the referee (engine.match) builds a replay with these three -------------
+
+
+def game_head(
+    index: int, deal: int, rotation: int, seed: int, seats: list[int], names: list[str], forfeited: list[int]
+) -> dict[str, Any]:
+    """A game's record without its play: what ``on_step`` is shown, and the record's first keys."""
+    return {
+        "index": index,
+        "deal": deal,
+        "rotation": rotation,
+        "seed": seed,
+        "seats": seats,
+        "names": names,
+        "forfeited": forfeited,
+    }
+
+
+def game_record(head: dict[str, Any], game: Game, ranks: list[int]) -> dict[str, Any]:
+    """The record of a finished game: its head, then the game's own events and actions (not copied)."""
+    return {
+        **head,
+        "events": game.events,
+        "actions": game.actions,
+        "scores": list(game.scores),
+        "ranks": ranks,
+        "rounds": game.round,
+    }
+
+
+def match_document(
+    rules: dict[str, Any],
+    *,
+    seed: int,
+    deals: int,
+    duplicate: bool,
+    names: list[str],
+    games: list[dict[str, Any]],
+    scores: list[int],
+    ranks: list[int],
+    wins: list[int],
+    forfeits: Sequence[object | None],
+    strikes: list[int],
+) -> dict[str, Any]:
+    """The replay document of a match (docs/replay-format.md); a forfeit is written as its text."""
+    replay: dict[str, Any] = {
+        "version": REPLAY_VERSION,
+        "rules": rules,
+        "seed": seed,
+        "deals": deals,
+        "duplicate": duplicate,
+        "names": names,
+        "games": games,
+        "result": {
+            "scores": scores,
+            "ranks": ranks,
+            "wins": wins,
+            "forfeits": [None if f is None else str(f) for f in forfeits],
+            "strikes": strikes,
+        },
+    }
+    described = describe_seating(len(names), deals, duplicate)
+    if described["scheme"] == BALANCED_CYCLIC:
+        # only here: replays of 2 seats or without duplicate stay as they were
+        # (``seating`` below gives every replay's entry, older ones included)
+        replay["seating"] = described
+    return replay
+
+
+# --- reading -----------------------------------------------------------------------------
 
 
 class ReplayError(ValueError):

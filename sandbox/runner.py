@@ -1,11 +1,12 @@
 """Play one match with bots in sandboxes: the only entry point callers use.
 
-``play_match`` starts one seat per bot in parallel, lets ``engine.match`` referee
-the games, and stops every seat on every path. A bot never takes the calling
-process down: its faults become ``SeatFault`` for the engine; only trouble of
-the platform itself (Docker gone) raises ``InfrastructureError``.
+``play_sandboxed_match`` starts one seat per bot in parallel, lets ``engine.match``
+referee the games, and stops every seat on every path. A bot never takes the calling
+process down: its faults become ``SeatFault`` for the engine (and typed
+``engine.faults.Fault`` in its result); only trouble of the platform itself (Docker
+gone) raises ``InfrastructureError``.
 
->>> outcome = play_match(rules, ["random", BotPackage.from_path("bot.py")], seed=7, backend="docker")  # doctest: +SKIP
+>>> outcome = play_sandboxed_match(rules, ["random", BotPackage.from_path("bot.py")], seed=7, backend="docker")  # doctest: +SKIP
 >>> outcome.result.players[1].forfeit, outcome.logs[1]  # doctest: +SKIP
 """
 
@@ -26,6 +27,7 @@ from sandbox.package import BotPackage
 from sandbox.seat import SandboxSeat, SeatHandle, reap_seat_dirs
 
 if TYPE_CHECKING:
+    from engine.match import MatchResult, OnStep
     from engine.rules import Rules
 
 log = logging.getLogger(__name__)
@@ -35,27 +37,21 @@ class SandboxNotAllowed(RuntimeError):
     """The chosen backend may not run untrusted code here (see ``allow_process``)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class SandboxMatchResult:
-    """The engine's result plus what the sandbox saw, per bot in the order given."""
+    """The referee's result as it is (``result``: players with their typed faults, the
+    replay, timings) and what the sandbox saw beside it, per bot in the order given."""
 
-    result: Any  # engine.match.MatchResult
+    result: MatchResult
     logs: list[str]
-    faults: list[list[str]]  # every fault of each bot, "kind: reason"
     start_seconds: list[float]  # seat start (and bot import) wall time
     backend: str
     match_id: str
     # per bot, fence posts into logs[i]: decide call k printed logs[i][marks[k]:marks[k + 1]]
     log_marks: list[list[int]] = field(default_factory=list)
 
-    def __getattr__(self, name: str) -> Any:
-        # players, replay, games, rounds... read straight from the engine result.
-        if name == "result":
-            raise AttributeError(name)
-        return getattr(self.result, name)
 
-
-def play_match(
+def play_sandboxed_match(
     rules: Rules,
     bots: Sequence[str | BotPackage],
     *,
@@ -70,7 +66,7 @@ def play_match(
     allow_process: bool = False,
     docker_client: Any = None,
     on_game: Callable[[int, int], None] | None = None,
-    on_step: Callable[[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]], None] | None = None,
+    on_step: OnStep | None = None,
 ) -> SandboxMatchResult:
     """Play a match; a bot is a reference bot name (in-process) or a ``BotPackage``.
 
@@ -153,7 +149,6 @@ def play_match(
     return SandboxMatchResult(
         result=result,
         logs=[seat.log.text() for seat in played],
-        faults=[list(seat.faults) for seat in played],
         start_seconds=start_seconds,
         backend=backend,
         match_id=match_id,

@@ -174,3 +174,27 @@ def agent(observation, configuration):
         time.sleep(0.02)
     return observation["legal_actions"][0]
 """
+
+
+def played_match(
+    ranks, *, scores=None, wins=None, forfeits=(), rounds: int = 1, games: int = 1, replay: dict | None = None
+):
+    """A played match as ``sandbox.runner`` returns it (what ``match_record_result`` stores),
+    built without playing: seat i has rank ``ranks[i]``; a seat in ``forfeits`` forfeited with
+    a crash (``ZeroDivisionError``), its only fault."""
+    from engine.faults import Fault
+    from engine.match import MatchResult, SeatResult
+    from sandbox.runner import SandboxMatchResult
+
+    n = len(ranks)
+    scores = scores or [0] * n
+    wins = wins or [int(rank == 1) for rank in ranks]
+    crash = Fault("crash", "ZeroDivisionError")
+    players = tuple(
+        SeatResult(bot=i, name=f"bot{i}", score=scores[i], rank=ranks[i], wins=wins[i],
+                   forfeit=crash if i in forfeits else None, strikes=0, faults=(crash,) if i in forfeits else ())
+        for i in range(n)
+    )
+    result = MatchResult(players=players, replay={"version": 1} if replay is None else replay, games=games,
+                         rounds=rounds, timings=[])
+    return SandboxMatchResult(result=result, logs=[""] * n, start_seconds=[0.0] * n, backend="", match_id="")

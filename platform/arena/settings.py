@@ -330,6 +330,9 @@ SANDBOX_ALLOW_PROCESS = env_bool("SANDBOX_ALLOW_PROCESS", DEBUG)
 SANDBOX_DOCKER_WARM = os.environ.get("SANDBOX_DOCKER_WARM", "auto").strip() or "auto"
 if SANDBOX_DOCKER_WARM != "auto" and not SANDBOX_DOCKER_WARM.isdigit():
     raise ImproperlyConfigured(f"SANDBOX_DOCKER_WARM={SANDBOX_DOCKER_WARM!r} is not 'auto' or a number >= 0")
+# What "auto" sizes for: the most seats per match of an active ladder (the ladders app reads it;
+# matches.worker calls it by this name, so matches imports no app above it).
+SANDBOX_WARM_MOST_SEATS = "ladders.selectors.active_ladder_seats"
 # The label of this installation's sandbox containers (the reaper touches no other's);
 # empty: derived from the database's host, port and name.
 SANDBOX_INSTALLATION = os.environ.get("SANDBOX_INSTALLATION", "").strip()

@@ -403,3 +403,9 @@ def bot_is_public(bot: Bot) -> bool:
 def challenge_ladders() -> QuerySet[Ladder]:
     """The ladders whose rules a challenge may use: the active ones, by name."""
     return Ladder.objects.filter(active=True).order_by("name")
+
+
+def active_ladder_seats() -> int:
+    """The most seats per match of an active ladder (0 without one): what each worker's warm seats
+    are sized for (settings.SANDBOX_WARM_MOST_SEATS names this)."""
+    return max(Ladder.objects.filter(active=True).values_list("seats", flat=True), default=0)

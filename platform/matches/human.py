@@ -2,7 +2,7 @@
 
 Building block of "play a bot" (issue 20 point 2). ``HumanSeat`` has the seat interface the
 sandbox runner and the referee use (``decide``, ``log``, ``faults``, ``log_marks``, ``stop``), so
-a human game is played by the same ``sandbox.runner.play_match`` as any match, with the bots in
+a human game is played by the same ``sandbox.runner.play_sandboxed_match`` as any match, with the bots in
 their real sandboxes. Protocol, one Redis key prefix per game (``<prefix>``):
 
 - ``<prefix>:ask`` — the decision asked now, JSON ``{"seq", "seat", "observation", "deadline"}``

@@ -1,54 +1,32 @@
-"""The platform's side of the sandbox: which backend, which bots, and the result in our terms.
+"""The platform's side of the sandbox: which backend, which bots, and the result's columns.
 
 The only module of the platform that calls ``sandbox.runner``; it never
-imports a backend. ``play(match)`` turns a Match row into a runner call and
-the runner's result into an ``Outcome`` the services store.
+imports a backend. ``play_match_row(match)`` turns a Match row into a runner call and
+returns the runner's result as it is (``sandbox.runner.SandboxMatchResult``, the
+referee's typed result inside); ``services.match_record_result`` stores it, with
+``seat_columns`` and ``timing_summary`` giving the values of its columns.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
 from engine.rules import Rules
 from sandbox.package import BotPackage
 
+if TYPE_CHECKING:
+    from sandbox.runner import SandboxMatchResult
+
 logger = logging.getLogger(__name__)
 
 
 class SandboxConfigurationError(RuntimeError):
     """The settings do not allow any sandbox to run this match (not a bot's fault, not transient)."""
-
-
-@dataclass(frozen=True)
-class SeatOutcome:
-    """What one seat achieved, in the order the match's seats were given."""
-
-    score: float
-    rank: int
-    wins: int
-    strikes: int = 0
-    forfeited: bool = False
-    fault_kind: str = ""
-    fault_reason: str = ""
-    faults: list = field(default_factory=list)
-    log: str = ""
-    log_marks: dict = field(default_factory=dict)  # compact_log_marks of the seat ({} with no log)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """A played match, ready to store."""
-
-    seats: list[SeatOutcome]
-    rounds: int
-    games: int
-    timings: dict
-    replay: dict
-    decision_ms: list = field(default_factory=list)  # per game, parallel to the replay's action records
 
 
 def reference_bot_names() -> list[str]:
@@ -163,34 +141,30 @@ def remove_dead_workers_sandboxes() -> int:
     return remove_attempt_sandboxes(None)
 
 
-def active_ladder_seats() -> int:
-    """The most seats per match of an active ladder (0 without one)."""
-    from ladders.models import Ladder
-
-    return max(Ladder.objects.filter(active=True).values_list("seats", flat=True), default=0)
-
-
-def warm_seats_for(matches_at_once: int) -> int:
+def warm_seats_for(matches_at_once: int, most_seats: Callable[[], int] | None = None) -> int:
     """How many warm Docker seats a worker process that plays ``matches_at_once`` matches at
-    once keeps: SANDBOX_DOCKER_WARM when a number, else (``auto``) that many matches of the
-    most seats of an active ladder, at least 2 (validation matches)."""
+    once keeps: SANDBOX_DOCKER_WARM when a number, else (``auto``) that many matches of
+    ``most_seats()`` seats (the caller's count, e.g. the most seats of an active ladder: the
+    matches app knows no ladder), at least 2 (validation matches)."""
     if settings.SANDBOX_DOCKER_WARM != "auto":
         return int(settings.SANDBOX_DOCKER_WARM)
     try:
-        seats = active_ladder_seats()
+        seats = most_seats() if most_seats is not None else 0
     except Exception as exc:  # the database is away at the worker's start: the smallest match
         logger.warning("warm seats: could not read the ladders' seat counts (%s); sizing for 2 seats", exc)
         seats = 0
     return max(1, matches_at_once) * max(2, seats)
 
 
-def start_warm_seats(matches_at_once: int, *, release_database: bool = False) -> int:
+def start_warm_seats(
+    matches_at_once: int, *, most_seats: Callable[[], int] | None = None, release_database: bool = False
+) -> int:
     """In a worker process about to take matches, with the Docker backend: remove what dead
     workers of this installation left on this host, then keep ``warm_seats_for`` warm seats
     (filled in the background; seats removed in the background after their match). Returns
     the pool's size (0: none).
 
-    ``release_database``: close this thread's database connections after reading the ladders
+    ``release_database``: close this thread's database connections after ``most_seats`` read them
     and before any seat thread starts. A worker asks for it at ``worker_process_init``, where
     Celery's Django fixup closes each open connection's descriptor by number and then closes
     the connection again (psycopg's PQfinish closes that number a second time): a socket a
@@ -206,7 +180,7 @@ def start_warm_seats(matches_at_once: int, *, release_database: bool = False) ->
     except SandboxConfigurationError:
         return 0
     label_sandboxes()
-    size = warm_seats_for(matches_at_once)
+    size = warm_seats_for(matches_at_once, most_seats)
     if release_database:
         connections.close_all()
     removed = runner.start_warm_seats(size, match_limits(None, None), settings.SANDBOX_IMAGE)
@@ -259,15 +233,16 @@ def match_limits(time_per_decision: float | None, time_bank: float | None, time_
     return DEFAULT_LIMITS.replace(**{k: float(v) for k, v in changes.items() if v is not None})
 
 
-def play(match) -> Outcome:
-    """Play ``match`` through sandbox.runner and return its outcome (raises InfrastructureError)."""
+def play_match_row(match) -> SandboxMatchResult:
+    """Play the match a Match row describes through ``sandbox.runner`` in the backend the
+    settings choose, published live; the runner's result as it is (raises InfrastructureError)."""
     from sandbox import runner
 
     from .live import LivePublisher
 
     bots = bots_of(match)
     label_sandboxes()
-    result = runner.play_match(
+    played = runner.play_sandboxed_match(
         Rules.from_dict(match.rules),
         bots,
         seed=match.seed,
@@ -280,52 +255,41 @@ def play(match) -> Outcome:
         allow_process=settings.SANDBOX_ALLOW_PROCESS,
         on_step=LivePublisher(match),  # the match's page follows it as it is played (matches.live)
     )
-    return outcome_of(result, len(bots))
+    if len(played.result.players) != len(bots):
+        raise ValueError(f"the runner returned {len(played.result.players)} seat results for {len(bots)} seats")
+    return played
 
 
-def outcome_of(result, seats: int) -> Outcome:
-    """Translate the runner's result into an Outcome (one SeatOutcome per seat, in seat order)."""
-    players = list(result.players)
-    if len(players) != seats:
-        raise ValueError(f"the runner returned {len(players)} seat results for {seats} seats")
-    logs = list(result.logs)
-    marks = list(getattr(result, "log_marks", None) or [])
-    outcomes = []
-    for index, player in enumerate(players):
-        faults = [
-            {"kind": clean_text(f.get("kind", "")), "reason": clean_text(f.get("reason", ""))}
-            for f in player.faults
-        ]
-        if player.forfeit:
-            # The referee writes a forfeit as "kind: reason".
-            kind, _, reason = clean_text(player.forfeit).partition(": ")
-        elif faults:
-            kind, reason = faults[0]["kind"], faults[0]["reason"]
-        else:
-            kind, reason = "", ""
-        outcomes.append(
-            SeatOutcome(
-                score=float(player.score),
-                rank=int(player.rank),
-                wins=int(player.wins),
-                strikes=int(player.strikes),
-                forfeited=bool(player.forfeit),
-                fault_kind=kind,
-                fault_reason=reason,
-                faults=faults,
-                log=clean_text(logs[index]) if index < len(logs) else "",
+def seat_columns(played: SandboxMatchResult) -> list[dict[str, Any]]:
+    """The MatchSeat columns of each seat of a played match, in seat order.
+
+    Read from the referee's typed result (``engine.match.SeatResult``: ``forfeit`` and
+    ``faults`` are ``engine.faults.Fault``) and the sandbox's log beside it, with text a
+    bot wrote made safe to store (``clean_text``). A seat's ``fault_kind``/``fault_reason``
+    are those of its forfeit, else of its first fault; ``faults`` keeps kind and reason.
+    """
+    logs, marks = played.logs, played.log_marks
+    columns = []
+    for index, player in enumerate(played.result.players):
+        faults = [{"kind": clean_text(f.kind), "reason": clean_text(f.reason)} for f in player.faults]
+        shown = player.forfeit if player.forfeit is not None else (player.faults[0] if player.faults else None)
+        log = logs[index] if index < len(logs) else ""
+        columns.append(
+            {
+                "score": float(player.score),
+                "rank": int(player.rank),
+                "wins": int(player.wins),
+                "strikes": int(player.strikes),
+                "forfeited": player.forfeit is not None,
+                "fault_kind": "" if shown is None else clean_text(shown.kind),
+                "fault_reason": "" if shown is None else clean_text(shown.reason),
+                "faults": faults,
+                "log": clean_text(log),
                 # clean_text keeps the length of the text: the marks stay valid
-                log_marks=compact_log_marks(marks[index]) if index < len(marks) and index < len(logs) and logs[index] else {},
-            )
+                "log_marks": compact_log_marks(marks[index]) if index < len(marks) and log else {},
+            }
         )
-    return Outcome(
-        seats=outcomes,
-        rounds=int(result.rounds),
-        games=int(result.games),
-        timings=timing_summary(result.timings, getattr(result, "start_seconds", None), getattr(result, "backend", "")),
-        replay=result.replay,
-        decision_ms=list(getattr(result, "decision_ms", None) or []),
-    )
+    return columns
 
 
 def compact_log_marks(marks: list[int]) -> dict:

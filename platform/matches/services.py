@@ -21,6 +21,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
@@ -37,6 +38,9 @@ from engine.rules import Rules
 
 from . import hooks, sandboxing, selectors
 from .models import Match, MatchSeat
+
+if TYPE_CHECKING:
+    from sandbox.runner import SandboxMatchResult
 
 logger = logging.getLogger(__name__)
 
@@ -382,7 +386,7 @@ def match_play(match_id: int, *, worker: str = "") -> bool:
     )
     with LeaseKeeper(match_id, token) as lease:
         try:
-            outcome = sandboxing.play(match)
+            played = sandboxing.play_match_row(match)
         except InfrastructureError as exc:
             logger.warning("match %s attempt %s: infrastructure error: %s", match_id, match.attempts, exc)
             db_retry(f"match {match_id}: retrying", match_retry, match_id, token, f"{type(exc).__name__}: {exc}", worker=worker)
@@ -422,7 +426,7 @@ def match_play(match_id: int, *, worker: str = "") -> bool:
             db_retry(f"match {match_id}: requeueing", match_requeue_expired, match_id)
             return False
         try:
-            return db_retry(f"match {match_id}: storing the result", match_record_result, match_id, token, outcome)
+            return db_retry(f"match {match_id}: storing the result", match_record_result, match_id, token, played)
         except DB_ERRORS:
             match_release(match_id, token)
             raise
@@ -541,8 +545,9 @@ def match_cancel(match: Match) -> bool:
     return bool(updated)
 
 
-def match_record_result(match_id: int, token: str, outcome: sandboxing.Outcome) -> bool:
-    """Store results, replay, logs and timings in one transaction, once; then run the kind's hooks.
+def match_record_result(match_id: int, token: str, played: SandboxMatchResult) -> bool:
+    """Store the played match as the runner returned it (results, replay, logs and timings) in
+    one transaction, once; then run the kind's hooks.
 
     Returns False (and writes nothing) when the token is no longer the match's
     current attempt (another worker took over, or the result is already stored) or
@@ -558,32 +563,23 @@ def match_record_result(match_id: int, token: str, outcome: sandboxing.Outcome) 
             logger.warning("match %s: the attempt's lease expired before its result was stored: abandoned", match_id)
             return False
         seats = list(match.seats.select_related("bot_version__bot").order_by("seat"))
-        for seat, result in zip(seats, outcome.seats, strict=True):
-            seat.score = result.score
-            seat.rank = result.rank
-            seat.wins = result.wins
-            seat.strikes = result.strikes
-            seat.forfeited = result.forfeited
-            seat.fault_kind = result.fault_kind
-            seat.fault_reason = result.fault_reason
-            seat.faults = result.faults
-            seat.log = result.log
-            seat.log_marks = result.log_marks
-        MatchSeat.objects.bulk_update(
-            seats,
-            ["score", "rank", "wins", "strikes", "forfeited", "fault_kind", "fault_reason", "faults", "log", "log_marks"],
-        )
+        columns = sandboxing.seat_columns(played)
+        for seat, values in zip(seats, columns, strict=True):
+            for name, value in values.items():
+                setattr(seat, name, value)
+        MatchSeat.objects.bulk_update(seats, list(columns[0]))
         match.status = Match.Status.DONE
         match.finished_at = database_now()  # started_at is on this clock too
-        match.rounds_played = outcome.rounds
-        match.games_played = outcome.games
-        match.timings = outcome.timings
+        result = played.result
+        match.rounds_played = result.rounds
+        match.games_played = result.games
+        match.timings = sandboxing.timing_summary(result.timings, played.start_seconds, played.backend)
         match.replay_gz = gzip.compress(
-            json.dumps(outcome.replay, separators=(",", ":"), sort_keys=True).encode(), mtime=0
+            json.dumps(result.replay, separators=(",", ":"), sort_keys=True).encode(), mtime=0
         )
         match.decision_ms_gz = (
-            gzip.compress(json.dumps(outcome.decision_ms, separators=(",", ":")).encode(), mtime=0)
-            if outcome.decision_ms
+            gzip.compress(json.dumps(result.decision_ms, separators=(",", ":")).encode(), mtime=0)
+            if result.decision_ms
             else None
         )
         match.attempt_token = ""

@@ -339,10 +339,14 @@ def _matches_at_once(worker) -> int | None:
 
 def start_warm_seats(matches_at_once: int) -> None:
     """Warm seats for this process (never raises: without them matches start cold)."""
+    from django.conf import settings
+    from django.utils.module_loading import import_string
+
     from matches import sandboxing
 
     try:
-        sandboxing.start_warm_seats(matches_at_once, release_database=True)
+        most_seats = import_string(settings.SANDBOX_WARM_MOST_SEATS)
+        sandboxing.start_warm_seats(matches_at_once, most_seats=most_seats, release_database=True)
     except Exception:
         log.exception("could not start warm sandbox seats; seats start cold")
 

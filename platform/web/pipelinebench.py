@@ -17,7 +17,7 @@ The run, in order:
 3. The ladders' matchmaking (``ladders.services.ladder_matchmake``) queues all ``matches`` at
    once; the run waits until every one has ended, then stops the workers (SIGTERM).
 4. The floors, on the same matches: the in-process floor plays each (same rules, seed, deals
-   and bots) through ``sandbox.runner.play_match`` with the in-process backend in this
+   and bots) through ``sandbox.runner.play_sandboxed_match`` with the in-process backend in this
    process, as ``arena play`` does; the container floor creates, starts, waits for and removes
    one bare container of the sandbox image running ``true`` per seat (``docker run --rm IMAGE
    true``), the seats of a match in parallel and ``workers`` matches at a time.
@@ -26,7 +26,7 @@ The run, in order:
    seat folders the workers left are counted in the report before they go.
 
 Shares are of the workers' busy time (each worker from its first task's start to its last
-task's end): seat start (``runner.play_match`` up to the referee: containers started or warm
+task's end): seat start (``runner.play_sandboxed_match`` up to the referee: containers started or warm
 seats handed their code, and every host ready), decisions (``engine.match.play_match``: the
 bots' thinking, the channel and the referee), stop (``runner._stop_all``) and bookkeeping
 (everything else: the health check, start, lease and reading of the match, the result's
@@ -114,15 +114,15 @@ def _instrument(recorder: _Recorder) -> None:
 
     timed = []
     for module, attribute, step in (
-        (engine_match, "play_match", "decisions"), (runner, "play_match", "sandbox"), (runner, "_stop_all", "stop"),
+        (engine_match, "play_match", "decisions"), (runner, "play_sandboxed_match", "sandbox"), (runner, "_stop_all", "stop"),
         (services, "match_record_result", "record"), (hooks, "run", "hooks"), (services, "_declined", "health"),
-        (services, "match_start", "start"), (sandboxing, "bots_of", "packages"), (sandboxing, "outcome_of", "outcome"),
+        (services, "match_start", "start"), (sandboxing, "bots_of", "packages"),
     ):
         # a step the code no longer has (renamed) is left out, and the report says which were timed
         if callable(getattr(module, attribute, None)):
             setattr(module, attribute, recorder.timed(step, getattr(module, attribute)))
             timed.append(step)
-    platform_play = sandboxing.play
+    platform_play = sandboxing.play_match_row
 
     def play(match):
         row = getattr(recorder.local, "row", None)
@@ -131,7 +131,7 @@ def _instrument(recorder: _Recorder) -> None:
             row["seats"] = len(match.seats.all())
         return platform_play(match)
 
-    sandboxing.play = play
+    sandboxing.play_match_row = play
 
     def prerun(task=None, args=None, **_):
         recorder.local.row = {
@@ -446,12 +446,12 @@ def floor_inprocess(matches, progress=None) -> dict:
     wall, cpu = time.monotonic(), time.process_time()
     decisions = 0
     for done, match in enumerate(matches, 1):
-        result = runner.play_match(
+        result = runner.play_sandboxed_match(
             Rules.from_dict(match.rules), sandboxing.bots_of(match), seed=match.seed, deals=match.deals,
             duplicate=match.duplicate, backend="inprocess",
             limits=sandboxing.match_limits(match.time_per_decision, match.time_bank, match.time_per_match),
         )
-        decisions += sum(int(seat.get("decisions", 0)) for seat in result.timings)
+        decisions += sum(int(seat.get("decisions", 0)) for seat in result.result.timings)
         if progress:
             progress(done, len(matches))
     wall, cpu = time.monotonic() - wall, time.process_time() - cpu
@@ -537,7 +537,7 @@ def _read_records(folder: Path) -> tuple[list[dict], list[dict]]:
 
 
 #: bookkeeping's parts: the timed steps each is made of (``rest``: the task's time no step took)
-BOOKKEEPING_PARTS = {"health": ("health",), "start": ("start",), "packages_and_outcome": ("packages", "outcome"),
+BOOKKEEPING_PARTS = {"health": ("health",), "start": ("start",), "packages": ("packages",),
                      "record": ("record",), "hooks": ("hooks",)}
 
 

@@ -7,8 +7,8 @@ What it writes is shaped exactly as the platform writes it:
 - ladders (validated like the admin does) and their entries;
 - ladder matches: the first few of each ladder (``TEMPLATES_PER_LADDER``) go the whole way
   through the platform's own services (``matches.services.match_create``, ``match_start``,
-  ``match_record_result`` with an outcome played for real by ``sandbox.runner`` in-process and
-  translated by ``matches.sandboxing.outcome_of``, and the ladder's result hook); every other
+  ``match_record_result`` with a match played for real by ``sandbox.runner`` in-process and
+  stored as the runner returned it, and the ladder's result hook); every other
   match is a bulk copy of one of those stored rows (its replay, decision times, timings and seat
   results, the seed that made them) seated with other bots that upload the same code, so its
   replay is true for it; its rating changes are computed with ``ladders.ratings.rate_match``
@@ -201,18 +201,16 @@ def _seed_ladders(n: int, tag: str, versions: dict, rng: random.Random, out: See
 
 
 def _play(match):
-    """The match played for real in-process, exactly as ``sandboxing.play`` does with a sandbox."""
+    """The match played for real in-process, exactly as ``sandboxing.play_match_row`` does with a sandbox."""
     from engine.rules import Rules
     from matches import sandboxing
     from sandbox import runner
 
-    bots = sandboxing.bots_of(match)
-    result = runner.play_match(
-        Rules.from_dict(match.rules), bots, seed=match.seed, deals=match.deals, duplicate=match.duplicate,
-        backend="inprocess",
+    return runner.play_sandboxed_match(
+        Rules.from_dict(match.rules), sandboxing.bots_of(match), seed=match.seed, deals=match.deals,
+        duplicate=match.duplicate, backend="inprocess",
         limits=sandboxing.match_limits(match.time_per_decision, match.time_bank, match.time_per_match),
     )
-    return sandboxing.outcome_of(result, len(bots))
 
 
 def _record(match, outcome) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from arena_cli.main import main
-from engine.match import REPLAY_VERSION
+from engine.replay import REPLAY_VERSION
 
 ARENA = Path(sys.executable).with_name("arena")
 FIRST_BOT = "def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"

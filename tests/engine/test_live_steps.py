@@ -72,5 +72,5 @@ def test_the_sandbox_runner_passes_the_hook_to_the_referee():
     from sandbox import runner
 
     seen = []
-    outcome = runner.play_match(Rules(players=2), ["random", "first"], seed=1, on_step=lambda g, e, a: seen.append(len(e)))
-    assert seen and seen[-1] == len(outcome.replay["games"][0]["events"])
+    outcome = runner.play_sandboxed_match(Rules(players=2), ["random", "first"], seed=1, on_step=lambda g, e, a: seen.append(len(e)))
+    assert seen and seen[-1] == len(outcome.result.replay["games"][0]["events"])

@@ -7,7 +7,7 @@ import json
 import pytest
 from uno_scenarios import first_legal, of, position, scripted
 
-from engine.faults import InfrastructureError, SeatFault
+from engine.faults import Fault, InfrastructureError, SeatFault
 from engine.match import AgentSeat, play_match, rank_bots
 from engine.rules import Rules
 
@@ -96,7 +96,7 @@ def test_illegal_action_costs_two_cards_the_turn_and_a_strike():
     assert events[i + 2] == {"e": "turn", "seat": 1}
     player = result.players[0]
     assert player.strikes == 1 and player.forfeit is None
-    assert player.faults[0]["kind"] == "illegal"
+    assert player.faults[0].kind == "illegal"
 
 
 def test_timeout_is_handled_like_an_illegal_action():
@@ -110,7 +110,9 @@ def test_reaching_max_strikes_forfeits_and_the_fallback_plays_on():
                                                                      first_legal()], seed=6)
     loser = result.players[0]
     assert loser.strikes == 2
-    assert loser.forfeit.startswith("strikes: 2 strikes (max_strikes=2)")
+    assert loser.forfeit.kind == "strikes"
+    assert loser.forfeit.reason.startswith("2 strikes (max_strikes=2), last ")
+    assert [f.kind for f in loser.faults] == ["illegal", "illegal"]
     assert loser.rank == 3 and [p.rank for p in result.players[1:]] != [3, 3]
     events = result.replay["games"][0]["events"]
     assert of(events, "forfeit")[0]["seat"] == 0
@@ -121,7 +123,9 @@ def test_reaching_max_strikes_forfeits_and_the_fallback_plays_on():
 def test_crash_or_protocol_error_forfeits_at_once(kind):
     result = play_match(Rules(players=2, rounds=1), [FaultySeat(kind), first_legal()], seed=2)
     loser = result.players[0]
-    assert loser.forfeit == f"{kind}: {kind} for the test"
+    assert loser.forfeit == Fault(kind, f"{kind} for the test", game=0, round=1)
+    # the replay writes the forfeit as its text
+    assert result.replay["result"]["forfeits"][0] == f"{kind}: {kind} for the test"
     assert loser.strikes == 0 and loser.rank == 2
     assert of(result.replay["games"][0]["events"], "game_end")
 
@@ -147,7 +151,7 @@ def test_forfeited_bot_is_played_by_the_fallback_in_later_games():
     result = play_match(Rules(players=2, rounds=1), [AgentSeat(crashing, "crash"), first_legal()], seed=2,
                         deals=3)
     assert len(calls) == 1
-    assert result.players[0].forfeit == "exception: RuntimeError: boom"
+    assert (result.players[0].forfeit.kind, result.players[0].forfeit.reason) == ("exception", "RuntimeError: boom")
     assert [g["forfeited"] for g in result.replay["games"]] == [[], [0], [0]]
 
 
@@ -156,7 +160,7 @@ def test_bot_calling_sys_exit_forfeits_instead_of_ending_the_referee():
         raise SystemExit(3)
 
     result = play_match(Rules(players=2, rounds=1), [AgentSeat(leaving, "quit"), first_legal()], seed=2)
-    assert result.players[0].forfeit == "exception: SystemExit: 3"
+    assert str(result.players[0].forfeit) == "exception: SystemExit: 3"
     assert result.players[1].rank == 1
 
 
@@ -326,9 +330,8 @@ def test_a_forfeiting_fault_in_begin_game_forfeits_and_stops_the_calls():
     seats = [BeginCounting(log, "a", fail_at=1), BeginCounting(log, "b")]
     result = play_match(Rules(players=2, rounds=1), seats, seed=5, deals=2, duplicate=True)
     loser = result.players[0]
-    assert loser.forfeit == "crash: crash at begin_game for the test"
-    assert loser.faults == [{"game": 1, "round": 0, "kind": "crash",
-                             "reason": "crash at begin_game for the test"}]
+    assert loser.forfeit == Fault("crash", "crash at begin_game for the test", game=1, round=0)
+    assert loser.faults == (loser.forfeit,)
     assert loser.rank == 2 and result.players[1].rank == 1
     # a's last call was the one that failed; b is told of every game
     assert [g for name, g in log if name == "a"] == [0, 1]

@@ -12,8 +12,8 @@ from uno_scenarios import rule_sets
 
 from engine.cards import KIND_POINTS, color_of, kind_of
 from engine.game import Game
-from engine.match import REPLAY_VERSION, AgentSeat, play_match
-from engine.replay import state_at, verify
+from engine.match import AgentSeat, play_match
+from engine.replay import REPLAY_VERSION, state_at, verify
 
 #: the observation keys of BOT_CONTRACT.md, no more
 CONTRACT_KEYS = {

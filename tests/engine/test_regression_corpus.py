@@ -98,7 +98,12 @@ def fingerprint(entry: dict) -> dict:
     )
     replay_json = json.dumps(result.replay, sort_keys=True)
     verify(json.loads(replay_json))
-    players = json.dumps([dataclasses.asdict(p) for p in result.players], sort_keys=True)
+    # a forfeit is hashed as its text, the form the corpus recorded before faults were typed
+    # (engine.faults.Fault; its fields are the keys the faults' dicts had): the hashes stay
+    players = json.dumps(
+        [{**dataclasses.asdict(p), "forfeit": None if p.forfeit is None else str(p.forfeit)} for p in result.players],
+        sort_keys=True,
+    )
     return {
         "replay": hashlib.sha256(replay_json.encode()).hexdigest(),
         "players": hashlib.sha256(players.encode()).hexdigest(),

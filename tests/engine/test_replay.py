@@ -11,8 +11,8 @@ import pytest
 from uno_scenarios import first_legal, scripted
 
 from engine.game import Game
-from engine.match import REPLAY_VERSION, AgentSeat, play_match
-from engine.replay import ReplayError, action_points, seat_view, state_at, verify
+from engine.match import AgentSeat, play_match
+from engine.replay import REPLAY_VERSION, ReplayError, action_points, seat_view, state_at, verify
 from engine.rules import Rules
 
 RULE_SETS = [

@@ -57,7 +57,7 @@ def test_an_expired_lease_lets_any_worker_start_again_and_refuses_the_old_attemp
     second = services.match_start(match.pk, worker="w2")
     assert second and second != first
     assert services.match_lease_renew(match.pk, first) is False
-    outcome = sandboxing.play(Match.objects.get(pk=match.pk))
+    outcome = sandboxing.play_match_row(Match.objects.get(pk=match.pk))
     assert services.match_record_result(match.pk, first, outcome) is False
     assert services.match_record_result(match.pk, second, outcome) is True
     row = Match.objects.get(pk=match.pk)
@@ -67,7 +67,7 @@ def test_an_expired_lease_lets_any_worker_start_again_and_refuses_the_old_attemp
 def test_an_attempt_whose_lease_expired_is_abandoned_and_the_sweeper_queues_it_again(db, django_capture_on_commit_callbacks):
     match = reference_match()
     token = services.match_start(match.pk)
-    outcome = sandboxing.play(Match.objects.get(pk=match.pk))
+    outcome = sandboxing.play_match_row(Match.objects.get(pk=match.pk))
     expire(match.pk)
     assert services.match_record_result(match.pk, token, outcome) is False  # nobody took it yet: still refused
     assert Match.objects.get(pk=match.pk).status == "running"

@@ -98,16 +98,19 @@ def test_after_sigkill_the_next_worker_start_removes_the_leftovers_but_not_anoth
 
 def test_warm_seats_are_the_matches_at_once_times_the_most_seats_of_an_active_ladder(db, settings):
     settings.SANDBOX_DOCKER_WARM = "auto"
-    assert sandboxing.warm_seats_for(1) == 2  # no ladder: validation matches have 2 seats
+    from ladders.selectors import active_ladder_seats
+
+    assert sandboxing.warm_seats_for(1, active_ladder_seats) == 2  # no ladder: validation matches have 2 seats
     item = four_seat_ladder()
-    assert (sandboxing.warm_seats_for(1), sandboxing.warm_seats_for(3)) == (4, 12)
+    assert (sandboxing.warm_seats_for(1, active_ladder_seats), sandboxing.warm_seats_for(3, active_ladder_seats)) == (4, 12)
+    assert sandboxing.warm_seats_for(3) == 6  # no count given: sized for validation matches
     item.active = False
     item.save()
-    assert sandboxing.warm_seats_for(1) == 2
+    assert sandboxing.warm_seats_for(1, active_ladder_seats) == 2
     settings.SANDBOX_DOCKER_WARM = "3"
-    assert sandboxing.warm_seats_for(2) == 3
+    assert sandboxing.warm_seats_for(2, active_ladder_seats) == 3
     settings.SANDBOX_DOCKER_WARM = "0"
-    assert sandboxing.warm_seats_for(2) == 0
+    assert sandboxing.warm_seats_for(2, active_ladder_seats) == 0
 
 
 def test_a_requeued_attempt_s_containers_are_removed(transactional_db, docker_client, settings):

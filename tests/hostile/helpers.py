@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from engine.rules import Rules
 from sandbox.limits import Limits
 from sandbox.package import BotPackage
-from sandbox.runner import play_match
+from sandbox.runner import play_sandboxed_match
 from sandbox.seat import SEAT_DIR_PREFIX
 
 #: small limits keep the suite short: 0.5 s per decision, 1 s of bank
@@ -114,7 +114,7 @@ def play_hostile(source: str, backend: str, limits: Limits = HOSTILE_LIMITS, **r
             warm_ids = [warm.container.id for group in pool.idle.values() for warm in group]
     try:
         started = time.monotonic()
-        outcome = play_match(
+        outcome = play_sandboxed_match(
             rules, [hostile, opponent], seed=11, backend="docker" if backend == "docker-warm" else backend,
             limits=limits, match_id=match_id, allow_process=True,
         )
@@ -130,6 +130,6 @@ def play_hostile(source: str, backend: str, limits: Limits = HOSTILE_LIMITS, **r
     assert_nothing_left(match_id, backend)
     result = HostileOutcome(outcome, match_id, seconds)
     assert result.opponent.forfeit is None, f"opponent harmed: {result.opponent.forfeit}"
-    assert result.opponent.faults == [], f"opponent faulted: {result.opponent.faults}"
+    assert result.opponent.faults == (), f"opponent faulted: {result.opponent.faults}"
     assert outcome.result.games == 1
     return result

@@ -33,8 +33,8 @@ def test_infinite_loop_forfeits_on_timeout_strikes(backend):
         """,
         backend,
     )
-    assert played.hostile.forfeit.startswith("strikes: 3 strikes")
-    assert "timeout" in played.hostile.forfeit
+    assert str(played.hostile.forfeit).startswith("strikes: 3 strikes")
+    assert "timeout" in str(played.hostile.forfeit)
 
 
 def test_sleeping_forever_forfeits_on_timeout_strikes(backend):
@@ -46,8 +46,8 @@ def test_sleeping_forever_forfeits_on_timeout_strikes(backend):
         """,
         backend,
     )
-    assert played.hostile.forfeit.startswith("strikes:")
-    assert [f["kind"] for f in played.hostile.faults] == ["timeout"] * 3
+    assert str(played.hostile.forfeit).startswith("strikes:")
+    assert [f.kind for f in played.hostile.faults] == ["timeout"] * 3
 
 
 def test_sleeping_once_past_the_bank_costs_one_strike_and_late_reply_is_dropped(backend):
@@ -68,7 +68,7 @@ def test_sleeping_once_past_the_bank_costs_one_strike_and_late_reply_is_dropped(
     )
     assert played.hostile.forfeit is None
     assert played.hostile.strikes == 1
-    assert played.hostile.faults[0]["kind"] == "timeout"
+    assert played.hostile.faults[0].kind == "timeout"
 
 
 def test_memory_bomb_forfeits_with_memory_limit_reason(backend):
@@ -81,7 +81,7 @@ def test_memory_bomb_forfeits_with_memory_limit_reason(backend):
         """,
         backend,
     )
-    assert played.hostile.forfeit.startswith("memory: memory limit exceeded (256 MiB)")
+    assert str(played.hostile.forfeit).startswith("memory: memory limit exceeded (256 MiB)")
 
 
 def test_fork_bomb_forfeits_with_process_limit_reason(backend):
@@ -94,7 +94,7 @@ def test_fork_bomb_forfeits_with_process_limit_reason(backend):
         """,
         backend,
     )
-    assert played.hostile.forfeit.startswith("processes: process limit exceeded (64 processes)")
+    assert str(played.hostile.forfeit).startswith("processes: process limit exceeded (64 processes)")
 
 
 def test_filling_the_disk_is_contained_and_leaves_host_disk_alone(backend, tmp_path):
@@ -159,7 +159,7 @@ def test_garbage_written_to_every_descriptor_forfeits_on_protocol_error(backend)
         """ + PLAY,
         backend,
     )
-    assert played.hostile.forfeit.startswith("protocol: protocol error")
+    assert str(played.hostile.forfeit).startswith("protocol: protocol error")
 
 
 def test_binary_output_is_logged_harmlessly_and_play_goes_on(backend):
@@ -172,7 +172,7 @@ def test_binary_output_is_logged_harmlessly_and_play_goes_on(backend):
         """ + PLAY,
         backend,
     )
-    assert played.hostile.forfeit is None and played.hostile.faults == []
+    assert played.hostile.forfeit is None and played.hostile.faults == ()
     assert "\ufffd" in played.log  # undecodable bytes became replacement characters
 
 
@@ -185,7 +185,7 @@ def test_closing_every_descriptor_forfeits_as_a_crash(backend):
         """ + PLAY,
         backend,
     )
-    assert played.hostile.forfeit.startswith("crash: ")
+    assert str(played.hostile.forfeit).startswith("crash: ")
 
 
 def test_killing_every_visible_process_only_hurts_the_bot_itself(backend):
@@ -205,7 +205,7 @@ def test_killing_every_visible_process_only_hurts_the_bot_itself(backend):
     )
     # The bot runs in a game process of its own (never the supervisor, which is the
     # container's PID 1 on Docker and cannot be killed from inside): it killed itself.
-    assert played.hostile.forfeit == "crash: killed by signal SIGKILL"
+    assert str(played.hostile.forfeit) == "crash: killed by signal SIGKILL"
 
 
 def test_exception_at_import_forfeits_with_the_exception(backend):
@@ -216,7 +216,7 @@ def test_exception_at_import_forfeits_with_the_exception(backend):
         """ + PLAY,
         backend,
     )
-    assert played.hostile.forfeit == "exception: exception at import: RuntimeError: no luck today"
+    assert str(played.hostile.forfeit) == "exception: exception at import: RuntimeError: no luck today"
 
 
 def test_ignoring_sigterm_does_not_outlive_the_match(backend):
@@ -354,5 +354,5 @@ def test_persistent_fork_bomb_does_not_stop_another_match_from_playing(backend):
     time.sleep(1.0)  # the bomb is at its process limit by now
     bystander = play_hostile("def agent(observation, configuration):\n" + PLAY, backend)
     thread.join(timeout=60)
-    assert bystander.hostile.forfeit is None and bystander.hostile.faults == []
-    assert results["bomb"].hostile.forfeit.startswith("strikes:")
+    assert bystander.hostile.forfeit is None and bystander.hostile.faults == ()
+    assert str(results["bomb"].hostile.forfeit).startswith("strikes:")

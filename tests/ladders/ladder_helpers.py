@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from testsupport import make_ladder
+from testsupport import make_ladder, played_match
 
 from bots import services as bot_services
 from bots.models import Bot, BotVersion
 from ladders.models import Ladder
 from matches import services as match_services
 from matches.models import Match
-from matches.sandboxing import Outcome, SeatOutcome
 
 BOT_SOURCE = b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"
 
@@ -55,17 +54,8 @@ def record(match: Match, ranks: dict[int, int], forfeits: frozenset[int] = froze
     """
     token = match_services.match_start(match.pk)
     assert token is not None
-    seats = []
-    for seat in match.seats.select_related("bot_version").order_by("seat"):
-        bot_id = seat.bot_version.bot_id
-        forfeit = bot_id in forfeits
-        seats.append(
-            SeatOutcome(
-                score=0.0, rank=ranks[bot_id], wins=int(ranks[bot_id] == 1), forfeited=forfeit,
-                fault_kind="crash" if forfeit else "", fault_reason="ZeroDivisionError" if forfeit else "",
-            )
-        )
-    outcome = Outcome(seats=seats, rounds=1, games=1, timings={}, replay={"version": 1})
+    bot_ids = [seat.bot_version.bot_id for seat in match.seats.select_related("bot_version").order_by("seat")]
+    outcome = played_match([ranks[b] for b in bot_ids], forfeits={i for i, b in enumerate(bot_ids) if b in forfeits})
     assert match_services.match_record_result(match.pk, token, outcome)
     if refit:
         from ladders.models import LadderMatch

@@ -8,12 +8,12 @@ from decimal import Decimal as D
 import pytest
 from django.core.exceptions import ValidationError
 from ladder_helpers import active_bot, bots_of, ladder, new_version, record
+from testsupport import played_match
 
 from ladders import checks, ratings, services
 from ladders.models import LadderEntry, LadderMatch, RatingChange
 from matches import services as match_services
 from matches.models import Match
-from matches.sandboxing import Outcome, SeatOutcome
 from tournaments import rating as fit_model
 
 pytestmark = pytest.mark.django_db
@@ -199,7 +199,7 @@ def test_a_hand_made_ladder_match_seating_one_bot_twice_is_stored_unrated():
     match = match_services.match_create(kind="ladder", rules={"players": 2, "rounds": 1}, seats=[version, version])
     LadderMatch.objects.create(ladder=on, match=match)
     token = match_services.match_start(match.pk)
-    outcome = Outcome([SeatOutcome(0.0, 1, 1), SeatOutcome(0.0, 2, 0)], 1, 1, {}, {"version": 1})
+    outcome = played_match([1, 2])
     assert match_services.match_record_result(match.pk, token, outcome)
     assert Match.objects.get(pk=match.pk).status == "done"
     assert not RatingChange.objects.exists() and LadderMatch.objects.get(match=match).rated

@@ -59,12 +59,12 @@ def test_a_person_plays_a_whole_game_against_random(client, prefix):
     person = threading.Thread(target=_person, args=(client, prefix, stop, errors), daemon=True)
     person.start()
     try:
-        result = runner.play_match(Rules(players=2), [seat, "random"], seed=11, backend="inprocess")
+        outcome = runner.play_sandboxed_match(Rules(players=2), [seat, "random"], seed=11, backend="inprocess")
     finally:
         stop.set()
         person.join(5)
-    assert result.replay["names"] == ["alice", "random"]
-    assert result.players[0].forfeit is None and result.players[0].strikes == 0
+    assert outcome.result.replay["names"] == ["alice", "random"]
+    assert outcome.result.players[0].forfeit is None and outcome.result.players[0].strikes == 0
     assert seat.seq > 3  # the person was asked every decision of the seat
     assert "is not one of the legal actions" in errors[0] and "the decision asked now is" in errors[1]
     assert human.current_question(client, prefix) is None  # nothing left waiting
@@ -73,10 +73,10 @@ def test_a_person_plays_a_whole_game_against_random(client, prefix):
 def test_an_abandoned_seat_times_out_to_a_forfeit_and_the_game_ends(client, prefix):
     seat = human.HumanSeat(client, prefix, clock=1, name="gone")
     started = time.monotonic()
-    result = runner.play_match(Rules(players=2, max_strikes=2), [seat, "random"], seed=3, backend="inprocess")
+    outcome = runner.play_sandboxed_match(Rules(players=2, max_strikes=2), [seat, "random"], seed=3, backend="inprocess")
     took = time.monotonic() - started
-    assert result.players[0].forfeit and "timeout" in result.players[0].forfeit
-    assert [f["kind"] for f in result.players[0].faults] == ["timeout", "timeout"]
+    assert outcome.result.players[0].forfeit and "timeout" in str(outcome.result.players[0].forfeit)
+    assert [f.kind for f in outcome.result.players[0].faults] == ["timeout", "timeout"]
     assert took < 10  # two clocks, then the fallback policy plays on at once
 
 
@@ -98,13 +98,13 @@ def test_a_person_plays_a_bot_in_the_docker_sandbox(client, prefix, docker_clien
     person = threading.Thread(target=_person, args=(client, prefix, stop, errors), kwargs={"first_bad": False}, daemon=True)
     person.start()
     try:
-        result = runner.play_match(
+        outcome = runner.play_sandboxed_match(
             Rules(players=3), [seat, bot, "random"], seed=5, backend="docker",
             match_id=f"human-{uuid.uuid4().hex[:8]}", docker_client=docker_client,
         )
     finally:
         stop.set()
         person.join(5)
-    assert result.backend == "docker"
-    assert [p.forfeit for p in result.players] == [None, None, None]
-    assert result.timings[1]["decisions"] > 0  # the sandboxed bot decided, timed by its sandbox
+    assert outcome.backend == "docker"
+    assert [p.forfeit for p in outcome.result.players] == [None, None, None]
+    assert outcome.result.timings[1]["decisions"] > 0  # the sandboxed bot decided, timed by its sandbox

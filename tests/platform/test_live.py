@@ -36,7 +36,7 @@ def _running(match: Match, token: str = "a" * 32) -> Match:
 
 def _played_live(match: Match, every: float = 0.0) -> list:
     """Play ``match``'s format in-process with the publisher; the referee's replay games."""
-    outcome = runner.play_match(
+    outcome = runner.play_sandboxed_match(
         Rules.from_dict(match.rules), ["greedy", "first"], seed=match.seed, deals=match.deals,
         duplicate=match.duplicate, backend="inprocess", on_step=live.LivePublisher(match, every=every),
     )
@@ -113,7 +113,7 @@ def test_the_publisher_writes_at_most_every_flush_interval_and_each_event_once(d
                                            seats=["greedy", "first"], seed=5, enqueue=False))
     ticks = iter(range(10_000))
     publisher = live.LivePublisher(match, store=Counting(), every=10.0, clock=lambda: float(next(ticks)))
-    outcome = runner.play_match(Rules.from_dict(match.rules), ["greedy", "first"], seed=5, deals=1,
+    outcome = runner.play_sandboxed_match(Rules.from_dict(match.rules), ["greedy", "first"], seed=5, deals=1,
                                 backend="inprocess", on_step=publisher)
     # the clock moves 1 a call: a write every 10 calls and at the end
     calls = next(ticks)

@@ -15,7 +15,7 @@ from bots import services as bot_services
 from bots.models import BotVersion
 from engine import glossary
 from engine.faults import InfrastructureError
-from engine.match import REPLAY_VERSION
+from engine.replay import REPLAY_VERSION
 from engine.rules import Rules
 from matches import hooks, sandboxing, selectors, services, tasks
 from matches.models import Match
@@ -167,7 +167,7 @@ def test_the_same_task_run_twice_plays_and_counts_the_match_once(validated_versi
 def test_a_result_from_a_superseded_attempt_is_discarded(validated_version, counted_hook):
     match = challenge(validated_version)
     first_token = services.match_start(match.pk)
-    outcome = sandboxing.play(Match.objects.get(pk=match.pk))
+    outcome = sandboxing.play_match_row(Match.objects.get(pk=match.pk))
     # The first worker looks dead: past its deadline another attempt starts.
     later = timezone.now() + timedelta(seconds=10**6)
     second_token = services.match_start(match.pk, now=later)
@@ -214,7 +214,7 @@ def test_the_sweeper_fails_a_match_that_used_up_its_attempts(validated_version, 
 def test_infrastructure_errors_are_retried_and_the_match_is_played_once(
     validated_version, monkeypatch, run_on_commit, counted_hook
 ):
-    real_play = sandboxing.play
+    real_play = sandboxing.play_match_row
     calls = []
 
     def flaky_play(match):
@@ -223,7 +223,7 @@ def test_infrastructure_errors_are_retried_and_the_match_is_played_once(
             raise InfrastructureError("Docker engine went away")
         return real_play(match)
 
-    monkeypatch.setattr(sandboxing, "play", flaky_play)
+    monkeypatch.setattr(sandboxing, "play_match_row", flaky_play)
     match = challenge(validated_version)
     with run_on_commit():
         assert tasks.match_play.apply(args=[match.pk]).get() is False
@@ -248,7 +248,7 @@ def test_infrastructure_errors_that_never_stop_fail_the_match_after_its_attempts
     def broken_play(match):
         raise InfrastructureError("Docker engine is not running")
 
-    monkeypatch.setattr(sandboxing, "play", broken_play)
+    monkeypatch.setattr(sandboxing, "play_match_row", broken_play)
     match = challenge(validated_version)
     with run_on_commit():
         tasks.match_play.apply(args=[match.pk])
@@ -378,7 +378,7 @@ def test_a_match_over_its_time_limit_is_an_infrastructure_retry_without_blaming_
     def endless_play(match):
         raise SoftTimeLimitExceeded()
 
-    monkeypatch.setattr(sandboxing, "play", endless_play)
+    monkeypatch.setattr(sandboxing, "play_match_row", endless_play)
     settings.MATCH_MAX_ATTEMPTS = 2
     match = challenge(validated_version)
     soft, _ = selectors.match_time_limits(match)
@@ -490,19 +490,19 @@ def test_a_version_the_platform_failed_to_validate_can_be_validated_again(
     from django.urls import reverse
 
     settings.MATCH_MAX_ATTEMPTS = 1
-    real_play = sandboxing.play
+    real_play = sandboxing.play_match_row
 
     def docker_down(match):
         raise InfrastructureError("Docker engine is not running")
 
-    monkeypatch.setattr(sandboxing, "play", docker_down)
+    monkeypatch.setattr(sandboxing, "play_match_row", docker_down)
     with run_on_commit():
         version = bot_services.bot_version_create(bot=bot, filename="alpha.py", data=good_bot("again"))
     version.refresh_from_db()
     assert version.status == BotVersion.Status.REJECTED
     assert "could not be played" in version.rejection_reason
 
-    monkeypatch.setattr(sandboxing, "play", real_play)
+    monkeypatch.setattr(sandboxing, "play_match_row", real_play)
     client.force_login(bot.owner)
     assert b"Validate again" in client.get(reverse("bots:version", args=[bot.pk, 1])).content
     with run_on_commit():
@@ -589,16 +589,17 @@ def test_decision_logs_of_a_bot_that_forfeits_stop_at_its_last_decision():
     from sandbox.package import BotPackage
 
     crasher = BotPackage.from_bytes("crash.py", CRASHING_BOT)
-    result = runner.play_match(Rules.parse(["players=2", "rounds=2"]), [crasher, "first"], seed=11, deals=2)
-    outcome = sandboxing.outcome_of(result, 2)
+    outcome = runner.play_sandboxed_match(Rules.parse(["players=2", "rounds=2"]), [crasher, "first"], seed=11, deals=2)
+    result = outcome.result
     records = selectors.bot_decision_records(result.replay, 0)
     assert len(records) == 3  # the third decision crashed; the fallback played the rest of the match
     games = result.replay["games"]
     seat0 = [(g, i) for g, game in enumerate(games) for i, r in enumerate(game["actions"]) if game["seats"][r["seat"]] == 0]
     assert seat0[:3] == records and len(seat0) > 3
-    assert all(outcome.decision_ms[g][i] is not None for g, i in records)
-    assert all(outcome.decision_ms[g][i] is None for g, i in seat0[3:])  # fallback moves are not timed
-    seat = MatchSeat(seat=0, log=outcome.seats[0].log, log_marks=outcome.seats[0].log_marks)
+    assert all(result.decision_ms[g][i] is not None for g, i in records)
+    assert all(result.decision_ms[g][i] is None for g, i in seat0[3:])  # fallback moves are not timed
+    columns = sandboxing.seat_columns(outcome)[0]
+    seat = MatchSeat(seat=0, log=columns["log"], log_marks=columns["log_marks"])
     lines = selectors.seat_decision_logs(seat, result.replay)
     assert [text for _, _, text in lines] == ["decision 1\n", "decision 2\n", "decision 3\nabout to divide by zero\n"]
     assert [(g, i) for g, i, _ in lines] == records
@@ -631,9 +632,10 @@ def test_decision_logs_keep_their_place_after_emoji_nul_and_broken_text(backend,
         "    print(f'\\U0001F600{n}\\x00\\udcff', 'é' * n)\n"
         "    return observation['legal_actions'][0]\n"
     ).encode())
-    result = runner.play_match(Rules.parse(["players=2", "rounds=1"]), [odd, "first"], seed=5, backend=backend, allow_process=True)
-    outcome = sandboxing.outcome_of(result, 2)
-    seat = MatchSeat(seat=0, log=outcome.seats[0].log, log_marks=outcome.seats[0].log_marks)
+    outcome = runner.play_sandboxed_match(Rules.parse(["players=2", "rounds=1"]), [odd, "first"], seed=5, backend=backend, allow_process=True)
+    result = outcome.result
+    columns = sandboxing.seat_columns(outcome)[0]
+    seat = MatchSeat(seat=0, log=columns["log"], log_marks=columns["log_marks"])
     texts = [text for _, _, text in selectors.seat_decision_logs(seat, result.replay)]
     assert len(texts) == len(selectors.bot_decision_records(result.replay, 0)) > 1
     for k, text in enumerate(texts, start=1):

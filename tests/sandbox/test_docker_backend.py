@@ -21,7 +21,7 @@ from engine.rules import Rules
 from sandbox import docker_backend, seccomp
 from sandbox.limits import Limits
 from sandbox.package import BotPackage
-from sandbox.runner import play_match
+from sandbox.runner import play_sandboxed_match
 from sandbox.seat import SandboxSeat
 
 BOT = BotPackage.from_bytes("bot.py", b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n")
@@ -39,7 +39,7 @@ def dead_docker():
 def test_missing_docker_engine_is_an_infrastructure_error_and_leaves_no_files(dead_docker):
     rules = Rules.parse(["players=2", "rounds=1", "hand_size=3"])
     with pytest.raises(InfrastructureError, match="Docker could not start the sandbox of seat"):
-        play_match(rules, [BOT, "first"], seed=1, backend="docker", match_id="deaddocker1", docker_client=dead_docker)
+        play_sandboxed_match(rules, [BOT, "first"], seed=1, backend="docker", match_id="deaddocker1", docker_client=dead_docker)
     assert glob.glob(os.path.join(tempfile.gettempdir(), "uno-arena-deaddocker1*")) == []
 
 
@@ -224,8 +224,8 @@ def test_finished_match_keeps_its_result_when_docker_fails_at_teardown(docker_cl
     monkeypatch.setattr(docker_backend, "_remove", docker_gone)
     rules = Rules.parse(["players=2", "rounds=1", "hand_size=3"])
     try:
-        outcome = play_match(rules, [BOT, "first"], seed=1, backend="docker", match_id="teardownfail1")
-        assert outcome.players[0].forfeit is None
+        outcome = play_sandboxed_match(rules, [BOT, "first"], seed=1, backend="docker", match_id="teardownfail1")
+        assert outcome.result.players[0].forfeit is None
         assert "the reaper removes what is left" in caplog.text
     finally:
         monkeypatch.undo()
@@ -373,6 +373,6 @@ def full_seats_folder(tmp_path, monkeypatch):
 @pytest.mark.services
 def test_a_full_seats_folder_is_infrastructure_not_the_bots_fault(docker_client, full_seats_folder):
     with pytest.raises(InfrastructureError, match=r"the seats' folder is full \(No space left on device\)"):
-        play_match(Rules.parse(["players=2", "rounds=1"]), [BOT, "first"], seed=1, backend="docker", match_id="fullseats1")
+        play_sandboxed_match(Rules.parse(["players=2", "rounds=1"]), [BOT, "first"], seed=1, backend="docker", match_id="fullseats1")
     assert docker_backend.match_containers("fullseats1") == []
     assert [p.name for p in full_seats_folder.iterdir()] == ["filler"]

@@ -18,7 +18,7 @@ from engine.rules import Rules
 from sandbox import docker_backend, seccomp
 from sandbox.limits import Limits
 from sandbox.package import BotPackage
-from sandbox.runner import play_match
+from sandbox.runner import play_sandboxed_match
 from tests.hostile.test_hostile_syscalls import ATTEMPTS, PROBE, probe_source, syscall_results
 
 pytestmark = [pytest.mark.services, pytest.mark.docker]
@@ -80,11 +80,11 @@ def test_a_hostile_match_plays_in_gvisor(docker_client, monkeypatch):
     probe = BotPackage.from_bytes("probe.py", source.encode())
     plain = BotPackage.from_bytes("plain.py", b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n")
     limits = Limits(time_per_decision=2.0, time_bank=5.0, start_seconds=30.0)
-    outcome = play_match(rules, [probe, plain], seed=3, backend="docker", limits=limits, docker_client=docker_client,
+    outcome = play_sandboxed_match(rules, [probe, plain], seed=3, backend="docker", limits=limits, docker_client=docker_client,
                          match_id="runsc-test")
     assert seen == [seccomp.RUNSC, seccomp.RUNSC]  # the runtime came from SANDBOX_DOCKER_RUNTIME
     hostile, opponent = outcome.result.players
-    assert opponent.forfeit is None and opponent.faults == []
+    assert opponent.forfeit is None and opponent.faults == ()
     # The bot's system calls went to gVisor's kernel (it reports its own release), not the host's:
     # what "works" there (its own user namespaces, ptrace of its own processes, io_uring) is gVisor's.
     kernel = next(line for line in outcome.logs[0].splitlines() if line.startswith("KERNEL:")).split()[1]

@@ -11,7 +11,7 @@ from engine.rules import Rules
 from sandbox import docker_backend
 from sandbox.limits import Limits
 from sandbox.package import BotPackage
-from sandbox.runner import play_match
+from sandbox.runner import play_sandboxed_match
 from sandbox.seat import SandboxSeat
 
 pytestmark = [pytest.mark.docker, pytest.mark.services]
@@ -116,8 +116,8 @@ def test_closing_the_pool_removes_its_idle_containers(pool, docker_client):
 def test_match_with_warm_seats_completes_and_leaves_only_fresh_warm_seats(pool, docker_client):
     used = fill(pool)
     rules = Rules.parse(["players=2", "rounds=1", "hand_size=3"])
-    outcome = play_match(rules, [bot_returning(0), bot_returning(0)], seed=5, backend="docker", match_id="warm4")
-    assert all(player.forfeit is None for player in outcome.players)
+    outcome = play_sandboxed_match(rules, [bot_returning(0), bot_returning(0)], seed=5, backend="docker", match_id="warm4")
+    assert all(player.forfeit is None for player in outcome.result.players)
     assert not any(exists(docker_client, cid) for cid in used)  # both were taken and removed
     assert fill(pool).isdisjoint(used)  # the pool refilled with new containers
 
@@ -150,8 +150,8 @@ def test_deferred_stops_remove_a_match_s_seats_in_the_background_and_the_pool_re
     try:
         used = fill(pool, 4)
         rules = Rules.parse(["players=4", "rounds=1", "hand_size=3"])
-        outcome = play_match(rules, [bot_returning(0)] * 4, seed=5, backend="docker", match_id="warm5")
-        assert all(player.forfeit is None for player in outcome.players)
+        outcome = play_sandboxed_match(rules, [bot_returning(0)] * 4, seed=5, backend="docker", match_id="warm5")
+        assert all(player.forfeit is None for player in outcome.result.players)
         assert docker_backend.removals().settle(30)
         assert not any(exists(docker_client, cid) for cid in used)  # all four taken, then removed
         assert pool.fillers and fill(pool, 4).isdisjoint(used)

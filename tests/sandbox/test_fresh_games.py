@@ -21,7 +21,7 @@ from engine.rules import Rules
 from sandbox.backends import process
 from sandbox.limits import Limits
 from sandbox.package import BotPackage
-from sandbox.runner import play_match
+from sandbox.runner import play_sandboxed_match
 
 #: what the hostile bot prints: START at each game's first decision, FOUND when it remembers anything
 MEMORY_BOT = textwrap.dedent(
@@ -103,7 +103,7 @@ def play_memory_match(backend: str, *, keepers: bool, deals: int = 1):
     hostile = BotPackage.from_bytes("memory.py", source.encode())
     plain = BotPackage.from_bytes("plain.py", PLAIN.encode())
     rules = Rules.parse(["players=2", "rounds=1", "hand_size=5"])
-    return play_match(rules, [hostile, plain], seed=3, deals=deals, duplicate=True, backend=backend,
+    return play_sandboxed_match(rules, [hostile, plain], seed=3, deals=deals, duplicate=True, backend=backend,
                       limits=LIMITS, allow_process=True)
 
 
@@ -115,7 +115,7 @@ def assert_forgot(outcome, games: int) -> None:
     assert "FOUND" not in log, log
     assert log.count("wrote tmp") == games, log  # it did leave a file behind each time
     hostile = outcome.result.players[0]
-    assert hostile.forfeit is None and hostile.faults == []
+    assert hostile.forfeit is None and hostile.faults == ()
 
 
 def test_process_backend_forgets_everything_between_rotations(bwrap_path):

@@ -1,6 +1,6 @@
 """In-process package seats behave like the sandbox: own modules, own directory, same faults.
 
-Real bots, real matches (``play_match(..., backend="inprocess")`` and ``arena play``).
+Real bots, real matches (``play_sandboxed_match(..., backend="inprocess")`` and ``arena play``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 from arena_cli.main import main
 from engine.rules import Rules
 from sandbox.package import BotPackage
-from sandbox.runner import play_match
+from sandbox.runner import play_sandboxed_match
 
 RULES = Rules.parse(["players=2", "rounds=2", "hand_size=3"])
 ARENA = Path(sys.executable).with_name("arena")
@@ -70,18 +70,18 @@ def process_state():
 
 
 def test_two_bots_with_a_helper_of_the_same_name_each_see_their_own(process_state):
-    outcome = play_match(RULES, [helper_bot("a.zip", "A"), helper_bot("b.zip", "B")], seed=3, backend="inprocess")
+    outcome = play_sandboxed_match(RULES, [helper_bot("a.zip", "A"), helper_bot("b.zip", "B")], seed=3, backend="inprocess")
     for log, tag in zip(outcome.logs, "AB", strict=True):
         assert log.startswith(f"import sees {tag}\n")
         seen = decision_lines(log)
         assert seen and {name for name, _ in seen} == {tag}
         assert [count for _, count in seen] == list(range(1, len(seen) + 1))  # nobody else counted
-    assert all(p.forfeit is None for p in outcome.players)
+    assert all(p.forfeit is None for p in outcome.result.players)
 
 
 def test_one_bot_in_two_seats_keeps_separate_module_state(process_state):
     bot = helper_bot("same.zip", "S")
-    outcome = play_match(RULES, [bot, bot], seed=5, backend="inprocess")
+    outcome = play_sandboxed_match(RULES, [bot, bot], seed=5, backend="inprocess")
     for log in outcome.logs:
         counts = [count for _, count in decision_lines(log)]
         assert counts == list(range(1, len(counts) + 1)) and counts
@@ -102,8 +102,8 @@ def test_a_helper_named_like_an_arena_package_is_the_bots_own(process_state):
         ),
         "engine.py": "MINE = True\ndef pick(actions):\n    return actions[0]\n",
     })
-    outcome = play_match(RULES, [bot, "first"], seed=3, backend="inprocess")
-    assert outcome.faults[0] == [] and outcome.players[0].forfeit is None
+    outcome = play_sandboxed_match(RULES, [bot, "first"], seed=3, backend="inprocess")
+    assert outcome.result.players[0].faults == () and outcome.result.players[0].forfeit is None
     assert sys.modules["engine"] is engine and not hasattr(engine, "MINE")
 
 
@@ -121,8 +121,8 @@ def test_a_module_named_like_a_standard_one_is_used_as_in_the_sandbox(process_st
         "json.py": "MINE = True\n",
         "random.py": "def pick(actions):\n    return actions[0]\n",
     })
-    outcome = play_match(RULES, [bot, "first"], seed=3, backend="inprocess")
-    assert outcome.faults[0] == []
+    outcome = play_sandboxed_match(RULES, [bot, "first"], seed=3, backend="inprocess")
+    assert outcome.result.players[0].faults == ()
     assert sys.modules["random"] is random and not hasattr(random, "pick")
 
 
@@ -140,8 +140,8 @@ def test_modules_imported_during_a_decision_stay_the_bots(process_state):
             "lazyhelper.py": f"TAG = {tag!r}\nSEEN = 0\n",
         })
 
-    outcome = play_match(RULES, [lazy("x.zip", "X"), lazy("y.zip", "Y")], seed=3, backend="inprocess")
-    assert outcome.faults == [[], []]
+    outcome = play_sandboxed_match(RULES, [lazy("x.zip", "X"), lazy("y.zip", "Y")], seed=3, backend="inprocess")
+    assert [p.faults for p in outcome.result.players] == [(), ()]
     for log, tag in zip(outcome.logs, "XY", strict=True):
         lines = log.splitlines()
         assert lines == [f"lazy {tag} {n}" for n in range(1, len(lines) + 1)] and lines
@@ -163,11 +163,11 @@ def test_relative_paths_are_the_bots_folder(process_state, tmp_path):
     arena_cwd = os.getcwd()
     os.chdir(tmp_path)  # anywhere but the bot's folder
     try:
-        outcome = play_match(RULES, [bot, "first"], seed=3, backend="inprocess")
+        outcome = play_sandboxed_match(RULES, [bot, "first"], seed=3, backend="inprocess")
         assert os.getcwd() == str(tmp_path)
     finally:
         os.chdir(arena_cwd)
-    assert outcome.faults[0] == []
+    assert outcome.result.players[0].faults == ()
 
 
 def test_a_reply_nested_too_deep_for_json_is_a_strike_not_a_crash(process_state):
@@ -178,34 +178,34 @@ def test_a_reply_nested_too_deep_for_json_is_a_strike_not_a_crash(process_state)
         b"        reply = [reply]\n"
         b"    return reply\n"
     ))
-    outcome = play_match(RULES, [bot, "first"], seed=3, backend="inprocess")
-    assert outcome.faults[0]
-    assert all(f.startswith("illegal: agent returned a value that is not JSON (list): ") for f in outcome.faults[0])
-    assert "recursion" in outcome.faults[0][0]
-    assert outcome.players[0].forfeit.startswith("strikes: 3 strikes")
+    outcome = play_sandboxed_match(RULES, [bot, "first"], seed=3, backend="inprocess")
+    assert outcome.result.players[0].faults
+    assert all(f.startswith("illegal: agent returned a value that is not JSON (list): ") for f in map(str, outcome.result.players[0].faults))
+    assert "recursion" in outcome.result.players[0].faults[0].reason
+    assert str(outcome.result.players[0].forfeit).startswith("strikes: 3 strikes")
 
 
 def test_a_bot_raising_keyboard_interrupt_forfeits_and_the_match_goes_on(process_state):
     bot = BotPackage.from_bytes("kb.py", b"def agent(observation, configuration):\n    raise KeyboardInterrupt('bot')\n")
-    outcome = play_match(RULES, [bot, "first"], seed=3, backend="inprocess")
-    assert outcome.faults[0] == ["exception: exception in agent: KeyboardInterrupt: bot"]
-    assert outcome.players[0].forfeit == "exception: exception in agent: KeyboardInterrupt: bot"
-    assert outcome.games == 1 and outcome.rounds >= 1
+    outcome = play_sandboxed_match(RULES, [bot, "first"], seed=3, backend="inprocess")
+    assert [str(f) for f in outcome.result.players[0].faults] == ["exception: exception in agent: KeyboardInterrupt: bot"]
+    assert str(outcome.result.players[0].forfeit) == "exception: exception in agent: KeyboardInterrupt: bot"
+    assert outcome.result.games == 1 and outcome.result.rounds >= 1
 
 
 def test_keyboard_interrupt_from_a_bot_is_a_fault_in_another_thread_too(process_state):
     bot = BotPackage.from_bytes("kb.py", b"def agent(observation, configuration):\n    raise KeyboardInterrupt\n")
     outcomes = []
-    thread = threading.Thread(target=lambda: outcomes.append(play_match(RULES, [bot, "first"], seed=3, backend="inprocess")))
+    thread = threading.Thread(target=lambda: outcomes.append(play_sandboxed_match(RULES, [bot, "first"], seed=3, backend="inprocess")))
     thread.start()
     thread.join(60)
-    assert outcomes and outcomes[0].players[0].forfeit == "exception: exception in agent: KeyboardInterrupt"
+    assert outcomes and str(outcomes[0].result.players[0].forfeit) == "exception: exception in agent: KeyboardInterrupt"
 
 
 def test_keyboard_interrupt_at_import_is_a_fault(process_state):
     bot = BotPackage.from_bytes("kbi.py", b"raise KeyboardInterrupt('at import')\ndef agent(o, c):\n    return o['legal_actions'][0]\n")
-    outcome = play_match(RULES, [bot, "first"], seed=3, backend="inprocess")
-    assert outcome.players[0].forfeit == "exception: exception at import: KeyboardInterrupt: at import"
+    outcome = play_sandboxed_match(RULES, [bot, "first"], seed=3, backend="inprocess")
+    assert str(outcome.result.players[0].forfeit) == "exception: exception at import: KeyboardInterrupt: at import"
 
 
 def test_arena_play_runs_the_bots_as_the_sandbox_does(capsys, tmp_path, process_state):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
-from testsupport import make_ladder
+from testsupport import make_ladder, played_match
 from versiontests import services
 from versiontests.models import VersionTest, VersionTestPair
 from versiontests.services import VersionTestError, version_test_match_finish, version_test_start
@@ -16,7 +16,6 @@ from bots.models import BotVersion
 from ladders.models import Ladder, LadderEntry, RatingChange
 from matches import services as match_services
 from matches.models import Match
-from matches.sandboxing import Outcome, SeatOutcome
 from web.demo import reference_bot_upload
 
 FIRST_LEGAL = b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"
@@ -63,12 +62,9 @@ def played(match: Match, new_games: list[int], *, new_forfeits: bool = False) ->
     games = [{"seats": [0, 1], "ranks": [new_games[0], 3 - new_games[0]]},
              {"seats": [1, 0], "ranks": [3 - new_games[1], new_games[1]]}]
     wins = sum(rank == 1 for rank in new_games)
-    seats = [
-        SeatOutcome(score=0.0, rank=1 if wins >= 1 and not new_forfeits else 2, wins=wins, forfeited=new_forfeits,
-                    fault_kind="crash" if new_forfeits else "", fault_reason="ZeroDivisionError" if new_forfeits else ""),
-        SeatOutcome(score=0.0, rank=2 if wins >= 1 and not new_forfeits else 1, wins=2 - wins),
-    ]
-    outcome = Outcome(seats=seats, rounds=2, games=2, timings={}, replay={"version": 1, "games": games})
+    first = 1 if wins >= 1 and not new_forfeits else 2
+    outcome = played_match([first, 3 - first], wins=[wins, 2 - wins], forfeits={0} if new_forfeits else (),
+                           rounds=2, games=2, replay={"version": 1, "games": games})
     assert match_services.match_record_result(match.pk, token, outcome)
 
 
@@ -203,13 +199,12 @@ def test_pairs_finishing_at_once_on_two_workers_are_both_counted(transactional_d
         try:
             token = tokens[match.pk]
             ranks = games[match.pk]
-            seats = [SeatOutcome(score=0.0, rank=ranks[0], wins=2 * (ranks[0] == 1)),
-                     SeatOutcome(score=0.0, rank=3 - ranks[0], wins=2 * (ranks[0] == 2))]
             replay = {"version": 1, "games": [{"seats": [0, 1], "ranks": [ranks[0], 3 - ranks[0]]},
                                               {"seats": [1, 0], "ranks": [3 - ranks[1], ranks[1]]}]}
             barrier.wait(timeout=10)
             assert match_services.match_record_result(
-                match.pk, token, Outcome(seats=seats, rounds=2, games=2, timings={}, replay=replay)
+                match.pk, token, played_match([ranks[0], 3 - ranks[0]], wins=[2 * (ranks[0] == 1), 2 * (ranks[0] == 2)],
+                                              rounds=2, games=2, replay=replay)
             )
         except Exception as exc:  # reported below: an assertion in a thread would be lost
             errors.append(exc)

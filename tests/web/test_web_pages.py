@@ -216,8 +216,8 @@ def test_starter_bot_download_is_the_file_and_passes_the_upload_checks(client, d
 def test_starter_bot_plays_a_match_without_a_fault(rules):
     rule_set = engine_rules.Rules.parse(rules)
     bots = [BotPackage.from_path(guide.STARTER_BOT), *(["greedy", "random"][: rule_set.players - 1])]
-    outcome = runner.play_match(rule_set, bots, seed=3, backend="inprocess")
-    assert outcome.faults[0] == []
+    outcome = runner.play_sandboxed_match(rule_set, bots, seed=3, backend="inprocess")
+    assert outcome.result.players[0].faults == ()
     assert outcome.result.players[0].forfeit is None
     assert outcome.result.rounds >= 1
 
@@ -226,7 +226,7 @@ def test_starter_bot_beats_random_more_often_than_not():
     # a starter that loses to random would teach the wrong thing
     rules = engine_rules.Rules.parse(["players=2", "rounds=1"])
     bots = [BotPackage.from_path(guide.STARTER_BOT), "random"]
-    wins = sum(runner.play_match(rules, bots, seed=s, backend="inprocess").result.players[0].rank == 1 for s in range(12))
+    wins = sum(runner.play_sandboxed_match(rules, bots, seed=s, backend="inprocess").result.players[0].rank == 1 for s in range(12))
     assert wins >= 7
 
 

@@ -11,14 +11,13 @@ from itertools import combinations
 
 import pytest
 from django.db import connection, connections
-from testsupport import service_missing
+from testsupport import played_match, service_missing
 from tournament_helpers import field, make_user, open_matches, refreshed, tournament_with
 
 from bots import services as bot_services
 from bots.models import BotVersion
 from matches import services as match_services
 from matches.models import Match
-from matches.sandboxing import Outcome, SeatOutcome
 from tournaments_app import selectors, services
 from tournaments_app.models import Pairing, Tournament
 from web.demo import reference_bot_upload
@@ -139,7 +138,7 @@ def test_the_last_two_results_of_a_round_stored_at_once_pair_the_next_round_once
 
     def store(match, token):
         try:
-            outcome = Outcome([SeatOutcome(100.0, 1, 1), SeatOutcome(0.0, 2, 0)], 1, 1, {}, {})
+            outcome = played_match([1, 2], scores=[100, 0], replay={})
             barrier.wait(timeout=10)
             match_services.match_record_result(match.pk, token, outcome)
         except Exception as exc:  # reported below

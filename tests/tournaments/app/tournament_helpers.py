@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from testsupport import make_user  # noqa: F401  (re-exported for the tests here)
+from testsupport import make_user, played_match  # noqa: F401  (make_user re-exported for the tests here)
 
 from bots import services as bot_services
 from bots.models import BotVersion
 from matches import services as match_services
 from matches.models import Match
-from matches.sandboxing import Outcome, SeatOutcome
 from tournaments_app import services
 from tournaments_app.models import Pairing, Tournament
 
@@ -52,10 +51,7 @@ def finish(match: Match, ranks, scores=None) -> None:
     token = match_services.match_start(match.pk)
     assert token is not None, f"match {match.pk} could not start ({match.status})"
     scores = scores or [100 * (len(ranks) - r) for r in ranks]
-    outcome = Outcome(
-        seats=[SeatOutcome(score=float(s), rank=r, wins=int(r == 1)) for r, s in zip(ranks, scores, strict=True)],
-        rounds=1, games=1, timings={}, replay={"events": []},
-    )
+    outcome = played_match(list(ranks), scores=list(scores), replay={"events": []})
     assert match_services.match_record_result(match.pk, token, outcome)
 
 
