@@ -82,7 +82,7 @@ def match_query(*, bot=None, ladder=None, tournament=None, status=None, kind=Non
     if ladder is not None:
         matches = matches.filter(ladder_match__ladder__slug=ladder)
     if tournament is not None:
-        matches = matches.filter(tournament_pairings__round__tournament__slug=tournament).distinct()
+        matches = matches.filter(tournament_tables__round__tournament__slug=tournament).distinct()
     return matches
 
 
@@ -90,7 +90,7 @@ def match_seats_query(*, bot=None, ladder=None, tournament=None, status=None, ki
     """The seats of bot ``bot`` (an id) in the matches ``match_query`` lists, newest first on the
     seats' (bot, queued_at, match) index: what a bot's API list pages over; None without ``bot``."""
     from matches.selectors import match_seats
-    from tournaments_app.models import Pairing
+    from tournaments_app.models import Table
 
     if bot is None:
         return None
@@ -98,5 +98,5 @@ def match_seats_query(*, bot=None, ladder=None, tournament=None, status=None, ki
     if ladder is not None:
         seats = seats.filter(match__ladder_match__ladder__slug=ladder)
     if tournament is not None:
-        seats = seats.filter(match_id__in=Pairing.objects.filter(round__tournament__slug=tournament).values("match_id"))
+        seats = seats.filter(match_id__in=Table.objects.filter(round__tournament__slug=tournament).values("match_id"))
     return seats

@@ -396,10 +396,10 @@ def match_event(match: Match) -> dict | None:
         if link is not None:
             return {"kind": "ladder", "name": link.ladder.name, "url": link.ladder.get_absolute_url(), "detail": ""}
     elif match.kind == Match.Kind.TOURNAMENT:
-        from tournaments_app.models import Pairing
+        from tournaments_app.models import Table
 
         pairing = (
-            Pairing.objects.filter(match=match).select_related("round__tournament")
+            Table.objects.filter(match=match).select_related("round__tournament")
             .only("number", "round__number", "round__tournament__slug", "round__tournament__name").first()
         )
         if pairing is not None:

@@ -1,6 +1,6 @@
-"""Tournaments as rows: the event, its entries, rounds, pairings and the organizer's log.
+"""Tournaments as rows: the event, its entries, rounds, their tables (and byes) and the organizer's log.
 
-The pairing and standings logic lives in the pure modules beside this one
+The pairing and standings logic lives in the pure package ``tournaments``
 (``schedule``, ``pairing``, ``standings``); ``services`` feeds them these rows.
 Other apps' models are referred to by string so this module imports no platform code.
 """
@@ -229,25 +229,25 @@ class Round(models.Model):
         return f"{self.tournament} round {self.number}"
 
 
-class Pairing(models.Model):
-    """A table of a round (its match) or a bye (no match, one seat)."""
+class Table(models.Model):
+    """A table of a round (its match) or a bye (no match, one seat): ``tournaments.tables.Table`` as a row."""
 
-    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="pairings")
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="tables")
     number = models.PositiveSmallIntegerField(help_text="Table number in the round; byes come after the tables.")
     bye = models.BooleanField(default=False)
     # The current match; a re-run or a resume after a pause replaces it (the old one stays in the log).
     match = models.ForeignKey(
-        "matches.Match", null=True, blank=True, on_delete=models.SET_NULL, related_name="tournament_pairings"
+        "matches.Match", null=True, blank=True, on_delete=models.SET_NULL, related_name="tournament_tables"
     )
     done = models.BooleanField(default=False, help_text="The result is in (always true for a bye).")
 
     class Meta:
         ordering = ["round", "number"]
         constraints = [
-            models.UniqueConstraint(fields=["round", "number"], name="pairing_number_unique_per_round"),
-            models.UniqueConstraint(fields=["match"], name="pairing_match_unique"),
+            models.UniqueConstraint(fields=["round", "number"], name="table_number_unique_per_round"),
+            models.UniqueConstraint(fields=["match"], name="table_match_unique"),
             models.CheckConstraint(
-                condition=models.Q(bye=False) | models.Q(match__isnull=True), name="pairing_bye_has_no_match"
+                condition=models.Q(bye=False) | models.Q(match__isnull=True), name="table_bye_has_no_match"
             ),
         ]
 
@@ -255,10 +255,10 @@ class Pairing(models.Model):
         return f"{self.round} table {self.number}" if not self.bye else f"{self.round} bye"
 
 
-class PairingSeat(models.Model):
+class TableSeat(models.Model):
     """An entry at a table, in seat order, with its result once the match is done."""
 
-    pairing = models.ForeignKey(Pairing, on_delete=models.CASCADE, related_name="seats")
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="seats")
     seat = models.PositiveSmallIntegerField()
     entry = models.ForeignKey(Entry, on_delete=models.PROTECT, related_name="seats")
     rank = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -266,14 +266,14 @@ class PairingSeat(models.Model):
     forfeited = models.BooleanField(default=False)
 
     class Meta:
-        ordering = ["pairing", "seat"]
+        ordering = ["table", "seat"]
         constraints = [
-            models.UniqueConstraint(fields=["pairing", "seat"], name="pairing_seat_unique"),
-            models.UniqueConstraint(fields=["pairing", "entry"], name="pairing_entry_unique"),
+            models.UniqueConstraint(fields=["table", "seat"], name="table_seat_unique"),
+            models.UniqueConstraint(fields=["table", "entry"], name="table_entry_unique"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.pairing} seat {self.seat}: {self.entry}"
+        return f"{self.table} seat {self.seat}: {self.entry}"
 
 
 class TournamentEvent(models.Model):

@@ -10,7 +10,7 @@ from matches import services as match_services
 from matches.models import Match
 from matches.sandboxing import Outcome, SeatOutcome
 from tournaments_app import services
-from tournaments_app.models import Pairing, Tournament
+from tournaments_app.models import Table, Tournament
 
 BOT_SOURCE = b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"
 
@@ -61,7 +61,7 @@ def finish(match: Match, ranks, scores=None) -> None:
 
 def open_matches(tournament: Tournament) -> list[Match]:
     """The current round's unfinished matches, in table order."""
-    pairings = Pairing.objects.filter(
+    pairings = Table.objects.filter(
         round__tournament=tournament, round__number=tournament.current_round, bye=False, done=False
     ).select_related("match").order_by("number")
     return [p.match for p in pairings]
