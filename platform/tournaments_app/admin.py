@@ -19,7 +19,7 @@ from tournaments.standings import TIE_BREAKS
 
 from . import selectors, services
 from .forms import BulkEntriesForm, ConfirmForm, OrderedChoiceField, rule_fields_form
-from .models import Entry, Round, Table, Tournament, TournamentEvent
+from .models import Entry, Table, Tournament, TournamentEvent, TournamentRound
 from .services import TournamentError
 
 #: the rule options as form fields (from engine.rules); the table size is the rules' players
@@ -154,8 +154,8 @@ class EntryInline(admin.TabularInline):
         return format_html('<a href="{}">withdraw…</a> · <a href="{}">disqualify…</a>', url, dq)
 
 
-class RoundInline(admin.TabularInline):
-    model = Round
+class TournamentRoundInline(admin.TabularInline):
+    model = TournamentRound
     fields = ["number", "status", "tables", "why"]
     readonly_fields = fields
     extra = 0
@@ -293,7 +293,7 @@ class TournamentAdmin(admin.ModelAdmin):
     list_display = ["name", "status", "format", "seats", "entry_count", "progress", "created_at"]
     list_filter = ["status", "format"]
     search_fields = ["name", "slug"]
-    inlines = [EntryInline, RoundInline, EventInline]
+    inlines = [EntryInline, TournamentRoundInline, EventInline]
     actions = ["open_registration", "start", "pause", "resume", "rerun_failed", "cancel"]
     readonly_fields = ["seats", "status", "progress", "current_round", "total_rounds", "page", "created_by",
                        "started_at", "finished_at"]

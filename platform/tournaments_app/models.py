@@ -202,8 +202,10 @@ class Entry(models.Model):
         return self.version.label if self.version_id else self.name
 
 
-class Round(models.Model):
-    """A paired round and the pairing code's explanation of it."""
+class TournamentRound(models.Model):
+    """A tournament round as it is played: its tables (``tables``), seed, status and the pairing code's
+    explanation. Not a round of UNO (the glossary's "round"); the pairing code returns it as a
+    ``tournaments.tables.Round``."""
 
     class Status(models.TextChoices):
         PLAYING = "playing", "playing"
@@ -232,7 +234,7 @@ class Round(models.Model):
 class Table(models.Model):
     """A table of a round (its match) or a bye (no match, one seat): ``tournaments.tables.Table`` as a row."""
 
-    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="tables")
+    round = models.ForeignKey(TournamentRound, on_delete=models.CASCADE, related_name="tables")
     number = models.PositiveSmallIntegerField(help_text="Table number in the round; byes come after the tables.")
     bye = models.BooleanField(default=False)
     # The current match; a re-run or a resume after a pause replaces it (the old one stays in the log).

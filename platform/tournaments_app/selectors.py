@@ -27,7 +27,7 @@ from tournaments.schedule import meeting_counts
 from tournaments.standings import crosstable
 from tournaments.tables import table_sizes
 
-from .models import Entry, Round, Table, TableSeat, Tournament, TournamentEvent
+from .models import Entry, Table, TableSeat, Tournament, TournamentEvent, TournamentRound
 from .services import (
     history,
     redact_seed,
@@ -286,7 +286,7 @@ ROUND_MATCH_DEFERRED = (
 ROUNDS_SHOWN = 2
 
 
-def tournament_rounds_shown(tournament: Tournament, choice: str | None) -> tuple[list[Round], list[int]]:
+def tournament_rounds_shown(tournament: Tournament, choice: str | None) -> tuple[list[TournamentRound], list[int]]:
     """The rounds the page shows (round ``choice`` when it is one, else the ``ROUNDS_SHOWN`` newest)
     and the numbers of every paired round, newest first, for the links to the others."""
     numbers = list(range(tournament.current_round, 0, -1))  # rounds are paired 1, 2, ... current
@@ -297,7 +297,7 @@ def tournament_rounds_shown(tournament: Tournament, choice: str | None) -> tuple
     return tournament_rounds(tournament, numbers=wanted), numbers
 
 
-def tournament_rounds(tournament: Tournament, *, numbers: list[int] | None = None) -> list[Round]:
+def tournament_rounds(tournament: Tournament, *, numbers: list[int] | None = None) -> list[TournamentRound]:
     """Rounds (only ``numbers`` when given), newest first, with their tables (and byes), seats (in seat order) and
     matches (without their replays)."""
     seats = TableSeat.objects.select_related("entry").order_by("seat")

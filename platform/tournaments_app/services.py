@@ -30,7 +30,7 @@ from tournaments.schedule import round_robin
 from tournaments.standings import TIE_BREAKS, standings
 from tournaments.tables import Bye, TableResult, table_size_bounds, table_sizes
 
-from .models import Entry, Round, Table, TableSeat, Tournament, TournamentEvent
+from .models import Entry, Table, TableSeat, Tournament, TournamentEvent, TournamentRound
 
 logger = logging.getLogger(__name__)
 
@@ -645,10 +645,10 @@ def _advance(tournament: Tournament) -> None:
     while tournament.status == Tournament.Status.RUNNING:
         if tournament.current_round:
             rnd = tournament.round_set.get(number=tournament.current_round)
-            if rnd.status == Round.Status.PLAYING:
+            if rnd.status == TournamentRound.Status.PLAYING:
                 if rnd.tables.filter(done=False).exists():
                     return
-                rnd.status = Round.Status.DONE
+                rnd.status = TournamentRound.Status.DONE
                 rnd.finished_at = timezone.now()
                 rnd.save(update_fields=["status", "finished_at"])
                 _log(tournament, "round done", f"round {rnd.number} finished")
@@ -690,7 +690,7 @@ def _pair_round(tournament: Tournament, number: int) -> None:
         return
     try:
         with transaction.atomic():  # a savepoint: a refused match leaves no half-paired round
-            rnd = Round.objects.create(
+            rnd = TournamentRound.objects.create(
                 tournament=tournament, number=number, seed=round_seed(tournament.seed, number),
                 explanation=explanation,
             )

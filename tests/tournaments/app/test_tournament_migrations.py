@@ -1,6 +1,6 @@
-"""The tournament app's renames keep what is stored: a table of a round (once a ``Pairing``), its seats
-and its match come through the migration to ``Table`` and ``TableSeat`` unchanged, and a group that
-could view pairings can view tables."""
+"""The tournament app's renames keep what is stored: a round (once a ``Round``, now a ``TournamentRound``),
+its tables (once ``Pairing``) with their seats and matches come through the migrations unchanged, and a
+group that could view rounds and pairings can view tournament rounds and tables."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ BEFORE_TABLE = ("tournaments", "0006_deals")
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_table_rename_keeps_every_table_seat_and_match_of_a_round():
+def test_the_renames_keep_every_round_table_seat_and_match_and_who_may_view_them():
     # the migrate command (not the bare executor), so its signals rename the content types and make
     # the permissions as on a real install; every other app stays as it is now
     call_command("migrate", *BEFORE_TABLE, verbosity=0)
@@ -28,7 +28,8 @@ def test_the_table_rename_keeps_every_table_seat_and_match_of_a_round():
     Group, Permission = old.get_model("auth", "Group"), old.get_model("auth", "Permission")
     view_pairing = Permission.objects.get(content_type__app_label="tournaments", codename="view_pairing")
     assert not Permission.objects.filter(content_type__app_label="tournaments", codename="view_table").exists()
-    Group.objects.create(name="old-organizers").permissions.add(view_pairing)
+    view_round = Permission.objects.get(content_type__app_label="tournaments", codename="view_round")
+    Group.objects.create(name="old-organizers").permissions.add(view_pairing, view_round)
     bots = [Bot.objects.create(owner=owner, name=name) for name in ("a", "b", "c")]
     cup = Tournament.objects.create(name="Old cup", slug="old-cup", rules={"players": 2}, seed=7, created_by=owner)
     entries = [Entry.objects.create(tournament=cup, bot=bot, name=f"old-organizer/{bot.name}") for bot in bots]
@@ -43,10 +44,10 @@ def test_the_table_rename_keeps_every_table_seat_and_match_of_a_round():
     call_command("migrate", verbosity=0)
 
     from matches.models import Match as NewMatch
-    from tournaments_app.models import Round as NewRound
-    from tournaments_app.models import Table, TableSeat
+    from tournaments_app.models import Table, TableSeat, TournamentRound
 
-    kept = NewRound.objects.get(pk=rnd.pk)
+    kept = TournamentRound.objects.get(pk=rnd.pk)
+    assert (kept.tournament.slug, kept.number, kept.seed, kept.status) == ("old-cup", 1, 11, "playing")
     assert [(t.pk, t.number, t.bye, t.done, t.match_id) for t in kept.tables.order_by("number")] == [
         (table.pk, 1, False, True, match.pk),
         (bye.pk, 2, True, True, None),
@@ -58,11 +59,14 @@ def test_the_table_rename_keeps_every_table_seat_and_match_of_a_round():
         (table.pk, 1, "old-organizer/b", 2, 120.0, True),
         (bye.pk, 0, "old-organizer/c", None, None, False),
     ]
-    assert Table._meta.db_table == "tournaments_table"  # the rows moved with the rename
+    assert (Table._meta.db_table, TournamentRound._meta.db_table) == ("tournaments_table", "tournaments_tournamentround")
 
     from django.contrib.auth.models import Group as NewGroup
     from django.contrib.auth.models import Permission as NewPermission
 
-    held = NewGroup.objects.get(name="old-organizers").permissions.get()
-    assert (held.content_type.model, held.codename, held.name) == ("table", "view_table", "Can view table")
-    assert not NewPermission.objects.filter(codename__endswith="_pairing").exists()
+    held = NewGroup.objects.get(name="old-organizers").permissions.order_by("codename")
+    assert [(p.content_type.model, p.codename, p.name) for p in held] == [
+        ("table", "view_table", "Can view table"),
+        ("tournamentround", "view_tournamentround", "Can view tournament round"),
+    ]
+    assert not NewPermission.objects.filter(codename__regex=r"_(pairing|pairingseat|round)$").exists()

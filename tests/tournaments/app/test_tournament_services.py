@@ -21,7 +21,7 @@ from matches import hooks
 from matches import services as match_services
 from matches.models import Match
 from tournaments_app import services
-from tournaments_app.models import Entry, Round, Table, Tournament
+from tournaments_app.models import Entry, Table, Tournament, TournamentRound
 from tournaments_app.services import TournamentError
 
 pytestmark = pytest.mark.django_db
@@ -123,11 +123,11 @@ def test_next_round_is_paired_only_after_the_last_match_of_a_round(owner):
     finish(first, [1, 2])
     tournament = refreshed(tournament)
     assert tournament.current_round == 1
-    assert Round.objects.filter(tournament=tournament).count() == 1
+    assert TournamentRound.objects.filter(tournament=tournament).count() == 1
     finish(second, [2, 1])
     tournament = refreshed(tournament)
     assert tournament.current_round == 2
-    assert Round.objects.get(tournament=tournament, number=1).status == Round.Status.DONE
+    assert TournamentRound.objects.get(tournament=tournament, number=1).status == TournamentRound.Status.DONE
     assert len(open_matches(tournament)) == 2
     assert tournament.events.filter(action="round paired").count() == 2
 
@@ -140,7 +140,7 @@ def test_a_hook_run_twice_for_one_match_counts_it_once(owner):
     hooks.run(match)  # a second delivery of the same result
     tournament = refreshed(tournament)
     assert tournament.current_round == 2
-    assert Round.objects.filter(tournament=tournament).count() == 2
+    assert TournamentRound.objects.filter(tournament=tournament).count() == 2
     lines = services.tournament_standings_lines(tournament)
     assert [line.points for line in lines] == [1, 0]
 
@@ -170,7 +170,7 @@ def test_swiss_plays_default_rounds_and_avoids_rematches(owner):
     tournament = tournament_with(field(8, owner), format="swiss")
     assert tournament.total_rounds == 3
     for _ in range(3):
-        explanation = Round.objects.get(tournament=tournament, number=tournament.current_round).explanation
+        explanation = TournamentRound.objects.get(tournament=tournament, number=tournament.current_round).explanation
         assert explanation[0].startswith(f"swiss round {tournament.current_round}: 8 active entries")
         play_round(tournament)
         tournament = refreshed(tournament)
@@ -266,7 +266,7 @@ def test_round_robin_gives_a_bye_when_the_opponent_has_left(owner):
     play_round(tournament)
     services.entry_withdraw(Entry.objects.get(tournament=tournament, name="owner/bot3"))
     play_round(refreshed(tournament))
-    round3 = Round.objects.get(tournament=refreshed(tournament), number=3)
+    round3 = TournamentRound.objects.get(tournament=refreshed(tournament), number=3)
     byes = [p for p in round3.tables.all() if p.bye]
     assert len(byes) == 1
     assert any("left the tournament" in line for line in round3.explanation)
