@@ -205,7 +205,7 @@ class Entry(models.Model):
 class TournamentRound(models.Model):
     """A tournament round as it is played: its tables (``tables``), seed, status and the pairing code's
     explanation. Not a round of UNO (the glossary's "round"); the pairing code returns it as a
-    ``tournaments.tables.Round``."""
+    ``tournaments.tables.PairedRound``."""
 
     class Status(models.TextChoices):
         PLAYING = "playing", "playing"

@@ -369,7 +369,7 @@ def round_robin_pair_coverage(tournament: Tournament) -> PairCoverage | None:
     if tournament.format != Tournament.Format.ROUND_ROBIN or tournament.seats <= 2 or not tournament.plan:
         return None
     schedule = [  # the stored plan as the schedule it was made from
-        tables.Round(
+        tables.PairedRound(
             number,
             tuple(tables.Table(tuple(seats)) for seats in planned.get("tables", ())),
             tuple(planned.get("byes", ())),
