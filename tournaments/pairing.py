@@ -22,7 +22,7 @@ from tournaments.standings import (
     ACTIVE,
     DEFAULT_TIE_BREAKS,
     History,
-    Standing,
+    TournamentStanding,
     split_history,
     standings,
 )
@@ -141,7 +141,7 @@ def swiss_round(
 class _State:
     """What pairing needs from the past: rank, points, meetings, byes, seats taken."""
 
-    def __init__(self, ranked: list[Standing], tables: Sequence[TableResult], owner: Groups) -> None:
+    def __init__(self, ranked: list[TournamentStanding], tables: Sequence[TableResult], owner: Groups) -> None:
         self.order = [s.entry for s in ranked]
         self.owner = owner
         self.rank = {e: i for i, e in enumerate(self.order)}
