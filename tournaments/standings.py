@@ -55,7 +55,7 @@ def pairwise_score(rank_a: int, rank_b: int) -> Fraction:
 @dataclass(frozen=True)
 class TournamentStanding:
     """An entry's line in a tournament's standings (match points, tie-breaks); ``rank`` is shared while
-    points and tie-breaks are equal. A ladder's line (by rating) is another class, in ``ladders.selectors``."""
+    points and tie-breaks are equal. A ladder's line (by rating) is ``ladders.selectors.LadderStanding``."""
 
     entry: EntryId
     rank: int
