@@ -16,8 +16,11 @@ from django.db import models
 from django.urls import reverse
 
 from engine import glossary
+from engine.rules import BOUNDS
 from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
 
+#: seats per table: a game's bounds (engine.rules.BOUNDS, RULES.md section 2)
+MIN_SEATS, MAX_SEATS = BOUNDS["players"]
 #: the longest "owner/bot" label: a username (auth.User, 150) + "/" + a bot name (bots.Bot, 64)
 ENTRY_NAME_MAX_LENGTH = 150 + 1 + 64
 
@@ -76,7 +79,8 @@ class Tournament(models.Model):
     rules = models.JSONField(help_text="engine Rules.to_dict() for a full table: every option, canonical")
     format = models.CharField(max_length=16, choices=Format.choices, default=Format.SWISS)
     seats = models.PositiveSmallIntegerField(
-        default=2, help_text="Seats per table (2..10); tables of one fewer or one more when the field needs it."
+        default=2, help_text=f"Seats per table ({MIN_SEATS}..{MAX_SEATS}); tables of one fewer or one more when the "
+        "field needs it."
     )
     deals = models.PositiveIntegerField(default=1, help_text=glossary.DEALS_HELP)
     duplicate = models.BooleanField(
