@@ -144,15 +144,15 @@ def _documents(path: str):
 
 def read_results(paths: list[str]):
     """Every result of every file, in order; bad input raises CommandError naming file and line."""
-    from tournaments.rating import MAX_SEATS, RatingInputError, Results
+    from tournaments.rating import MAX_SEATS, MIN_SEATS, RatingInputError, Results
 
     results = Results()
     for path in paths:
         for number, doc in _documents(path):
             try:
                 ranks, forfeits = result_of(doc)
-                if not 2 <= len(ranks) <= MAX_SEATS:
-                    raise _Bad(f"a result needs 2 to {MAX_SEATS} bots, got {len(ranks)}")
+                if not MIN_SEATS <= len(ranks) <= MAX_SEATS:
+                    raise _Bad(f"a result needs {MIN_SEATS} to {MAX_SEATS} bots, got {len(ranks)}")
                 results.add(ranks, forfeits=forfeits)
             except (_Bad, RatingInputError) as exc:
                 raise CommandError(f"{path}:{number}: {exc}") from None

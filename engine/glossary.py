@@ -11,12 +11,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.rules import BOUNDS
+
+_MIN_SEATS, _MAX_SEATS = BOUNDS["players"]
+
 
 @dataclass(frozen=True)
 class Term:
+    """A word, its plural, its meaning (what the site shows) and the classes that hold it in the code
+    (``code``: dotted paths, for docs/glossary.md only), one class name per meaning."""
+
     word: str
     plural: str
     meaning: str
+    code: tuple[str, ...] = ()
 
     @property
     def anchor(self) -> str:
@@ -27,10 +35,12 @@ class Term:
 TERMS: tuple[Term, ...] = (
     Term("round", "rounds",
          "The cards dealt once and played until a player goes out (or the turn limit ends it). "
-         "Scores are counted at the end of each round."),
+         "Scores are counted at the end of each round.",
+         ("engine.game.Game.round (its number; no class is named Round)",)),
     Term("game", "games",
          "Rounds from one seed until a player reaches the target score, or the fixed number of rounds "
-         "of the rules. A match's replay holds each of its games."),
+         "of the rules. A match's replay holds each of its games.",
+         ("engine.game.Game",)),
     Term("deal", "deals",
          "The seed of a game, which fixes every shuffle and dealer of its rounds. Without duplicate, "
          "a deal is played once, as one game."),
@@ -40,12 +50,22 @@ TERMS: tuple[Term, ...] = (
          "at 4 seats is 8 games."),
     Term("match", "matches",
          "Bots at one table playing a number of deals (each in every rotation under duplicate): what is "
-         "queued, played in the sandbox, rated, and replayed."),
+         "queued, played in the sandbox, rated, and replayed.",
+         ("matches.models.Match",)),
     Term("table", "tables",
-         "The seats of one match, 2 to 10. A tournament round splits its entries into tables, and every "
-         "table of that round plays the same deals."),
+         f"The seats of one match, {_MIN_SEATS} to {_MAX_SEATS}. A tournament round splits its entries into "
+         "tables, and every table of that round plays the same deals.",
+         ("tournaments.tables.Table (as the pairing code returns it)",
+          "tournaments_app.models.Table (stored, with its match; TableSeat per seat)")),
     Term("tournament round", "tournament rounds",
-         "One pairing of a tournament's entries into tables (a match each) and byes. Not a round of UNO."),
+         "One pairing of a tournament's entries into tables (a match each) and byes. Not a round of UNO.",
+         ("tournaments.tables.PairedRound (as the pairing code returns it)",
+          "tournaments_app.models.TournamentRound (stored, with its seed and status)")),
+    Term("standing", "standings",
+         "An entry's line in a ladder's or a tournament's table: its rank and what ranks it (a ladder's "
+         "rating, a tournament's match points and tie-breaks).",
+         ("ladders.selectors.LadderStanding (a ladder's line)",
+          "tournaments.standings.TournamentStanding (a tournament's line)")),
     Term("pair", "pairs",
          "In a version test: one match of a single deal played twice, with the two versions' seats "
          "swapped."),
@@ -72,10 +92,22 @@ def markdown() -> str:
         "A count of deals is named `deals` (a ladder's, a tournament's and a match's field, the API,",
         "`arena play --deals`); a count of games played is `games` or `games_played`.",
         "",
+        "Each word has one meaning; \"In the code\" names the classes that hold it. A class name never",
+        "stands for two meanings; one meaning may have several classes (the pairing code's value and",
+        "its stored row, or a ladder's and a tournament's kind of it).",
+        "",
     ]
     for entry in TERMS:
         lines += [f"**{entry.word}**", f": {entry.meaning}", ""]
+        if entry.code:
+            lines += ["In the code: " + "; ".join(_code(name) for name in entry.code) + ".", ""]
     return "\n".join(lines)
+
+
+def _code(name: str) -> str:
+    """``"a.B (note)"`` as Markdown: the path as code, the note as text."""
+    path, _, note = name.partition(" (")
+    return f"`{path}` ({note}" if note else f"`{path}`"
 
 
 def games_of(deals: int, seats: int, duplicate: bool) -> int:

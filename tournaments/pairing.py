@@ -22,14 +22,14 @@ from tournaments.standings import (
     ACTIVE,
     DEFAULT_TIE_BREAKS,
     History,
-    Standing,
+    TournamentStanding,
     split_history,
     standings,
 )
 from tournaments.tables import (
     EntryId,
     Groups,
-    Round,
+    PairedRound,
     Table,
     TableResult,
     check_owners_fit,
@@ -84,7 +84,7 @@ def swiss_round(
     seed: int | None = None,
     ratings: Mapping[EntryId, float | None] | None = None,
     apart: Groups | None = None,
-) -> Round:
+) -> PairedRound:
     """Pair round ``number`` of a Swiss event from the results of the earlier rounds.
 
     Withdrawn and disqualified entries are not paired; their results stay. With
@@ -134,14 +134,14 @@ def swiss_round(
     else:
         rnd = _pair_tables(number, state, seats, header, bands=ratings is not None and not tables)
     if seeded_lines:
-        rnd = Round(rnd.number, rnd.tables, rnd.byes, (rnd.explanation[0], *seeded_lines, *rnd.explanation[1:]))
+        rnd = PairedRound(rnd.number, rnd.tables, rnd.byes, (rnd.explanation[0], *seeded_lines, *rnd.explanation[1:]))
     return rnd
 
 
 class _State:
     """What pairing needs from the past: rank, points, meetings, byes, seats taken."""
 
-    def __init__(self, ranked: list[Standing], tables: Sequence[TableResult], owner: Groups) -> None:
+    def __init__(self, ranked: list[TournamentStanding], tables: Sequence[TableResult], owner: Groups) -> None:
         self.order = [s.entry for s in ranked]
         self.owner = owner
         self.rank = {e: i for i, e in enumerate(self.order)}
@@ -185,7 +185,7 @@ def _fmt(points: Fraction) -> str:
     return f"{round(float(points), 2):g}"
 
 
-def _pair_two(number: int, state: _State, header: str) -> Round:
+def _pair_two(number: int, state: _State, header: str) -> PairedRound:
     """Score groups top down, backtracking; rematches only at the smallest possible count."""
     explanation = [header]
     odd = len(state.order) % 2 == 1
@@ -237,7 +237,7 @@ def _pair_two(number: int, state: _State, header: str) -> Round:
         )
     elif repeats:
         explanation.append(f"{repeats} repeat meeting(s): no pairing with fewer exists")
-    return Round(number, tuple(tables), byes, tuple(explanation))
+    return PairedRound(number, tuple(tables), byes, tuple(explanation))
 
 
 def _explain_pair(state: _State, a: EntryId, b: EntryId, seats: tuple[EntryId, ...]) -> str:
@@ -309,7 +309,7 @@ def _search(
     return pairs, pairs is None and steps > MAX_SEARCH_STEPS
 
 
-def _pair_tables(number: int, state: _State, k: int, header: str, *, bands: bool = False) -> Round:
+def _pair_tables(number: int, state: _State, k: int, header: str, *, bands: bool = False) -> PairedRound:
     """Cut the ranking into tables, then swap entries while that lowers repeats, then spread.
 
     With ``bands`` (a rated first round) the ranking is dealt instead: table j takes
@@ -418,4 +418,4 @@ def _pair_tables(number: int, state: _State, k: int, header: str, *, bands: bool
         if repeats[n - 1]:
             line += f"; {repeats[n - 1]} repeat meeting(s) left: no single swap removed them"
         explanation.append(line)
-    return Round(number, tuple(out), tuple(byes), tuple(explanation))
+    return PairedRound(number, tuple(out), tuple(byes), tuple(explanation))

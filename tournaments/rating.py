@@ -48,6 +48,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from engine.rules import BOUNDS
+
 #: rating points per logit of strength: 400 points are a factor 10 in the odds
 ELO_PER_LOGIT = 400 / math.log(10)
 #: the rating of the population's mean (or of the reference player)
@@ -66,8 +68,8 @@ FAIR_SHARE = 0.1
 #: informative tables: weight of a result's fall in the variance of its players' difference
 #: beside its fall in the chance of a misordered pair of neighbours
 VARIANCE_WEIGHT = 0.01
-#: at most this many players at one table (RULES.md: 2 to 10 seats)
-MAX_SEATS = 10
+#: a result seats this many players: a game's seat bounds (RULES.md section 2), which the engine owns
+MIN_SEATS, MAX_SEATS = BOUNDS["players"]
 
 PlayerId = Hashable
 #: the players of one result (a mapping's key type is fixed: str ids are not Hashable ids)
@@ -144,8 +146,8 @@ class Results:
             if isinstance(exc, RatingInputError):
                 raise
             raise RatingInputError(f"a result is a mapping of player to rank: {exc}") from None
-        if not 2 <= len(players) <= MAX_SEATS:
-            raise RatingInputError(f"a result needs 2 to {MAX_SEATS} players, got {len(players)}")
+        if not MIN_SEATS <= len(players) <= MAX_SEATS:
+            raise RatingInputError(f"a result needs {MIN_SEATS} to {MAX_SEATS} players, got {len(players)}")
         if len(places) != len(players):
             raise RatingInputError(f"a player appears twice in one result: {players!r}")
         forfeited = set()

@@ -25,7 +25,7 @@ from tournaments.tables import (
     MIN_SEATS,
     EntryId,
     Groups,
-    Round,
+    PairedRound,
     Table,
     check_entries,
     check_owners_fit,
@@ -60,7 +60,7 @@ def round_robin(
     rounds: int | None = None,
     seed: int | None = None,
     apart: Groups | None = None,
-) -> list[Round]:
+) -> list[PairedRound]:
     """Schedule a round robin of ``entries`` at tables of ``seats``.
 
     ``apart`` (entry -> owner): no table seats two entries of one owner; a ValueError
@@ -105,7 +105,7 @@ def round_robin(
     return _multi_seat(entries, seats, rounds, seed if seed is not None else 0, apart or {})
 
 
-def _circle(entries: list[EntryId], cycles: int) -> list[Round]:
+def _circle(entries: list[EntryId], cycles: int) -> list[PairedRound]:
     """Circle method on an odd number of positions; an even field adds a fixed entry.
 
     Round r on the odd circle of m positions pairs r+j with r-j (j = 1..m//2)
@@ -116,7 +116,7 @@ def _circle(entries: list[EntryId], cycles: int) -> list[Round]:
     fixed = entries[-1] if len(entries) % 2 == 0 else None
     circle = entries[:-1] if fixed is not None else entries
     m = len(circle)
-    out: list[Round] = []
+    out: list[PairedRound] = []
     for cycle in range(cycles):
         for r in range(m):
             tables: list[tuple[EntryId, EntryId]] = []
@@ -132,7 +132,7 @@ def _circle(entries: list[EntryId], cycles: int) -> list[Round]:
             number = cycle * m + r + 1
             explanation = [f"round robin cycle {cycle + 1}, round {r + 1} of {m} (circle method)"]
             explanation += [f"bye to {e}: odd number of entries, each sits out once per cycle" for e in byes]
-            out.append(Round(number, tuple(Table(t) for t in tables), byes, tuple(explanation)))
+            out.append(PairedRound(number, tuple(Table(t) for t in tables), byes, tuple(explanation)))
     return out
 
 
@@ -189,7 +189,7 @@ def _cost_floor(pairs: int, meetings: int) -> int:
 Plan = list[tuple[list[list[int]], list[int]]]
 
 
-def _multi_seat(entries: list[EntryId], k: int, rounds: int, seed: int, apart: Groups) -> list[Round]:
+def _multi_seat(entries: list[EntryId], k: int, rounds: int, seed: int, apart: Groups) -> list[PairedRound]:
     """Tables of about k over ``rounds`` rounds, pair meetings as even as the design or the search gets.
 
     Pairs of one owner (``apart``) start the search at APART_WEIGHT meetings, so a table that
@@ -273,14 +273,14 @@ def _multi_seat(entries: list[EntryId], k: int, rounds: int, seed: int, apart: G
         f" ({counts.count(0)} of {len(counts)} pairs never), {how}"
     )
     orders = _seat_orders([tables for tables, _ in plan], n, rng)
-    out: list[Round] = []
+    out: list[PairedRound] = []
     for number, ((_, byes), ordered) in enumerate(zip(plan, orders, strict=True), start=1):
         seated_tables = tuple(Table(tuple(entries[i] for i in t)) for t in ordered)
         explanation = [
             f"round robin round {number} of {rounds}: tables of {'/'.join(map(str, sizes))}; {balance}"
         ]
         explanation += [f"bye to {entries[i]}: fewest byes so far" for i in byes]
-        out.append(Round(number, seated_tables, tuple(entries[i] for i in byes), tuple(explanation)))
+        out.append(PairedRound(number, seated_tables, tuple(entries[i] for i in byes), tuple(explanation)))
     return out
 
 
@@ -493,13 +493,13 @@ def _seat_orders(rounds: list[list[list[int]]], n: int, rng: random.Random) -> l
     return [[list(seating.seat(table, key=tie.__getitem__)) for table in tables] for tables in rounds]
 
 
-def skip_entries(rnd: Round, gone: Iterable[EntryId]) -> Round:
+def skip_entries(rnd: PairedRound, gone: Iterable[EntryId]) -> PairedRound:
     """``rnd`` without the withdrawn or disqualified entries ``gone``.
 
     A table keeps playing while it still seats 2; an entry left alone gets a
     bye (it scores as a win, as a forfeit by the missing opponent would).
 
-    >>> skip_entries(Round(1, (Table(("a", "b")), Table(("c", "d")))), ["b"]).byes
+    >>> skip_entries(PairedRound(1, (Table(("a", "b")), Table(("c", "d")))), ["b"]).byes
     ('a',)
     """
     gone = set(gone)
@@ -516,10 +516,10 @@ def skip_entries(rnd: Round, gone: Iterable[EntryId]) -> Round:
         elif left:
             byes.append(left[0])
             explanation.append(f"bye to {left[0]}: {', '.join(missing)} left the event")
-    return Round(rnd.number, tuple(tables), tuple(byes), tuple(explanation))
+    return PairedRound(rnd.number, tuple(tables), tuple(byes), tuple(explanation))
 
 
-def meeting_counts(schedule: Sequence[Round]) -> dict[frozenset[EntryId], int]:
+def meeting_counts(schedule: Sequence[PairedRound]) -> dict[frozenset[EntryId], int]:
     """How often each pair of entries shares a table in ``schedule`` (met pairs only)."""
     counts: dict[frozenset[EntryId], int] = {}
     for rnd in schedule:
@@ -530,7 +530,7 @@ def meeting_counts(schedule: Sequence[Round]) -> dict[frozenset[EntryId], int]:
     return counts
 
 
-def meeting_spread(entries: Sequence[EntryId], schedule: Sequence[Round]) -> tuple[int, int]:
+def meeting_spread(entries: Sequence[EntryId], schedule: Sequence[PairedRound]) -> tuple[int, int]:
     """(fewest, most) meetings over every pair of ``entries``, unmet pairs counting 0."""
     counts = meeting_counts(schedule)
     values = [counts.get(frozenset(p), 0) for p in combinations(entries, 2)]

@@ -53,8 +53,9 @@ def pairwise_score(rank_a: int, rank_b: int) -> Fraction:
 
 
 @dataclass(frozen=True)
-class Standing:
-    """One line of the standings; ``rank`` is shared while points and tie-breaks are equal."""
+class TournamentStanding:
+    """An entry's line in a tournament's standings (match points, tie-breaks); ``rank`` is shared while
+    points and tie-breaks are equal. A ladder's line (by rating) is ``ladders.selectors.LadderStanding``."""
 
     entry: EntryId
     rank: int
@@ -110,7 +111,7 @@ def standings(
     withdrawn: Iterable[EntryId] = (),
     disqualified: Iterable[EntryId] = (),
     seed: int | None = None,
-) -> list[Standing]:
+) -> list[TournamentStanding]:
     """Rank ``entries`` by match points, then ``tie_breaks`` in order, then the tie order.
 
     Withdrawn entries keep their place; disqualified ones are listed last. Their
@@ -162,7 +163,7 @@ def standings(
         e: {tb: (fixed[tb](e) if tb in fixed else None) for tb in tie_breaks} for e in entries
     }
     order_of = tie_order(entries, seed)
-    lines: list[Standing] = []
+    lines: list[TournamentStanding] = []
     rank = 1
     for group_status in ((ACTIVE, WITHDRAWN), (DISQUALIFIED,)):
         pool = [e for e in entries if status[e] in group_status]
@@ -182,7 +183,7 @@ def standings(
         for group in groups:
             for e in sorted(group, key=order_of.__getitem__):
                 lines.append(
-                    Standing(e, rank, points[e], values[e], played[e], bye_count[e], status[e])
+                    TournamentStanding(e, rank, points[e], values[e], played[e], bye_count[e], status[e])
                 )
             rank += len(group)
     return lines
@@ -255,7 +256,7 @@ def _score_glyph(score: Fraction) -> str:
     return {Fraction(1): "1", Fraction(1, 2): "=", Fraction(0): "0"}[score]
 
 
-def crosstable(lines: Sequence[Standing], history: History) -> Crosstable:
+def crosstable(lines: Sequence[TournamentStanding], history: History) -> Crosstable:
     """The crosstable of a two-seat event, rows in standings order."""
     order = tuple(s.entry for s in lines)
     tables, _ = split_history(order, history)

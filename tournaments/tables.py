@@ -31,8 +31,9 @@ class Table:
 
 
 @dataclass(frozen=True)
-class Round:
-    """A paired round: its tables, the entries with a bye, and why it looks so."""
+class PairedRound:
+    """A tournament round as the pairing code returns it: its tables, the entries with a bye, and why
+    it looks so. Not a round of UNO (the glossary's "round"); the app stores it as a ``TournamentRound``."""
 
     number: int
     tables: tuple[Table, ...]

@@ -53,8 +53,9 @@ def ladder_list(*, active_only: bool = False) -> QuerySet[Ladder]:
 
 
 @dataclass(frozen=True)
-class Standing:
-    """One row of a ladder table (stored columns only: no fit on page load)."""
+class LadderStanding:
+    """An entry's line in a ladder's table (stored columns only: no fit on page load); a tournament's
+    line is ``tournaments.standings.TournamentStanding``."""
 
     rank: int | None  # None for entries not in the ranking (left, suspended)
     entry: LadderEntry
@@ -103,7 +104,7 @@ def _table_order(entries: QuerySet[LadderEntry]) -> QuerySet[LadderEntry]:
 class TablePage:
     """A page of a ladder table: its rows, the page number, whether there are more, the search."""
 
-    rows: list[Standing]
+    rows: list[LadderStanding]
     number: int
     has_previous: bool
     has_next: bool
@@ -126,7 +127,7 @@ def ladder_table_page(ladder: Ladder, *, page: int = 1, query: str = "", size: i
 
 
 class LadderTable:
-    """The ladder table (optionally searched) as a sequence of Standing rows a paginator slices: its
+    """The ladder table (optionally searched) as a sequence of LadderStanding rows a paginator slices: its
     length is one count, a slice one page of rows (``rows``); the API's standings page over it."""
 
     def __init__(self, ladder: Ladder, query: str = "") -> None:
@@ -145,14 +146,14 @@ class LadderTable:
     def __len__(self) -> int:
         return self.count()
 
-    def __getitem__(self, index: slice) -> list[Standing]:
+    def __getitem__(self, index: slice) -> list[LadderStanding]:
         if not isinstance(index, slice) or index.step not in (None, 1):
             raise TypeError("a ladder table is read a slice at a time")
         start = index.start or 0
         stop = index.stop if index.stop is not None else start + TABLE_PAGE_SIZE
         return self.rows(start, max(0, stop - start))[0]
 
-    def rows(self, start: int, size: int) -> tuple[list[Standing], bool]:
+    def rows(self, start: int, size: int) -> tuple[list[LadderStanding], bool]:
         """``size`` rows from ``start`` in table order, and whether more follow.
 
         Two queries whatever the size of the ladder: the rows (one more than asked: whether more
@@ -169,15 +170,15 @@ class LadderTable:
                 position=Window(Rank(), order_by=F("rating").desc())
             )
             ranks = _ranks(ranked, active)
-        standings = [Standing(ranks.get(e.pk), e, e.wins, e.last_change) for e in rows]
+        standings = [LadderStanding(ranks.get(e.pk), e, e.wins, e.last_change) for e in rows]
         # each ranked row's LOS is about the next active row of the unfiltered table (a page past
         # the end has no rows)
         if not self.query and standings:
             standings = [
-                Standing(s.rank, s.entry, s.wins, s.last_change, nxt.entry if nxt.rank is not None else None)
+                LadderStanding(s.rank, s.entry, s.wins, s.last_change, nxt.entry if nxt.rank is not None else None)
                 if s.rank is not None
                 else s
-                for s, nxt in zip(standings, [*standings[1:], Standing(None, None, 0, None)], strict=True)
+                for s, nxt in zip(standings, [*standings[1:], LadderStanding(None, None, 0, None)], strict=True)
             ]
         return standings[:size], len(rows) > size
 
@@ -214,7 +215,7 @@ def ladder_matches(ladder: Ladder, *, entry: LadderEntry | None = None, limit: i
     ).order_by("-queued_at", "-pk")[:limit]
 
 
-def entry_standing(ladder: Ladder, bot_id: int) -> Standing:
+def entry_standing(ladder: Ladder, bot_id: int) -> LadderStanding:
     """The standing of bot ``bot_id`` on ``ladder`` (LadderEntry.DoesNotExist when it never entered)."""
     entry = (
         _entries_with_stats(LadderEntry.objects.filter(ladder=ladder))
@@ -226,7 +227,7 @@ def entry_standing(ladder: Ladder, bot_id: int) -> Standing:
     if entry.status == LadderEntry.Status.ACTIVE:
         above = LadderEntry.objects.filter(ladder=ladder, status=LadderEntry.Status.ACTIVE, rating__gt=entry.rating)
         rank = above.count() + 1
-    return Standing(rank, entry, entry.wins, entry.last_change)
+    return LadderStanding(rank, entry, entry.wins, entry.last_change)
 
 
 #: points of a bot's rating chart at most: its newest fitted changes

@@ -396,10 +396,10 @@ def match_event(match: Match) -> dict | None:
         if link is not None:
             return {"kind": "ladder", "name": link.ladder.name, "url": link.ladder.get_absolute_url(), "detail": ""}
     elif match.kind == Match.Kind.TOURNAMENT:
-        from tournaments_app.models import Pairing
+        from tournaments_app.models import Table
 
         pairing = (
-            Pairing.objects.filter(match=match).select_related("round__tournament")
+            Table.objects.filter(match=match).select_related("round__tournament")
             .only("number", "round__number", "round__tournament__slug", "round__tournament__name").first()
         )
         if pairing is not None:
@@ -432,7 +432,7 @@ def match_query(*, bot=None, ladder=None, tournament=None, status=None, kind=Non
     """Matches for the API list: ``bot`` an id, ``ladder`` and ``tournament`` slugs; unknown ones match none.
 
     The ladder and tournament filters follow the reverse relations those apps' models declare
-    (``ladder_match``, ``tournament_pairings``) by name: matches imports neither app.
+    (``ladder_match``, ``tournament_tables``) by name: matches imports neither app.
 
     With ``bot`` the list pages over ``match_seats_query`` (the bot's seats' index) and this queryset
     only loads the page's matches, so it is not narrowed to the bot here."""
@@ -442,7 +442,7 @@ def match_query(*, bot=None, ladder=None, tournament=None, status=None, kind=Non
     if ladder is not None:
         matches = matches.filter(ladder_match__ladder__slug=ladder)
     if tournament is not None:
-        matches = matches.filter(tournament_pairings__round__tournament__slug=tournament).distinct()
+        matches = matches.filter(tournament_tables__round__tournament__slug=tournament).distinct()
     return matches
 
 
@@ -455,7 +455,7 @@ def match_seats_query(*, bot=None, ladder=None, tournament=None, status=None, ki
     if ladder is not None:
         seats = seats.filter(match__ladder_match__ladder__slug=ladder)
     if tournament is not None:
-        in_tournament = Match.objects.filter(tournament_pairings__round__tournament__slug=tournament)
+        in_tournament = Match.objects.filter(tournament_tables__round__tournament__slug=tournament)
         seats = seats.filter(match_id__in=in_tournament.values("pk"))
     return seats
 

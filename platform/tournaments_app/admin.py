@@ -19,7 +19,7 @@ from tournaments.standings import TIE_BREAKS
 
 from . import selectors, services
 from .forms import BulkEntriesForm, ConfirmForm, OrderedChoiceField, rule_fields_form
-from .models import Entry, Pairing, Round, Tournament, TournamentEvent
+from .models import Entry, Table, Tournament, TournamentEvent, TournamentRound
 from .services import TournamentError
 
 #: the rule options as form fields (from engine.rules); the table size is the rules' players
@@ -154,8 +154,8 @@ class EntryInline(admin.TabularInline):
         return format_html('<a href="{}">withdraw…</a> · <a href="{}">disqualify…</a>', url, dq)
 
 
-class RoundInline(admin.TabularInline):
-    model = Round
+class TournamentRoundInline(admin.TabularInline):
+    model = TournamentRound
     fields = ["number", "status", "tables", "why"]
     readonly_fields = fields
     extra = 0
@@ -168,30 +168,30 @@ class RoundInline(admin.TabularInline):
     @admin.display(description="tables (rank) and matches")
     def tables(self, rnd):
         rows = []
-        for pairing in rnd.pairings.prefetch_related("seats__entry").select_related("match"):
+        for table in rnd.tables.prefetch_related("seats__entry").select_related("match"):
             seats = ", ".join(
-                f"{s.entry.name}{f' ({s.rank})' if s.rank else ''}" for s in pairing.seats.all()
+                f"{s.entry.name}{f' ({s.rank})' if s.rank else ''}" for s in table.seats.all()
             )
             # a link only where there is a match to open (an empty link has no name: axe-core)
-            if pairing.bye:
+            if table.bye:
                 rows.append(format_html("bye: {}", seats))
-            elif pairing.match_id:
-                url = reverse("admin:matches_match_change", args=[pairing.match_id])
-                rows.append(format_html('{}. {} <a href="{}">#{} {}</a>{}', pairing.number, seats, url, pairing.match_id,
-                                        pairing.match.status, self._table_links(rnd.tournament, pairing)))
-            elif pairing.done:
-                rows.append(format_html("{}. {} void", pairing.number, seats))
+            elif table.match_id:
+                url = reverse("admin:matches_match_change", args=[table.match_id])
+                rows.append(format_html('{}. {} <a href="{}">#{} {}</a>{}', table.number, seats, url, table.match_id,
+                                        table.match.status, self._table_links(rnd.tournament, table)))
+            elif table.done:
+                rows.append(format_html("{}. {} void", table.number, seats))
             else:
-                rows.append(format_html("{}. {} held{}", pairing.number, seats, self._table_links(rnd.tournament, pairing)))
+                rows.append(format_html("{}. {} held{}", table.number, seats, self._table_links(rnd.tournament, table)))
         return mark_safe("<br>".join(rows))  # each row escaped by format_html
 
     @staticmethod
-    def _table_links(tournament, pairing):
+    def _table_links(tournament, table):
         """re-run… / void… of one table, while the tournament runs (re-run) or is paused (void only)."""
         links = []
         actions = {"running": ("rerun", "void"), "paused": ("void",)}.get(tournament.status, ())
         for action in actions:
-            url = reverse("admin:tournaments_tournament_confirm", args=[tournament.pk, action, pairing.pk])
+            url = reverse("admin:tournaments_tournament_confirm", args=[tournament.pk, action, table.pk])
             links.append(format_html(' <a class="table-action" href="{}">{}…</a>', url,
                                      "re-run" if action == "rerun" else "void"))
         return mark_safe("".join(links))
@@ -272,12 +272,12 @@ def _confirm_selected(modeladmin, request, queryset, service, action: str, what:
 
 
 #: irreversible actions of a tournament's page that ask for a reason: action -> (what is acted on, title,
-#: service, what happened). The target is the tournament, an entry or a table (pairing) of it.
+#: service, what happened). The target is the tournament, an entry or a table of it.
 CONFIRMED = {
     "cancel": ("tournament", "Cancel the tournament", services.tournament_cancel, "cancelled"),
     "disqualify": ("entry", "Disqualify the entry", services.entry_disqualify, "disqualified"),
-    "rerun": ("pairing", "Re-run the match", services.pairing_rerun, "re-run as a new match"),
-    "void": ("pairing", "Void the match", services.pairing_void, "void: counted for nobody"),
+    "rerun": ("table", "Re-run the match", services.table_rerun, "re-run as a new match"),
+    "void": ("table", "Void the match", services.table_void, "void: counted for nobody"),
 }
 CONFIRM_NOTES = {
     "cancel": "The tournament ends without a result; queued matches are cancelled, played ones stay.",
@@ -293,7 +293,7 @@ class TournamentAdmin(admin.ModelAdmin):
     list_display = ["name", "status", "format", "seats", "entry_count", "progress", "created_at"]
     list_filter = ["status", "format"]
     search_fields = ["name", "slug"]
-    inlines = [EntryInline, RoundInline, EventInline]
+    inlines = [EntryInline, TournamentRoundInline, EventInline]
     actions = ["open_registration", "start", "pause", "resume", "rerun_failed", "cancel"]
     readonly_fields = ["seats", "status", "progress", "current_round", "total_rounds", "page", "created_by",
                        "started_at", "finished_at"]
@@ -371,7 +371,7 @@ class TournamentAdmin(admin.ModelAdmin):
         elif kind == "entry":
             obj = Entry.objects.filter(pk=target, tournament=tournament).first()
         else:
-            obj = Pairing.objects.filter(pk=target, round__tournament=tournament, bye=False).select_related(
+            obj = Table.objects.filter(pk=target, round__tournament=tournament, bye=False).select_related(
                 "round", "match").prefetch_related("seats__entry").first()
         if obj is None:
             raise Http404(f"no {kind} {target} in {tournament}")
@@ -379,7 +379,7 @@ class TournamentAdmin(admin.ModelAdmin):
         if form.is_bound and form.is_valid():
             _run(self, request, [obj], service, done, reason=form.cleaned_data["reason"])
             return redirect("admin:tournaments_tournament_change", pk)
-        if kind == "pairing":
+        if kind == "table":
             seats = ", ".join(s.entry.name for s in obj.seats.all())
             label = f"round {obj.round.number} table {obj.number} ({seats})" + (
                 f", match #{obj.match_id} {obj.match.status}" if obj.match_id else "")
@@ -433,7 +433,7 @@ class TournamentAdmin(admin.ModelAdmin):
         buttons = []
         if tournament is not None and self.has_change_permission(request, tournament):
             stuck = ["failed", "cancelled"] if tournament.status == "running" else ["failed"]
-            failed = Pairing.objects.filter(round__tournament=tournament, done=False, match__status__in=stuck)
+            failed = Table.objects.filter(round__tournament=tournament, done=False, match__status__in=stuck)
             buttons = [(name, label) for name, (_, label, statuses, _) in self.BUTTONS.items()
                        if tournament.status in statuses and (name != "rerun_failed" or failed.exists())]
         links = []

@@ -20,7 +20,7 @@ ORGANIZER = "organizer"
 #: Never users: an organizer has no business reading accounts, so the admin shows them as plain text.
 ORGANIZER_PERMISSIONS = [
     ("tournaments", "add_tournament"), ("tournaments", "change_tournament"), ("tournaments", "view_tournament"),
-    ("tournaments", "change_entry"), ("tournaments", "view_entry"), ("tournaments", "view_round"),
+    ("tournaments", "change_entry"), ("tournaments", "view_entry"), ("tournaments", "view_tournamentround"),
     ("tournaments", "view_tournamentevent"),
     ("ladders", "add_ladder"), ("ladders", "change_ladder"), ("ladders", "view_ladder"),
     ("ladders", "view_ladderentry"),

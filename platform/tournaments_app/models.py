@@ -1,6 +1,6 @@
-"""Tournaments as rows: the event, its entries, rounds, pairings and the organizer's log.
+"""Tournaments as rows: the event, its entries, rounds, their tables (and byes) and the organizer's log.
 
-The pairing and standings logic lives in the pure modules beside this one
+The pairing and standings logic lives in the pure package ``tournaments``
 (``schedule``, ``pairing``, ``standings``); ``services`` feeds them these rows.
 Other apps' models are referred to by string so this module imports no platform code.
 """
@@ -16,8 +16,11 @@ from django.db import models
 from django.urls import reverse
 
 from engine import glossary
+from engine.rules import BOUNDS
 from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
 
+#: seats per table: a game's bounds (engine.rules.BOUNDS, RULES.md section 2)
+MIN_SEATS, MAX_SEATS = BOUNDS["players"]
 #: the longest "owner/bot" label: a username (auth.User, 150) + "/" + a bot name (bots.Bot, 64)
 ENTRY_NAME_MAX_LENGTH = 150 + 1 + 64
 
@@ -76,7 +79,8 @@ class Tournament(models.Model):
     rules = models.JSONField(help_text="engine Rules.to_dict() for a full table: every option, canonical")
     format = models.CharField(max_length=16, choices=Format.choices, default=Format.SWISS)
     seats = models.PositiveSmallIntegerField(
-        default=2, help_text="Seats per table (2..10); tables of one fewer or one more when the field needs it."
+        default=2, help_text=f"Seats per table ({MIN_SEATS}..{MAX_SEATS}); tables of one fewer or one more when the "
+        "field needs it."
     )
     deals = models.PositiveIntegerField(default=1, help_text=glossary.DEALS_HELP)
     duplicate = models.BooleanField(
@@ -202,8 +206,10 @@ class Entry(models.Model):
         return self.version.label if self.version_id else self.name
 
 
-class Round(models.Model):
-    """A paired round and the pairing code's explanation of it."""
+class TournamentRound(models.Model):
+    """A tournament round as it is played: its tables (``tables``), seed, status and the pairing code's
+    explanation. Not a round of UNO (the glossary's "round"); the pairing code returns it as a
+    ``tournaments.tables.PairedRound``."""
 
     class Status(models.TextChoices):
         PLAYING = "playing", "playing"
@@ -229,25 +235,25 @@ class Round(models.Model):
         return f"{self.tournament} round {self.number}"
 
 
-class Pairing(models.Model):
-    """A table of a round (its match) or a bye (no match, one seat)."""
+class Table(models.Model):
+    """A table of a round (its match) or a bye (no match, one seat): ``tournaments.tables.Table`` as a row."""
 
-    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="pairings")
+    round = models.ForeignKey(TournamentRound, on_delete=models.CASCADE, related_name="tables")
     number = models.PositiveSmallIntegerField(help_text="Table number in the round; byes come after the tables.")
     bye = models.BooleanField(default=False)
     # The current match; a re-run or a resume after a pause replaces it (the old one stays in the log).
     match = models.ForeignKey(
-        "matches.Match", null=True, blank=True, on_delete=models.SET_NULL, related_name="tournament_pairings"
+        "matches.Match", null=True, blank=True, on_delete=models.SET_NULL, related_name="tournament_tables"
     )
     done = models.BooleanField(default=False, help_text="The result is in (always true for a bye).")
 
     class Meta:
         ordering = ["round", "number"]
         constraints = [
-            models.UniqueConstraint(fields=["round", "number"], name="pairing_number_unique_per_round"),
-            models.UniqueConstraint(fields=["match"], name="pairing_match_unique"),
+            models.UniqueConstraint(fields=["round", "number"], name="table_number_unique_per_round"),
+            models.UniqueConstraint(fields=["match"], name="table_match_unique"),
             models.CheckConstraint(
-                condition=models.Q(bye=False) | models.Q(match__isnull=True), name="pairing_bye_has_no_match"
+                condition=models.Q(bye=False) | models.Q(match__isnull=True), name="table_bye_has_no_match"
             ),
         ]
 
@@ -255,10 +261,10 @@ class Pairing(models.Model):
         return f"{self.round} table {self.number}" if not self.bye else f"{self.round} bye"
 
 
-class PairingSeat(models.Model):
+class TableSeat(models.Model):
     """An entry at a table, in seat order, with its result once the match is done."""
 
-    pairing = models.ForeignKey(Pairing, on_delete=models.CASCADE, related_name="seats")
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="seats")
     seat = models.PositiveSmallIntegerField()
     entry = models.ForeignKey(Entry, on_delete=models.PROTECT, related_name="seats")
     rank = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -266,14 +272,14 @@ class PairingSeat(models.Model):
     forfeited = models.BooleanField(default=False)
 
     class Meta:
-        ordering = ["pairing", "seat"]
+        ordering = ["table", "seat"]
         constraints = [
-            models.UniqueConstraint(fields=["pairing", "seat"], name="pairing_seat_unique"),
-            models.UniqueConstraint(fields=["pairing", "entry"], name="pairing_entry_unique"),
+            models.UniqueConstraint(fields=["table", "seat"], name="table_seat_unique"),
+            models.UniqueConstraint(fields=["table", "entry"], name="table_entry_unique"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.pairing} seat {self.seat}: {self.entry}"
+        return f"{self.table} seat {self.seat}: {self.entry}"
 
 
 class TournamentEvent(models.Model):

@@ -27,7 +27,7 @@ from tournaments.schedule import meeting_counts
 from tournaments.standings import crosstable
 from tournaments.tables import table_sizes
 
-from .models import Entry, Pairing, PairingSeat, Round, Tournament, TournamentEvent
+from .models import Entry, Table, TableSeat, Tournament, TournamentEvent, TournamentRound
 from .services import (
     history,
     redact_seed,
@@ -65,7 +65,7 @@ def rules_changed(rules: dict) -> list[str]:
 
 def _count(rows: QuerySet) -> Coalesce:
     """``rows`` (filtered on ``OuterRef("pk")``) counted by one scalar subquery per tournament: joined
-    counts would multiply entries by pairings before grouping (the cross product)."""
+    counts would multiply entries by tables before grouping (the cross product)."""
     counted = rows.order_by().annotate(group=Value(1)).values("group").annotate(n=Count("pk")).values("n")
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
@@ -76,7 +76,7 @@ def tournament_list() -> QuerySet[Tournament]:
     Each count is its own scalar subquery over an indexed foreign key, evaluated for the rows shown.
     """
     entries = Entry.objects.filter(tournament=OuterRef("pk"))
-    tables = Pairing.objects.filter(round__tournament=OuterRef("pk"), bye=False)
+    tables = Table.objects.filter(round__tournament=OuterRef("pk"), bye=False)
     return Tournament.objects.annotate(
         entry_count=_count(entries),
         active_count=_count(entries.filter(status=Entry.Status.ACTIVE)),
@@ -110,7 +110,7 @@ def tournament_progress(tournament: Tournament, *, done: int | None = None, pair
                         active: int | None = None) -> Progress:
     """How far the tournament is; pass the counts when already annotated (tournament_list)."""
     if done is None or paired is None:
-        counts = Pairing.objects.filter(round__tournament=tournament, bye=False).aggregate(
+        counts = Table.objects.filter(round__tournament=tournament, bye=False).aggregate(
             done=Count("pk", filter=Q(done=True)), paired=Count("pk")
         )
         done = counts["done"] if done is None else done
@@ -154,13 +154,13 @@ STANDINGS_CACHE_SECONDS = 600
 
 
 def _results_stamp(tournament: Tournament, entries: list[Entry]) -> str:
-    """What the standings are computed from: the done pairings (how many, the sum of their match
+    """What the standings are computed from: the done tables and byes (how many, the sum of their match
     ids: a rerun's new match changes it, the last one), in one query, and the ``entries`` (all of
     the tournament's, as read for the page) that left."""
     row = Tournament.objects.filter(pk=tournament.pk).aggregate(
-        done=Count("round_set__pairings", filter=Q(round_set__pairings__done=True)),
-        ids=Sum("round_set__pairings__match_id", filter=Q(round_set__pairings__done=True)),
-        last=Max("round_set__pairings__pk", filter=Q(round_set__pairings__done=True)),
+        done=Count("round_set__tables", filter=Q(round_set__tables__done=True)),
+        ids=Sum("round_set__tables__match_id", filter=Q(round_set__tables__done=True)),
+        last=Max("round_set__tables__pk", filter=Q(round_set__tables__done=True)),
     )
     left = sorted((e.pk, e.status) for e in entries if e.status != Entry.Status.ACTIVE)
     return f"{row['done']}.{row['ids']}.{row['last']}.{left}"
@@ -286,7 +286,7 @@ ROUND_MATCH_DEFERRED = (
 ROUNDS_SHOWN = 2
 
 
-def tournament_rounds_shown(tournament: Tournament, choice: str | None) -> tuple[list[Round], list[int]]:
+def tournament_rounds_shown(tournament: Tournament, choice: str | None) -> tuple[list[TournamentRound], list[int]]:
     """The rounds the page shows (round ``choice`` when it is one, else the ``ROUNDS_SHOWN`` newest)
     and the numbers of every paired round, newest first, for the links to the others."""
     numbers = list(range(tournament.current_round, 0, -1))  # rounds are paired 1, 2, ... current
@@ -297,17 +297,17 @@ def tournament_rounds_shown(tournament: Tournament, choice: str | None) -> tuple
     return tournament_rounds(tournament, numbers=wanted), numbers
 
 
-def tournament_rounds(tournament: Tournament, *, numbers: list[int] | None = None) -> list[Round]:
-    """Rounds (only ``numbers`` when given), newest first, with pairings, seats (in seat order) and
+def tournament_rounds(tournament: Tournament, *, numbers: list[int] | None = None) -> list[TournamentRound]:
+    """Rounds (only ``numbers`` when given), newest first, with their tables (and byes), seats (in seat order) and
     matches (without their replays)."""
-    seats = PairingSeat.objects.select_related("entry").order_by("seat")
-    pairings = (
-        Pairing.objects.select_related("match").defer(*ROUND_MATCH_DEFERRED)
+    seats = TableSeat.objects.select_related("entry").order_by("seat")
+    tables = (
+        Table.objects.select_related("match").defer(*ROUND_MATCH_DEFERRED)
         .prefetch_related(Prefetch("seats", queryset=seats))
     )
     rounds = tournament.round_set.all() if numbers is None else tournament.round_set.filter(number__in=numbers)
     return list(
-        rounds.prefetch_related(Prefetch("pairings", queryset=pairings.order_by("number"))).order_by("-number")
+        rounds.prefetch_related(Prefetch("tables", queryset=tables.order_by("number"))).order_by("-number")
     )
 
 
@@ -369,7 +369,7 @@ def round_robin_pair_coverage(tournament: Tournament) -> PairCoverage | None:
     if tournament.format != Tournament.Format.ROUND_ROBIN or tournament.seats <= 2 or not tournament.plan:
         return None
     schedule = [  # the stored plan as the schedule it was made from
-        tables.Round(
+        tables.PairedRound(
             number,
             tuple(tables.Table(tuple(seats)) for seats in planned.get("tables", ())),
             tuple(planned.get("byes", ())),

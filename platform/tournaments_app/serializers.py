@@ -92,7 +92,7 @@ class RoundSerializer(serializers.Serializer):
     number = serializers.IntegerField(help_text="the tournament round (a pairing into tables, not a round of UNO)")
     status = serializers.CharField()
     explanation = serializers.ListField(child=serializers.CharField(), help_text="how the round was paired")
-    pairings = PairingSerializer(many=True, help_text="the round's tables (a match each) and byes")
+    pairings = PairingSerializer(many=True, source="tables", help_text="the round's tables (a match each) and byes")
 
 
 class TournamentDetailSerializer(TournamentSerializer):

@@ -30,7 +30,7 @@ from tournaments.schedule import round_robin
 from tournaments.standings import TIE_BREAKS, standings
 from tournaments.tables import Bye, TableResult, table_size_bounds, table_sizes
 
-from .models import Entry, Pairing, PairingSeat, Round, Tournament, TournamentEvent
+from .models import Entry, Table, TableSeat, Tournament, TournamentEvent, TournamentRound
 
 logger = logging.getLogger(__name__)
 
@@ -645,10 +645,10 @@ def _advance(tournament: Tournament) -> None:
     while tournament.status == Tournament.Status.RUNNING:
         if tournament.current_round:
             rnd = tournament.round_set.get(number=tournament.current_round)
-            if rnd.status == Round.Status.PLAYING:
-                if rnd.pairings.filter(done=False).exists():
+            if rnd.status == TournamentRound.Status.PLAYING:
+                if rnd.tables.filter(done=False).exists():
                     return
-                rnd.status = Round.Status.DONE
+                rnd.status = TournamentRound.Status.DONE
                 rnd.finished_at = timezone.now()
                 rnd.save(update_fields=["status", "finished_at"])
                 _log(tournament, "round done", f"round {rnd.number} finished")
@@ -690,19 +690,19 @@ def _pair_round(tournament: Tournament, number: int) -> None:
         return
     try:
         with transaction.atomic():  # a savepoint: a refused match leaves no half-paired round
-            rnd = Round.objects.create(
+            rnd = TournamentRound.objects.create(
                 tournament=tournament, number=number, seed=round_seed(tournament.seed, number),
                 explanation=explanation,
             )
             for index, seats in enumerate(tables, start=1):
-                pairing = Pairing.objects.create(round=rnd, number=index)
-                PairingSeat.objects.bulk_create(
-                    PairingSeat(pairing=pairing, seat=s, entry=by_name[name]) for s, name in enumerate(seats)
+                table = Table.objects.create(round=rnd, number=index)
+                TableSeat.objects.bulk_create(
+                    TableSeat(table=table, seat=s, entry=by_name[name]) for s, name in enumerate(seats)
                 )
-                _new_match(tournament, pairing)
+                _new_match(tournament, table)
             for index, name in enumerate(byes, start=len(tables) + 1):
-                pairing = Pairing.objects.create(round=rnd, number=index, bye=True, done=True)
-                PairingSeat.objects.create(pairing=pairing, seat=0, entry=by_name[name])
+                table = Table.objects.create(round=rnd, number=index, bye=True, done=True)
+                TableSeat.objects.create(table=table, seat=0, entry=by_name[name])
     except TournamentError as exc:
         _pause_on_error(tournament, f"round {number} could not be paired: {exc}")
         return
@@ -728,17 +728,17 @@ def _planned_round(planned: dict, active: set[str]) -> tuple[list[list[str]], li
     return tables, byes, explanation
 
 
-def _new_match(tournament: Tournament, pairing: Pairing):
+def _new_match(tournament: Tournament, table: Table):
     """Create the pairing's match (same seats, rules and seed); enqueue it unless the tournament is paused."""
     from matches.services import MatchError, match_create
 
-    seats = list(pairing.seats.select_related("entry__version").order_by("seat"))
+    seats = list(table.seats.select_related("entry__version").order_by("seat"))
     try:
         match = match_create(
             kind="tournament",
             rules=rules_for_players(tournament.rules, len(seats)),
             seats=[s.entry.version for s in seats],
-            seed=pairing.round.seed,
+            seed=table.round.seed,
             deals=tournament.deals,
             duplicate=tournament.duplicate,
             time_per_decision=tournament.time_per_decision,
@@ -747,9 +747,9 @@ def _new_match(tournament: Tournament, pairing: Pairing):
             enqueue=tournament.status == Tournament.Status.RUNNING,
         )
     except MatchError as exc:
-        raise TournamentError(f"round {pairing.round.number} table {pairing.number}: {exc}") from None
-    pairing.match = match
-    pairing.save(update_fields=["match"])
+        raise TournamentError(f"round {table.round.number} table {table.number}: {exc}") from None
+    table.match = match
+    table.save(update_fields=["match"])
     return match
 
 
@@ -802,29 +802,29 @@ def tournament_match_finished(match) -> None:
     """Hook of matches of kind "tournament" (inside the result's transaction): store the result, advance.
 
     A failed match is logged and blocks its round until an organizer re-runs it.
-    A match that no pairing points at any more (replaced by a re-run) is ignored.
+    A match that no table points at any more (replaced by a re-run) is ignored.
     """
-    pairing = Pairing.objects.filter(match_id=match.pk).select_related("round").first()
-    if pairing is None:
+    table = Table.objects.filter(match_id=match.pk).select_related("round").first()
+    if table is None:
         return
-    tournament = Tournament.objects.select_for_update().get(pk=pairing.round.tournament_id)
-    pairing = Pairing.objects.select_for_update().select_related("round").get(pk=pairing.pk)
-    if pairing.done or pairing.match_id != match.pk:
+    tournament = Tournament.objects.select_for_update().get(pk=table.round.tournament_id)
+    table = Table.objects.select_for_update().select_related("round").get(pk=table.pk)
+    if table.done or table.match_id != match.pk:
         return
-    where = f"round {pairing.round.number} table {pairing.number}"
+    where = f"round {table.round.number} table {table.number}"
     if match.status != match.Status.DONE:
         _log(tournament, "match failed",
              f"{where}: match #{match.pk} {match.status}: {match.error or 'no reason given'}; "
              "re-run it when the cause is fixed")
         return
-    seats = list(pairing.seats.order_by("seat"))
+    seats = list(table.seats.order_by("seat"))
     played = {s.seat: s for s in match.seats.all()}
     for seat in seats:
         result = played[seat.seat]
         seat.rank, seat.score, seat.forfeited = result.rank, result.score, result.forfeited
-    PairingSeat.objects.bulk_update(seats, ["rank", "score", "forfeited"])
-    pairing.done = True
-    pairing.save(update_fields=["done"])
+    TableSeat.objects.bulk_update(seats, ["rank", "score", "forfeited"])
+    table.done = True
+    table.save(update_fields=["done"])
     if tournament.status == Tournament.Status.RUNNING:
         _advance(tournament)
 
@@ -833,23 +833,23 @@ def history(tournament: Tournament, entries: Sequence[Entry] | None = None) -> l
     """The tournament's results as the pure code's TableResult and Bye values, in entry names."""
     negate = tournament.rules.get("scoring") == "penalty"  # game points are higher-better there
     items: list = []
-    seat_rows = PairingSeat.objects.select_related("entry")  # seats and their entries: one query
-    pairings = (
-        Pairing.objects.filter(round__tournament=tournament, done=True)
-        .exclude(bye=False, match__isnull=True)  # a void table (pairing_void) counts for nobody
+    seat_rows = TableSeat.objects.select_related("entry")  # seats and their entries: one query
+    tables = (
+        Table.objects.filter(round__tournament=tournament, done=True)
+        .exclude(bye=False, match__isnull=True)  # a void table (table_void) counts for nobody
         .select_related("round").prefetch_related(Prefetch("seats", queryset=seat_rows))
         .order_by("round__number", "number")
     )
-    for pairing in pairings:
-        seats = sorted(pairing.seats.all(), key=lambda s: s.seat)
-        if pairing.bye:
-            items.append(Bye(pairing.round.number, seats[0].entry.name))
+    for table in tables:
+        seats = sorted(table.seats.all(), key=lambda s: s.seat)
+        if table.bye:
+            items.append(Bye(table.round.number, seats[0].entry.name))
             continue
         scores = [s.score for s in seats]
         known = all(score is not None for score in scores)
         items.append(
             TableResult(
-                pairing.round.number,
+                table.round.number,
                 tuple(s.entry.name for s in seats),
                 tuple(s.rank for s in seats),
                 tuple((-x if negate else x) for x in scores) if known else (),
@@ -893,7 +893,7 @@ def tournament_pause(tournament: Tournament, *, actor=None) -> Tournament:
         _require(tournament, (Tournament.Status.RUNNING,), "pause")
         tournament.status = Tournament.Status.PAUSED
         tournament.save(update_fields=["status"])
-        held = [p.match for p in _open_pairings(tournament) if p.match and match_cancel(p.match)]
+        held = [p.match for p in _open_tables(tournament) if p.match and match_cancel(p.match)]
         _log(tournament, "paused", f"paused; {len(held)} queued match(es) held"
              + (f": {', '.join(f'#{m.pk}' for m in held)}" if held else ""), actor)
     return tournament
@@ -909,10 +909,10 @@ def tournament_resume(tournament: Tournament, *, actor=None) -> Tournament:
         tournament.status = Tournament.Status.RUNNING
         tournament.save(update_fields=["status"])
         replaced = []
-        for pairing in _open_pairings(tournament):
-            if pairing.match is None or pairing.match.status == Match.Status.CANCELLED:
-                old = pairing.match_id
-                new = _new_match(tournament, pairing)
+        for table in _open_tables(tournament):
+            if table.match is None or table.match.status == Match.Status.CANCELLED:
+                old = table.match_id
+                new = _new_match(tournament, table)
                 replaced.append(f"#{new.pk}" + (f" (for #{old})" if old else ""))
         _log(tournament, "resumed", "resumed" + (f"; queued {', '.join(replaced)}" if replaced else ""), actor)
         _advance(tournament)
@@ -933,24 +933,24 @@ def tournament_rerun_failed(tournament: Tournament, *, actor=None) -> list:
         stuck = (Match.Status.FAILED,)
         if tournament.status == Tournament.Status.RUNNING:
             stuck += (Match.Status.CANCELLED,)  # while paused, cancelled means held: resume plays them
-        failed = [p for p in _open_pairings(tournament, all_rounds=True) if p.match and p.match.status in stuck]
+        failed = [p for p in _open_tables(tournament, all_rounds=True) if p.match and p.match.status in stuck]
         if not failed:
             raise TournamentError(f"{tournament} has no failed match to re-run")
         lines, created = [], []
-        for pairing in failed:
-            old = pairing.match_id
+        for table in failed:
+            old = table.match_id
             if tournament.status == Tournament.Status.RUNNING:
-                created.append(_new_match(tournament, pairing))
-                lines.append(f"#{old} as #{pairing.match_id}")
+                created.append(_new_match(tournament, table))
+                lines.append(f"#{old} as #{table.match_id}")
             else:  # resume creates it, so no match sits queued without a task
-                pairing.match = None
-                pairing.save(update_fields=["match"])
+                table.match = None
+                table.save(update_fields=["match"])
                 lines.append(f"#{old} (plays on resume)")
         _log(tournament, "re-run", f"re-run failed match(es): {', '.join(lines)}", actor)
     return created
 
 
-def pairing_rerun(pairing: Pairing, *, actor=None, reason: str = "") -> object:
+def table_rerun(table: Table, *, actor=None, reason: str = "") -> object:
     """Play one table again (same seats and seed) as a new match; its result so far no longer counts.
 
     The tournament must be running (a pause holds matches: resume first). A done table's result is taken
@@ -959,22 +959,22 @@ def pairing_rerun(pairing: Pairing, *, actor=None, reason: str = "") -> object:
     from matches.services import match_cancel
 
     with transaction.atomic():
-        tournament = _locked(pairing.round.tournament)
+        tournament = _locked(table.round.tournament)
         _require(tournament, (Tournament.Status.RUNNING,), "re-run a match")
-        pairing = _locked_table(tournament, pairing)
-        old = pairing.match
+        table = _locked_table(tournament, table)
+        old = table.match
         if old is not None:
             match_cancel(old)
-        _clear_results(pairing)
-        pairing.done = False
-        pairing.save(update_fields=["done"])
-        new = _new_match(tournament, pairing)
-        _log(tournament, "re-run", f"round {pairing.round.number} table {pairing.number}: "
+        _clear_results(table)
+        table.done = False
+        table.save(update_fields=["done"])
+        new = _new_match(tournament, table)
+        _log(tournament, "re-run", f"round {table.round.number} table {table.number}: "
              f"{f'match #{old.pk}' if old else 'the table'} re-run as #{new.pk}{_reason(reason)}", actor)
     return new
 
 
-def pairing_void(pairing: Pairing, *, actor=None, reason: str = "") -> Pairing:
+def table_void(table: Table, *, actor=None, reason: str = "") -> Table:
     """Void one table: its match (played or not) counts for nobody; the round goes on without it.
 
     The table stays in its round with no match and no result; the standings and tie-breaks leave it out.
@@ -982,33 +982,33 @@ def pairing_void(pairing: Pairing, *, actor=None, reason: str = "") -> Pairing:
     from matches.services import match_cancel
 
     with transaction.atomic():
-        tournament = _locked(pairing.round.tournament)
+        tournament = _locked(table.round.tournament)
         _require(tournament, (Tournament.Status.RUNNING, Tournament.Status.PAUSED), "void a match")
-        pairing = _locked_table(tournament, pairing)
-        old = pairing.match
-        if old is None and pairing.done:
-            raise TournamentError(f"round {pairing.round.number} table {pairing.number} is already void")
+        table = _locked_table(tournament, table)
+        old = table.match
+        if old is None and table.done:
+            raise TournamentError(f"round {table.round.number} table {table.number} is already void")
         if old is not None:
             match_cancel(old)
-        _clear_results(pairing)
-        pairing.match, pairing.done = None, True
-        pairing.save(update_fields=["match", "done"])
-        _log(tournament, "void", f"round {pairing.round.number} table {pairing.number}: "
+        _clear_results(table)
+        table.match, table.done = None, True
+        table.save(update_fields=["match", "done"])
+        _log(tournament, "void", f"round {table.round.number} table {table.number}: "
              f"{f'match #{old.pk}' if old else 'the table'} void, counted for nobody{_reason(reason)}", actor)
         if tournament.status == Tournament.Status.RUNNING:
             _advance(tournament)
-    return pairing
+    return table
 
 
-def _locked_table(tournament: Tournament, pairing: Pairing) -> Pairing:
-    pairing = Pairing.objects.select_for_update(of=("self",)).select_related("round", "match").get(pk=pairing.pk)
-    if pairing.round.tournament_id != tournament.pk or pairing.bye:
-        raise TournamentError(f"{pairing} is a bye or not a table of {tournament}: it has no match")
-    return pairing
+def _locked_table(tournament: Tournament, table: Table) -> Table:
+    table = Table.objects.select_for_update(of=("self",)).select_related("round", "match").get(pk=table.pk)
+    if table.round.tournament_id != tournament.pk or table.bye:
+        raise TournamentError(f"{table} is a bye or not a table of {tournament}: it has no match")
+    return table
 
 
-def _clear_results(pairing: Pairing) -> None:
-    pairing.seats.update(rank=None, score=None, forfeited=False)
+def _clear_results(table: Table) -> None:
+    table.seats.update(rank=None, score=None, forfeited=False)
 
 
 def _reason(reason: str) -> str:
@@ -1047,7 +1047,7 @@ def tournament_cancel(tournament: Tournament, *, actor=None, reason: str = "") -
         tournament = _locked(tournament)
         if tournament.is_over:
             raise TournamentError(f"{tournament} is already {tournament.status}")
-        held = [p.match for p in _open_pairings(tournament, all_rounds=True) if p.match and match_cancel(p.match)]
+        held = [p.match for p in _open_tables(tournament, all_rounds=True) if p.match and match_cancel(p.match)]
         tournament.status = Tournament.Status.CANCELLED
         tournament.finished_at = timezone.now()
         tournament.save(update_fields=["status", "finished_at"])
@@ -1059,11 +1059,11 @@ def tournament_cancel(tournament: Tournament, *, actor=None, reason: str = "") -
 # --- helpers ------------------------------------------------------------------------------
 
 
-def _open_pairings(tournament: Tournament, *, all_rounds: bool = False) -> list[Pairing]:
-    pairings = Pairing.objects.filter(round__tournament=tournament, bye=False, done=False)
+def _open_tables(tournament: Tournament, *, all_rounds: bool = False) -> list[Table]:
+    tables = Table.objects.filter(round__tournament=tournament, bye=False, done=False)
     if not all_rounds:
-        pairings = pairings.filter(round__number=tournament.current_round)
-    return list(pairings.select_related("match", "round").order_by("round__number", "number"))
+        tables = tables.filter(round__number=tournament.current_round)
+    return list(tables.select_related("match", "round").order_by("round__number", "number"))
 
 
 def _locked(tournament: Tournament) -> Tournament:

@@ -113,10 +113,10 @@ def home_tournaments(limit: int) -> list | None:
 
     if not apps.is_installed("tournaments_app"):
         return None
-    from tournaments_app.models import Entry, Pairing, Tournament
+    from tournaments_app.models import Entry, Table, Tournament
 
     active = Entry.objects.filter(tournament=OuterRef("pk"), status=Entry.Status.ACTIVE)
-    paired = Pairing.objects.filter(round__tournament=OuterRef("pk"), bye=False)
+    paired = Table.objects.filter(round__tournament=OuterRef("pk"), bye=False)
     return list(
         Tournament.objects.filter(status__in=["running", "paused", "registration"])
         .annotate(

@@ -423,7 +423,7 @@ def _seed_ladder_matches(ladder_rows, versions, total: int, rng, out: Seeded, pr
 
 def _seed_tournaments(n: int, tag: str, versions: dict, ladder_rows, rng, out: Seeded, progress) -> None:
     from tournaments_app import services as t_services
-    from tournaments_app.models import Pairing, Tournament
+    from tournaments_app.models import Table, Tournament
 
     if n == 0:
         return
@@ -453,7 +453,7 @@ def _seed_tournaments(n: int, tag: str, versions: dict, ladder_rows, rng, out: S
             t_services.tournament_start(tournament)
             for _ in range(10_000):
                 open_pairings = list(
-                    Pairing.objects.filter(round__tournament=tournament, done=False, bye=False, match__isnull=False)
+                    Table.objects.filter(round__tournament=tournament, done=False, bye=False, match__isnull=False)
                     .select_related("match").order_by("round__number", "number")
                 )
                 if not open_pairings:

@@ -64,7 +64,7 @@ def _world():
 def _running_cup(owner, *bots):
     """A round robin shown as running, two of its three matches done (so its bar is partly filled)."""
     from tournaments_app import services as tournament_services
-    from tournaments_app.models import Pairing, Tournament
+    from tournaments_app.models import Table, Tournament
 
     bots = list(bots)
     while len(bots) < 3:
@@ -81,7 +81,7 @@ def _running_cup(owner, *bots):
     cup = tournament_services.tournament_start(cup)  # tasks run in-process: it plays to the end
     # shown as running (its page loads the live progress script) with one match to go
     Tournament.objects.filter(pk=cup.pk).update(status=Tournament.Status.RUNNING)
-    Pairing.objects.filter(pk=Pairing.objects.filter(round__tournament=cup, bye=False).order_by("-pk")[0].pk).update(done=False)
+    Table.objects.filter(pk=Table.objects.filter(round__tournament=cup, bye=False).order_by("-pk")[0].pk).update(done=False)
     cup.refresh_from_db()
     return cup
 

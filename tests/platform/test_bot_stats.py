@@ -213,12 +213,12 @@ def test_the_match_page_links_its_ladder_and_shows_each_seats_rating_change(vers
 
 
 def test_the_match_page_links_its_tournament_round_and_table(versions):
-    from tournaments_app.models import Pairing, Round, Tournament
+    from tournaments_app.models import Table, Tournament, TournamentRound
 
     mine, rival, _ = versions
     tournament = Tournament.objects.create(name="Winter cup", slug="winter", rules={"players": 2})
     match = _play([(mine, 1, {}, None), (rival, 2, {}, None)], kind="tournament")
-    Pairing.objects.create(round=Round.objects.create(tournament=tournament, number=2, seed=5), number=3, match=match)
+    Table.objects.create(round=TournamentRound.objects.create(tournament=tournament, number=2, seed=5), number=3, match=match)
 
     html = Client().get(f"/matches/{match.pk}/").content.decode()
 

@@ -90,12 +90,12 @@ def test_the_tournament_lists_count_by_subqueries_whatever_the_number_of_tournam
     three = {path: _queries(client, path) for path in ("/tournaments/", "/api/tournaments/")}
     assert one == three and max(three.values()) < MAX_QUERIES
     body = client.get("/api/tournaments/").json()["results"]
-    from tournaments_app.models import Entry, Pairing, Tournament
+    from tournaments_app.models import Entry, Table, Tournament
     from tournaments_app.selectors import tournament_list
 
     for row in tournament_list():
         assert row.entry_count == Entry.objects.filter(tournament=row).count()
-        pairings = Pairing.objects.filter(round__tournament=row, bye=False)
+        pairings = Table.objects.filter(round__tournament=row, bye=False)
         assert (row.matches_done, row.matches_paired) == (pairings.filter(done=True).count(), pairings.count())
     assert {t["slug"] for t in body} == set(Tournament.objects.values_list("slug", flat=True))
 

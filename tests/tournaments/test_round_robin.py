@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tournaments.schedule import meeting_counts, meeting_spread, round_robin, skip_entries
-from tournaments.tables import MAX_SEATS, MIN_SEATS, Round, Table, table_sizes
+from tournaments.tables import MAX_SEATS, MIN_SEATS, PairedRound, Table, table_sizes
 
 
 def names(n: int) -> list[str]:
@@ -212,7 +212,7 @@ def test_a_design_is_used_as_it_is_without_search(monkeypatch):
 
 
 def test_withdrawn_entry_is_skipped_and_its_lone_opponent_gets_a_bye():
-    rnd = Round(3, (Table(("a", "b")), Table(("c", "d", "e")), Table(("f", "g"))), ("h",))
+    rnd = PairedRound(3, (Table(("a", "b")), Table(("c", "d", "e")), Table(("f", "g"))), ("h",))
     later = skip_entries(rnd, ["b", "d", "h"])
     assert later.tables == (Table(("c", "e")), Table(("f", "g")))
     assert later.byes == ("a",)

@@ -28,7 +28,7 @@ from matches.models import Match
 from tournaments_app import services
 from tournaments_app.demo import ORGANIZER_PERMISSIONS
 from tournaments_app.forms import rules_post_data
-from tournaments_app.models import Entry, Pairing, Tournament
+from tournaments_app.models import Entry, Table, Tournament
 
 pytestmark = pytest.mark.django_db
 
@@ -245,7 +245,7 @@ def test_rerun_one_played_match_takes_its_result_out_until_the_new_one_finishes(
     cup = tournament_with(field(4, owner), format="swiss", rounds=2)
     first, second = open_matches(cup)
     finish(first, [1, 2])
-    pairing = Pairing.objects.get(match=first)
+    pairing = Table.objects.get(match=first)
     winner = pairing.seats.get(seat=0).entry.name
     assert points(cup)[winner] == 1
     url = confirm_url(cup, "rerun", pairing.pk)
@@ -266,7 +266,7 @@ def test_void_one_match_counts_for_nobody_and_the_round_goes_on(desk, owner, cli
     cup = tournament_with(field(4, owner), format="swiss", rounds=2)
     first, second = open_matches(cup)
     finish(first, [1, 2])
-    pairing = Pairing.objects.get(match=first)
+    pairing = Table.objects.get(match=first)
     names = [s.entry.name for s in pairing.seats.order_by("seat")]
     desk.post(confirm_url(cup, "void", pairing.pk), {"reason": "a bot read the other's hand", "confirm": "on"})
     pairing.refresh_from_db()
@@ -274,7 +274,7 @@ def test_void_one_match_counts_for_nobody_and_the_round_goes_on(desk, owner, cli
     assert all(points(cup)[n] == 0 for n in names)
     assert next(line for line in services.tournament_standings_lines(cup) if line.entry == names[0]).played == 0
     # void the other, still queued, table: its match is cancelled and round 2 is paired at once
-    other = Pairing.objects.get(match=second)
+    other = Table.objects.get(match=second)
     desk.post(confirm_url(cup, "void", other.pk), {"reason": "no result either", "confirm": "on"})
     assert Match.objects.get(pk=second.pk).status == Match.Status.CANCELLED
     assert refreshed(cup).current_round == 2
@@ -358,8 +358,8 @@ def test_the_running_page_offers_rerun_and_void_per_table_and_none_for_a_bye(des
     cup = tournament_with(field(3, owner), format="swiss")
     page = desk.get(change_url(cup))
     assert page.status_code == 200
-    table = Pairing.objects.get(round__tournament=cup, bye=False)
-    bye = Pairing.objects.get(round__tournament=cup, bye=True)
+    table = Table.objects.get(round__tournament=cup, bye=False)
+    bye = Table.objects.get(round__tournament=cup, bye=True)
     text = page.content.decode()
     assert f'href="{confirm_url(cup, "rerun", table.pk)}"' in text and f'href="{confirm_url(cup, "void", table.pk)}"' in text
     assert confirm_url(cup, "void", bye.pk) not in text and "bye: " in text

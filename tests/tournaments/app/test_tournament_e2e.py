@@ -19,7 +19,7 @@ from bots.models import BotVersion
 from matches import services as match_services
 from matches.models import Match
 from tournaments_app import selectors, services
-from tournaments_app.models import Pairing, Tournament
+from tournaments_app.models import Table, Tournament
 from web.demo import reference_bot_upload
 
 pytestmark = [pytest.mark.services, pytest.mark.docker, pytest.mark.slow]
@@ -44,7 +44,7 @@ def reference_bots(owner, count: int) -> list:
 def points_from_matches(tournament: Tournament) -> dict[str, Fraction]:
     """Each entry's points recomputed from the stored match rows: win 1, draw 1/2, bye 1."""
     points: dict[str, Fraction] = defaultdict(Fraction)
-    for pairing in Pairing.objects.filter(round__tournament=tournament).prefetch_related("seats__entry"):
+    for pairing in Table.objects.filter(round__tournament=tournament).prefetch_related("seats__entry"):
         seats = {s.seat: s.entry for s in pairing.seats.all()}
         if pairing.bye:
             points[seats[0].name] += 1
@@ -96,7 +96,7 @@ def test_swiss_of_8_and_round_robin_of_6_reference_bots_play_to_finished(celery_
     assert {m.timings["backend"] for m in matches} == {"docker"}
     assert all(m.attempts == 1 for m in matches)
     for tournament, tables in ((swiss, 12), (robin, 15)):
-        pairings = Pairing.objects.filter(round__tournament=tournament, bye=False)
+        pairings = Table.objects.filter(round__tournament=tournament, bye=False)
         assert pairings.count() == tables and not pairings.filter(done=False).exists()
         meetings = [frozenset(s.entry_id for s in p.seats.all()) for p in pairings]
         assert len(set(meetings)) == tables  # no rematch in the Swiss; each pair once in the round robin
@@ -111,7 +111,7 @@ def test_swiss_of_8_and_round_robin_of_6_reference_bots_play_to_finished(celery_
         assert ranked == sorted(ranked, reverse=True)
         assert sum(ranked) == tables  # one point per 2-seat table, no byes in even fields
     assert {frozenset(p) for p in combinations([e.pk for e in robin.entries.all()], 2)} == {
-        frozenset(s.entry_id for s in p.seats.all()) for p in Pairing.objects.filter(round__tournament=robin)}
+        frozenset(s.entry_id for s in p.seats.all()) for p in Table.objects.filter(round__tournament=robin)}
 
 
 def linger(match):

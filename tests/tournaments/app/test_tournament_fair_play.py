@@ -22,7 +22,7 @@ from matches.models import Match
 from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
 from tournaments_app import selectors, services
 from tournaments_app.forms import rules_post_data
-from tournaments_app.models import Entry, Pairing, Tournament
+from tournaments_app.models import Entry, Table, Tournament
 from tournaments_app.services import TournamentError
 
 pytestmark = pytest.mark.django_db
@@ -108,7 +108,7 @@ def test_the_tournament_page_shows_the_clocks_and_the_owner_rule(client):
 
 def seated_together(tournament) -> list[tuple]:
     clashes = []
-    for pairing in Pairing.objects.filter(round__tournament=tournament, bye=False).prefetch_related("seats__entry__bot"):
+    for pairing in Table.objects.filter(round__tournament=tournament, bye=False).prefetch_related("seats__entry__bot"):
         owners = [s.entry.bot.owner_id for s in pairing.seats.all()]
         clashes += [pair for pair in combinations(owners, 2) if pair[0] == pair[1]]
     return clashes
@@ -189,7 +189,7 @@ def test_swiss_round_one_pairs_by_ladder_rating_and_draws_the_unrated_after(clie
     seeding = [row.entry.name for row in selectors.tournament_seeding(cup)]
     assert seeding[:4] == ["u1/bot0", "u4/bot0", "u3/bot0", "u0/bot0"]
     assert sorted(seeding[4:]) == ["u2/bot0", "u5/bot0"]
-    pairs = {frozenset(s.entry.name for s in p.seats.all()) for p in Pairing.objects.filter(round__tournament=cup)}
+    pairs = {frozenset(s.entry.name for s in p.seats.all()) for p in Table.objects.filter(round__tournament=cup)}
     assert pairs == {frozenset((seeding[i], seeding[i + 3])) for i in range(3)}  # top half v bottom half
     page = client.get(cup.get_absolute_url()).content.decode()
     assert "Rating at the start" in page and "1800" in page and "1800.0" not in page and "unrated" in page

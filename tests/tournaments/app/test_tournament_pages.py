@@ -21,7 +21,7 @@ from tournament_helpers import (
 from matches.models import Match
 from tournaments_app import services
 from tournaments_app.forms import rules_post_data
-from tournaments_app.models import Entry, Pairing, Tournament
+from tournaments_app.models import Entry, Table, Tournament
 
 pytestmark = pytest.mark.django_db
 
@@ -46,14 +46,14 @@ def test_list_shows_status_format_entries_and_progress(client, swiss):
 
 def test_tournament_page_shows_standings_rounds_results_and_crosstable(client, swiss):
     page = client.get(swiss.get_absolute_url()).content.decode()
-    winners = {p.seats.get(seat=0).entry.name for p in Pairing.objects.filter(round__number=1, round__tournament=swiss)}
+    winners = {p.seats.get(seat=0).entry.name for p in Table.objects.filter(round__number=1, round__tournament=swiss)}
     standings = page.split("<h2>Standings</h2>")[1].split("<h2>Crosstable</h2>")[0]
     # both round-1 winners lead with 1 point
     rows = standings.split("<tr>")[2:]
     assert {name for name in winners if name in rows[0] or name in rows[1]} == winners
     assert "<th class=\"num hide-phone\">Buchholz</th>" in standings
     assert "<h2>Crosstable</h2>" in page and "<td>1</td>" in page and "<td>0</td>" in page
-    match = Pairing.objects.filter(round__tournament=swiss, round__number=1).first().match
+    match = Table.objects.filter(round__tournament=swiss, round__number=1).first().match
     assert f'href="{match.get_absolute_url()}">#{match.pk}</a>' in page
     assert reverse("web:replay", args=[match.pk]) in page
     assert "Why this pairing" not in page  # explanations are for organizers

@@ -15,7 +15,7 @@ from bots.models import Bot
 from tournaments_app import selectors, services
 from tournaments_app.demo import demo_organizer
 from tournaments_app.forms import rules_post_data
-from tournaments_app.models import Entry, Round, Tournament
+from tournaments_app.models import Entry, Tournament, TournamentRound
 from tournaments_app.services import TournamentError, round_seed
 
 pytestmark = pytest.mark.django_db
@@ -39,7 +39,7 @@ def test_without_a_seed_it_is_drawn_at_the_start_and_every_deal_derives_from_it(
     tournament = refreshed(services.tournament_start(tournament))
     assert tournament.seed is not None
     assert f"seed {tournament.seed} drawn" in tournament.events.get(action="started").message
-    assert Round.objects.get(tournament=tournament, number=1).seed == round_seed(tournament.seed, 1)
+    assert TournamentRound.objects.get(tournament=tournament, number=1).seed == round_seed(tournament.seed, 1)
 
 
 def test_a_refused_start_draws_no_seed(owner):
@@ -53,7 +53,7 @@ def test_an_organizer_seed_is_kept_and_reproduces_the_same_deals(owner):
     one = tournament_with(field(4, owner), seed=SEED, name="One", format="swiss")
     two = tournament_with(field(4, make_user("second")), seed=SEED, name="Two", format="swiss")
     assert refreshed(one).seed == refreshed(two).seed == SEED
-    assert Round.objects.get(tournament=one, number=1).seed == Round.objects.get(tournament=two, number=1).seed
+    assert TournamentRound.objects.get(tournament=one, number=1).seed == TournamentRound.objects.get(tournament=two, number=1).seed
 
 
 def test_the_public_never_sees_the_seed_before_the_tournament_finishes(client, owner, staff):

@@ -21,7 +21,7 @@ from matches import hooks
 from matches import services as match_services
 from matches.models import Match
 from tournaments_app import services
-from tournaments_app.models import Entry, Pairing, Round, Tournament
+from tournaments_app.models import Entry, Table, Tournament, TournamentRound
 from tournaments_app.services import TournamentError
 
 pytestmark = pytest.mark.django_db
@@ -123,11 +123,11 @@ def test_next_round_is_paired_only_after_the_last_match_of_a_round(owner):
     finish(first, [1, 2])
     tournament = refreshed(tournament)
     assert tournament.current_round == 1
-    assert Round.objects.filter(tournament=tournament).count() == 1
+    assert TournamentRound.objects.filter(tournament=tournament).count() == 1
     finish(second, [2, 1])
     tournament = refreshed(tournament)
     assert tournament.current_round == 2
-    assert Round.objects.get(tournament=tournament, number=1).status == Round.Status.DONE
+    assert TournamentRound.objects.get(tournament=tournament, number=1).status == TournamentRound.Status.DONE
     assert len(open_matches(tournament)) == 2
     assert tournament.events.filter(action="round paired").count() == 2
 
@@ -140,7 +140,7 @@ def test_a_hook_run_twice_for_one_match_counts_it_once(owner):
     hooks.run(match)  # a second delivery of the same result
     tournament = refreshed(tournament)
     assert tournament.current_round == 2
-    assert Round.objects.filter(tournament=tournament).count() == 2
+    assert TournamentRound.objects.filter(tournament=tournament).count() == 2
     lines = services.tournament_standings_lines(tournament)
     assert [line.points for line in lines] == [1, 0]
 
@@ -156,7 +156,7 @@ def test_round_robin_finishes_after_its_last_round_with_consistent_standings(own
     assert tournament.finished_at is not None
     assert not Match.objects.filter(kind="tournament").exclude(status=Match.Status.DONE).exists()
     # every pair met once; each entry had one bye (scored as a win)
-    pairings = Pairing.objects.filter(round__tournament=tournament)
+    pairings = Table.objects.filter(round__tournament=tournament)
     assert pairings.filter(bye=False).count() == 10
     assert pairings.filter(bye=True).count() == 5
     lines = services.tournament_standings_lines(tournament)
@@ -170,12 +170,12 @@ def test_swiss_plays_default_rounds_and_avoids_rematches(owner):
     tournament = tournament_with(field(8, owner), format="swiss")
     assert tournament.total_rounds == 3
     for _ in range(3):
-        explanation = Round.objects.get(tournament=tournament, number=tournament.current_round).explanation
+        explanation = TournamentRound.objects.get(tournament=tournament, number=tournament.current_round).explanation
         assert explanation[0].startswith(f"swiss round {tournament.current_round}: 8 active entries")
         play_round(tournament)
         tournament = refreshed(tournament)
     assert tournament.status == Tournament.Status.FINISHED
-    met = [frozenset(e.entry_id for e in p.seats.all()) for p in Pairing.objects.filter(round__tournament=tournament)]
+    met = [frozenset(e.entry_id for e in p.seats.all()) for p in Table.objects.filter(round__tournament=tournament)]
     assert len(met) == len(set(met)) == 12
     lines = services.tournament_standings_lines(tournament)
     assert [line.points for line in lines][:1] == [3]  # exactly one entry won all three rounds
@@ -252,7 +252,7 @@ def test_withdrawn_and_disqualified_entries_are_skipped_but_keep_their_results(o
     play_round(tournament)  # round 2 was paired before they left: it is played in full
     tournament = refreshed(tournament)
     assert tournament.current_round == 3
-    round3 = {s.entry.name for p in Pairing.objects.filter(round__tournament=tournament, round__number=3) for s in p.seats.all()}
+    round3 = {s.entry.name for p in Table.objects.filter(round__tournament=tournament, round__number=3) for s in p.seats.all()}
     assert round3 == {"owner/bot2", "owner/bot3", "owner/bot4", "owner/bot5"}
     play_round(tournament)
     lines = services.tournament_standings_lines(refreshed(tournament))
@@ -266,11 +266,11 @@ def test_round_robin_gives_a_bye_when_the_opponent_has_left(owner):
     play_round(tournament)
     services.entry_withdraw(Entry.objects.get(tournament=tournament, name="owner/bot3"))
     play_round(refreshed(tournament))
-    round3 = Round.objects.get(tournament=refreshed(tournament), number=3)
-    byes = [p for p in round3.pairings.all() if p.bye]
+    round3 = TournamentRound.objects.get(tournament=refreshed(tournament), number=3)
+    byes = [p for p in round3.tables.all() if p.bye]
     assert len(byes) == 1
     assert any("left the tournament" in line for line in round3.explanation)
-    assert not any(s.entry.name == "owner/bot3" for p in round3.pairings.all() for s in p.seats.all())
+    assert not any(s.entry.name == "owner/bot3" for p in round3.tables.all() for s in p.seats.all())
 
 
 def test_too_few_active_entries_finish_the_tournament_early(owner):
@@ -293,7 +293,7 @@ def test_cancel_cancels_queued_matches_and_keeps_played_ones(owner, staff):
     played.refresh_from_db()
     queued.refresh_from_db()
     assert (played.status, queued.status) == (Match.Status.DONE, Match.Status.CANCELLED)
-    assert Pairing.objects.get(match=played).done
+    assert Table.objects.get(match=played).done
     with pytest.raises(TournamentError, match="already cancelled"):
         services.tournament_cancel(tournament)
     with pytest.raises(TournamentError, match="cannot pause"):
@@ -329,7 +329,7 @@ def test_penalty_scoring_counts_fewer_game_points_as_better(owner):
     (match,) = open_matches(tournament)
     finish(match, [1, 2], scores=[10, 55])
     lines = services.tournament_standings_lines(refreshed(tournament))
-    seat0 = Pairing.objects.get(match=match).seats.get(seat=0).entry.name
+    seat0 = Table.objects.get(match=match).seats.get(seat=0).entry.name
     assert lines[0].entry == seat0
     assert [line.tie_breaks["game_points"] for line in lines] == [-10, -55]
 
@@ -366,7 +366,7 @@ def test_a_pairing_failure_pauses_the_tournament_and_keeps_the_result(owner, mon
     play_round(tournament)
     tournament = refreshed(tournament)
     assert tournament.status == Tournament.Status.PAUSED
-    assert Pairing.objects.filter(round__tournament=tournament, done=True).count() == 2  # results kept
+    assert Table.objects.filter(round__tournament=tournament, done=True).count() == 2  # results kept
     assert "round 2 could not be paired: KeyError" in tournament.events.get(action="error").message
     monkeypatch.undo()
     services.tournament_resume(tournament)

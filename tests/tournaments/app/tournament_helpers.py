@@ -9,7 +9,7 @@ from bots.models import BotVersion
 from matches import services as match_services
 from matches.models import Match
 from tournaments_app import services
-from tournaments_app.models import Pairing, Tournament
+from tournaments_app.models import Table, Tournament
 
 BOT_SOURCE = b"def agent(observation, configuration):\n    return observation['legal_actions'][0]\n"
 
@@ -57,7 +57,7 @@ def finish(match: Match, ranks, scores=None) -> None:
 
 def open_matches(tournament: Tournament) -> list[Match]:
     """The current round's unfinished matches, in table order."""
-    pairings = Pairing.objects.filter(
+    pairings = Table.objects.filter(
         round__tournament=tournament, round__number=tournament.current_round, bye=False, done=False
     ).select_related("match").order_by("number")
     return [p.match for p in pairings]
