@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from core.rule_forms import rule_fields_form
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.db.models import Count, Q
 
 from matches.models import Match
-from tournaments_app.forms import rule_fields_form
 
 from . import services
 from .models import Ladder, LadderEntry, RatingChange
@@ -32,7 +32,7 @@ RULE_FIELDS = list(LadderRuleFields.base_fields)
 
 
 class LadderForm(LadderRuleFields, forms.ModelForm):  # type: ignore[valid-type,misc]  # made by rule_fields_form
-    """The ladder with its rule set as one field per option (tournaments_app.forms); the model's clean checks
+    """The ladder with its rule set as one field per option (core.rule_forms); the model's clean checks
     the whole (ladders.checks.ladder_rules_clean)."""
 
     class Meta:

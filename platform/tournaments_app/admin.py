@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from core.admin import plain_if_not_viewable
+from core.rule_forms import rule_fields_form
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
@@ -18,7 +19,7 @@ from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
 from tournaments.standings import TIE_BREAKS
 
 from . import selectors, services
-from .forms import BulkEntriesForm, ConfirmForm, OrderedChoiceField, rule_fields_form
+from .forms import BulkEntriesForm, ConfirmForm, OrderedChoiceField
 from .models import Entry, Table, Tournament, TournamentEvent, TournamentRound
 from .services import TournamentError
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from core.rule_forms import rules_post_data
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.urls import reverse
@@ -11,7 +12,6 @@ from ladder_helpers import ladder, user
 from ladders import checks, models, services
 from ladders.demo import DEMO_LADDER
 from ladders.models import Ladder
-from tournaments_app.forms import rules_post_data
 
 pytestmark = pytest.mark.django_db
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import random
 
 import pytest
+from core.rule_forms import rules_post_data
 from django.urls import reverse
 from ladder_helpers import active_bot, bots_of, ladder, record, user
 
 from ladders import ratings, services
 from ladders.models import LadderEntry, RatingChange
 from matches.models import Match
-from tournaments_app.forms import rules_post_data
 
 pytestmark = pytest.mark.django_db
 

@@ -9,6 +9,7 @@ import dataclasses
 import re
 
 import pytest
+from core.rule_forms import rules_post_data
 from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import reverse
@@ -27,7 +28,6 @@ from engine.rules import BOOLEANS, BOUNDS, CHOICES, Rules
 from matches.models import Match
 from tournaments_app import services
 from tournaments_app.demo import ORGANIZER_PERMISSIONS
-from tournaments_app.forms import rules_post_data
 from tournaments_app.models import Entry, Table, Tournament
 
 pytestmark = pytest.mark.django_db

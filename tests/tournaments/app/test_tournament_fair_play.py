@@ -6,6 +6,7 @@ import math
 from itertools import combinations
 
 import pytest
+from core.rule_forms import rules_post_data
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 from tournament_helpers import (
@@ -21,7 +22,6 @@ from ladders.models import Ladder, LadderEntry, RatingChange
 from matches.models import Match
 from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
 from tournaments_app import selectors, services
-from tournaments_app.forms import rules_post_data
 from tournaments_app.models import Entry, Table, Tournament
 from tournaments_app.services import TournamentError
 

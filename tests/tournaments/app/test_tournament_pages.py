@@ -6,6 +6,7 @@ import csv
 import io
 
 import pytest
+from core.rule_forms import rules_post_data
 from django.urls import reverse
 from tournament_helpers import (
     active_bot,
@@ -20,7 +21,6 @@ from tournament_helpers import (
 
 from matches.models import Match
 from tournaments_app import services
-from tournaments_app.forms import rules_post_data
 from tournaments_app.models import Entry, Table, Tournament
 
 pytestmark = pytest.mark.django_db

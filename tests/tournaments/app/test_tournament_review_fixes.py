@@ -7,6 +7,7 @@ import re
 from itertools import combinations
 
 import pytest
+from core.rule_forms import rules_post_data
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 from tournament_helpers import active_bot, field, make_user, play_round, refreshed, tournament_with
@@ -14,7 +15,6 @@ from tournament_helpers import active_bot, field, make_user, play_round, refresh
 from bots.models import Bot
 from tournaments_app import selectors, services
 from tournaments_app.demo import demo_organizer
-from tournaments_app.forms import rules_post_data
 from tournaments_app.models import Entry, Tournament, TournamentRound
 from tournaments_app.services import TournamentError, round_seed
 
