@@ -350,6 +350,15 @@ MATCH_RESULT_HOOKS: dict[str, list[str]] = {
     "human": ["web.home.home_cache_clear"],
 }
 
+# --- what a match page shows of the event it was played for: per match kind, the functions (dotted
+# paths) of the app that owns the kind: "event" (match -> {"kind", "name", "url", "detail"} or None)
+# and "rating_changes" (match -> bot version id -> its rating change). matches.selectors calls them
+# by name, so matches imports neither ladders nor tournaments.
+MATCH_EVENTS: dict[str, dict[str, str]] = {
+    "ladder": {"event": "ladders.selectors.match_event", "rating_changes": "ladders.selectors.match_rating_changes"},
+    "tournament": {"event": "tournaments_app.selectors.match_event"},
+}
+
 # --- REST API (platform/api, docs/api.md)
 # the service errors whose message is meant for the user: api.exceptions answers each with a 400
 API_REFUSALS = [

@@ -32,7 +32,7 @@ from matches.models import Match, MatchSeat
 from matches.selectors import match_seats
 
 from . import ratings
-from .models import Ladder, LadderEntry, RatingChange
+from .models import Ladder, LadderEntry, LadderMatch, RatingChange
 
 
 def _count(queryset: QuerySet) -> Coalesce:
@@ -410,3 +410,17 @@ def active_ladder_seats() -> int:
     """The most seats per match of an active ladder (0 without one): what each worker's warm seats
     are sized for (settings.SANDBOX_WARM_MOST_SEATS names this)."""
     return max(Ladder.objects.filter(active=True).values_list("seats", flat=True), default=0)
+
+
+def match_event(match) -> dict | None:
+    """The ladder a ladder ``match`` was played for, for its page (settings.MATCH_EVENTS): ``{"kind",
+    "name", "url", "detail"}``, or None when no ladder links it. One query, on the link's unique index."""
+    link = LadderMatch.objects.filter(match=match).select_related("ladder").only("ladder__slug", "ladder__name").first()
+    if link is None:
+        return None
+    return {"kind": "ladder", "name": link.ladder.name, "url": link.ladder.get_absolute_url(), "detail": ""}
+
+
+def match_rating_changes(match) -> dict[int, RatingChange]:
+    """Bot version id -> its RatingChange in the ladder ``match`` (settings.MATCH_EVENTS). One query."""
+    return {change.bot_version_id: change for change in RatingChange.objects.filter(match=match)}

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from core.models import WorkerHeartbeat
 from django.conf import settings
 from django.db.models import Count, Min, Prefetch, Q, QuerySet
+from django.utils.module_loading import import_string
 
 from engine import glossary
 
@@ -385,37 +386,26 @@ def queue_summary(*, now=None) -> dict:
     }
 
 
+def _event_reader(kind: str, part: str):
+    """The function settings.MATCH_EVENTS names for ``part`` of a match of ``kind``, or None."""
+    path = settings.MATCH_EVENTS.get(kind, {}).get(part)
+    return import_string(path) if path else None
+
+
 def match_event(match: Match) -> dict | None:
     """The ladder or tournament ``match`` was played for: ``{"kind", "name", "url", "detail"}`` (detail:
     the tournament's round and table), or None (a challenge, a validation, a match no event links).
-    One query, on the link's unique index."""
-    if match.kind == Match.Kind.LADDER:
-        from ladders.models import LadderMatch
-
-        link = LadderMatch.objects.filter(match=match).select_related("ladder").only("ladder__slug", "ladder__name").first()
-        if link is not None:
-            return {"kind": "ladder", "name": link.ladder.name, "url": link.ladder.get_absolute_url(), "detail": ""}
-    elif match.kind == Match.Kind.TOURNAMENT:
-        from tournaments_app.models import Table
-
-        pairing = (
-            Table.objects.filter(match=match).select_related("round__tournament")
-            .only("number", "round__number", "round__tournament__slug", "round__tournament__name").first()
-        )
-        if pairing is not None:
-            tournament = pairing.round.tournament
-            return {"kind": "tournament", "name": tournament.name, "url": tournament.get_absolute_url(),
-                    "detail": f"round {pairing.round.number}, table {pairing.number}"}
-    return None
+    Read by the app that owns the kind (settings.MATCH_EVENTS), so matches imports neither; one query,
+    on the link's unique index."""
+    reader = _event_reader(match.kind, "event")
+    return reader(match) if reader is not None else None
 
 
 def match_rating_changes(match: Match) -> dict[int, object]:
-    """Bot version id -> its ladder RatingChange in ``match`` (rated ladder matches only). One query."""
-    if match.kind != Match.Kind.LADDER:
-        return {}
-    from ladders.models import RatingChange
-
-    return {change.bot_version_id: change for change in RatingChange.objects.filter(match=match)}
+    """Bot version id -> its RatingChange in ``match`` (rated ladder matches only; settings.MATCH_EVENTS).
+    One query."""
+    reader = _event_reader(match.kind, "rating_changes")
+    return reader(match) if reader is not None else {}
 
 
 def validation_matches(version_ids) -> dict[int, int]:

@@ -479,3 +479,18 @@ def tournament_clocks(tournament: Tournament) -> list[tuple[str, float]]:
 
     titles = {"time_per_decision": "per decision", "time_bank": "time bank", "time_per_match": "per match"}
     return [(titles[c], getattr(tournament, c)) for c in CLOCKS]
+
+
+def match_event(match) -> dict | None:
+    """The tournament a tournament ``match`` was played for, for its page (settings.MATCH_EVENTS):
+    ``{"kind", "name", "url", "detail"}`` (detail: its round and table), or None when no table links it.
+    One query, on the link's index."""
+    table = (
+        Table.objects.filter(match=match).select_related("round__tournament")
+        .only("number", "round__number", "round__tournament__slug", "round__tournament__name").first()
+    )
+    if table is None:
+        return None
+    tournament = table.round.tournament
+    return {"kind": "tournament", "name": tournament.name, "url": tournament.get_absolute_url(),
+            "detail": f"round {table.round.number}, table {table.number}"}

@@ -72,10 +72,6 @@ APP_ORDER: tuple[tuple[str, ...], ...] = (
 KNOWN_OUT_OF_ORDER: dict[tuple[str, str], str] = {
     # an organizer may read the code of a bot that plays in events
     ("bots.selectors", "matches.models.MatchSeat"): "bot_plays_in_events (an organizer's read of an entrant)",
-    # a match page names its event and its rating changes
-    ("matches.selectors", "ladders.models.LadderMatch"): "match_event",
-    ("matches.selectors", "ladders.models.RatingChange"): "match_rating_changes",
-    ("matches.selectors", "tournaments_app.models.Table"): "match_event",
     # the viewer's data lives in web today (point 3 moves the replay viewer to matches)
     ("play.views", "web.selectors.live_viewer_data"): "point 3: the viewer moves to matches",
     ("play.views", "web.selectors.replay_viewer_data"): "point 3: the viewer moves to matches",
