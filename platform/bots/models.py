@@ -21,6 +21,13 @@ class Bot(models.Model):
         "BotVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set by matches.services.match_create when a version of the bot takes a seat in a match of a
+    # kind in bots.selectors.EVENT_MATCH_KINDS, never cleared: bots then reads it without a query
+    # of the matches app (which sits above bots).
+    plays_in_events = models.BooleanField(
+        default=False, editable=False,
+        help_text="A version of this bot has had a seat in a ladder or tournament match: organizers may judge it.",
+    )
 
     class Meta:
         ordering = ["name", "pk"]

@@ -106,15 +106,10 @@ EVENT_MATCH_KINDS = ("ladder", "tournament")
 
 
 def bot_plays_in_events(bot: Bot) -> bool:
-    """True when a version of the bot has a seat in a ladder or tournament match (any status):
-    the bot is an entrant that organizers may have to judge. Cached on the bot instance."""
-    known = getattr(bot, "_plays_in_events", None)
-    if known is None:
-        from matches.models import MatchSeat
-
-        known = MatchSeat.objects.filter(bot_version__bot=bot, match__kind__in=EVENT_MATCH_KINDS).exists()
-        bot._plays_in_events = known
-    return known
+    """True when a version of the bot has had a seat in a ladder or tournament match (any status):
+    the bot is an entrant that organizers may have to judge. Reads ``Bot.plays_in_events``, which
+    the matches app sets when it seats the bot in such a match (no query)."""
+    return bot.plays_in_events
 
 
 def private_read_reason(user, bot: Bot, *, match_kind: str | None = None) -> str | None:

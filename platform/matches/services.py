@@ -32,7 +32,8 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from arena import queues
-from bots.models import BotVersion
+from bots.models import Bot, BotVersion
+from bots.selectors import EVENT_MATCH_KINDS
 from engine.faults import InfrastructureError
 from engine.rules import Rules
 
@@ -150,6 +151,16 @@ def match_create(
             ).fill_copies()
             for index, seat in enumerate(seats)
         )
+        if kind in EVENT_MATCH_KINDS:
+            # the entrants of an event: organizers may judge them (bots.selectors.bot_plays_in_events)
+            versions = [seat for seat in seats if isinstance(seat, BotVersion)]
+            if versions:
+                Bot.objects.filter(pk__in={v.bot_id for v in versions}, plays_in_events=False).update(
+                    plays_in_events=True
+                )
+                for version in versions:  # the caller's loaded bots say so too (no query)
+                    if BotVersion.bot.is_cached(version):
+                        version.bot.plays_in_events = True
         if enqueue:
             match_enqueue(match)
     return match

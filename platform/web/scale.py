@@ -301,6 +301,7 @@ def _insert(model, objs: list) -> None:
 
 
 def _seed_ladder_matches(ladder_rows, versions, total: int, rng, out: Seeded, progress) -> None:
+    from bots.models import Bot
     from engine.rules import Rules
     from ladders import ratings
     from ladders.checks import ladder_match_format
@@ -401,6 +402,10 @@ def _seed_ladder_matches(ladder_rows, versions, total: int, rng, out: Seeded, pr
                         elo[bot_id] = after[bot_id]
                         last_matched[bot_id] = match.finished_at
                 _insert(MatchSeat, seats)
+                # _insert skips match_create, which marks a ladder match's entrants
+                Bot.objects.filter(
+                    pk__in={bot_id for _template, table in tables for bot_id in table}, plays_in_events=False
+                ).update(plays_in_events=True)
                 _insert(LadderMatch, links)
                 _insert(RatingChange, changes)
             out.counts["matches copied"] += len(rows)

@@ -70,8 +70,6 @@ APP_ORDER: tuple[tuple[str, ...], ...] = (
 #: point 1 is open while this is not empty). Strict: an entry whose import is gone fails the test
 #: until it is taken off, so the list only shrinks. Nothing may be added to it.
 KNOWN_OUT_OF_ORDER: dict[tuple[str, str], str] = {
-    # an organizer may read the code of a bot that plays in events
-    ("bots.selectors", "matches.models.MatchSeat"): "bot_plays_in_events (an organizer's read of an entrant)",
     # the viewer's data lives in web today (point 3 moves the replay viewer to matches)
     ("play.views", "web.selectors.live_viewer_data"): "point 3: the viewer moves to matches",
     ("play.views", "web.selectors.replay_viewer_data"): "point 3: the viewer moves to matches",

@@ -7,12 +7,14 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from platform_helpers import CRASHING_BOT, good_bot
 from testsupport import SLEEPY_COUNTER_BOT
 
 from bots import services as bot_services
-from bots.models import BotVersion
+from bots.models import Bot, BotVersion
 from engine import glossary
 from engine.faults import InfrastructureError
 from engine.replay import REPLAY_VERSION
@@ -345,6 +347,25 @@ def test_a_match_created_without_enqueueing_is_left_to_its_creator(validated_ver
     match = challenge(validated_version)
     assert services.match_sweep_stuck(now=timezone.now() + timedelta(seconds=10**6)) == []
     assert Match.objects.get(pk=match.pk).status == Match.Status.QUEUED
+
+
+def test_a_bot_becomes_an_event_entrant_when_seated_in_a_ladder_match_not_in_a_challenge(validated_version, alice):
+    bot, other = validated_version.bot, bot_services.bot_create(owner=alice, name="bystander")
+    with CaptureQueriesContext(connection) as queries:
+        challenge(validated_version)
+    assert not [q for q in queries.captured_queries if q["sql"].startswith('UPDATE "bots_bot"')]
+    bot.refresh_from_db()
+    assert not bot.plays_in_events  # its validation match and a challenge are not events
+    ladder = dict(kind="ladder", rules=Rules(players=2), seats=[validated_version, "random"], enqueue=False)
+    services.match_create(**ladder)
+    bot.refresh_from_db()
+    other.refresh_from_db()
+    assert bot.plays_in_events and not other.plays_in_events
+    with CaptureQueriesContext(connection) as queries:
+        services.match_create(**ladder)
+    updates = [q["sql"] for q in queries.captured_queries if q["sql"].startswith('UPDATE "bots_bot"')]
+    assert len(updates) == 1  # the filter on plays_in_events=False leaves a marked bot alone
+    assert Bot.objects.filter(plays_in_events=True).count() == 1
 
 
 ONE_ILLEGAL_MOVE_BOT = b"""calls = 0

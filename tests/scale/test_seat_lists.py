@@ -23,9 +23,11 @@ def test_the_migration_fills_the_bot_and_queued_at_of_existing_seats():
     executor = MigrationExecutor(connection)
     # every other app as it is now, matches before the seats' copies
     # the play app (which depends on the newest matches) unapplied, so the plan only goes backwards;
-    # api before it gave its Challenge to matches (api/0003 needs matches/0012)
-    before = [node for node in executor.loader.graph.leaf_nodes() if node[0] not in ("matches", "play", "api")]
-    before += [("matches", "0006_match_lease_and_indexes"), ("api", "0002_challenge_address")]
+    # api before it gave its Challenge to matches (api/0003 needs matches/0012), bots before it
+    # marked the event entrants (bots/0004 needs matches/0012)
+    before = [node for node in executor.loader.graph.leaf_nodes() if node[0] not in ("matches", "play", "api", "bots")]
+    before += [("matches", "0006_match_lease_and_indexes"), ("api", "0002_challenge_address"),
+               ("bots", "0003_version_validation_runs")]
     executor.migrate([*before, ("play", None)])
     old = MigrationExecutor(connection).loader.project_state(before).apps
     User, Bot, BotVersion = old.get_model("auth", "User"), old.get_model("bots", "Bot"), old.get_model("bots", "BotVersion")
