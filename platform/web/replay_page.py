@@ -16,8 +16,8 @@ import hashlib
 import re
 from pathlib import Path
 
-from engine import cards
 from engine.bots import REFERENCE_BOTS
+from engine.cards import card_table
 from engine.replay import SUPPORTED_VERSIONS
 
 HERE = Path(__file__).resolve().parent
@@ -26,34 +26,6 @@ STATIC_ROOTS = sorted(HERE.parent.glob("*/static"))
 #: the viewer's entry module and styles (the site's styles first, as core/base.html loads them)
 ENTRY_SCRIPT = HERE / "static" / "web" / "replay.js"
 STYLES = (HERE.parent / "core" / "static" / "core" / "site.css", HERE / "static" / "web" / "replay.css")
-
-#: rank number of engine.cards -> the word the viewer draws it by (number cards keep their number)
-_RANK_WORDS = {
-    cards.SKIP: "skip",
-    cards.REVERSE: "reverse",
-    cards.DRAW_TWO: "draw_two",
-    cards.WILD: "wild",
-    cards.WILD_DRAW_FOUR: "wild_draw_four",
-}
-
-
-def card_table() -> dict:
-    """Every card code of engine.cards with its colour (None for a wild), rank and name in words,
-    in deck order, and the colours' names, so the viewer never parses or names a card itself."""
-    return {
-        "colors": list(cards.COLORS),
-        "color_names": dict(cards.COLOR_NAMES),
-        "cards": {
-            code: {
-                "color": cards.COLORS[cards.KIND_COLOR[kind]] if cards.KIND_COLOR[kind] >= 0 else None,
-                "rank": _RANK_WORDS.get(cards.KIND_RANK[kind], cards.KIND_RANK[kind]),
-                "name": cards.KIND_NAMES[kind],
-                "order": kind,
-            }
-            for kind, code in enumerate(cards.CODES)
-        },
-    }
-
 
 def local_viewer_meta() -> dict:
     """The viewer's ``replay-meta`` for a replay from a file: no match, no logs, no timings; the

@@ -7,6 +7,7 @@ import json
 from django.urls import reverse
 
 from bots.models import BotVersion
+from engine.cards import card_table
 from engine.replay import SUPPORTED_VERSIONS
 from matches.models import Match
 from matches.selectors import (
@@ -15,7 +16,6 @@ from matches.selectors import (
     queue_summary,
     seat_decision_logs,
 )
-from web.replay_page import card_table
 
 
 def replay_viewer_data(match: Match, readable_logs: frozenset[int] = frozenset()) -> dict:

@@ -137,7 +137,7 @@ def test_replay_page_carries_each_decisions_time_and_its_log_lines_for_the_owner
 
 def test_viewer_card_table_is_engine_cards():
     from engine import cards
-    from web.selectors import card_table
+    from engine.cards import card_table
 
     table = card_table()
     assert table["colors"] == list(cards.COLORS)
