@@ -141,7 +141,7 @@ def standalone_html(replay: dict, *, title: str) -> str:
         f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
-    engine = Engine(dirs=[str(HERE / "templates")], autoescape=True)
+    engine = Engine(dirs=[str(HERE / "templates"), str(HERE.parent / "matches" / "templates")], autoescape=True)
     return engine.get_template("web/replay_standalone.html").render(
         Context(
             {

@@ -1,4 +1,4 @@
-"""Pages of the web app: the replay viewer, the bot author guide, and the JSON the live pages poll."""
+"""Pages of the web app: the page that opens a replay file, the bot author guide, and the JSON the live pages poll."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from bots.models import BotVersion
 from engine import glossary
 from matches import live
 from matches import selectors as match_selectors
-from matches import services as match_services
 from matches.models import Match
 
 from . import guide, replay_page, selectors
@@ -24,39 +23,6 @@ def _require_ids(*ids: int) -> None:
     for value in ids:
         if value > MAX_ID:
             raise Http404(f"no such id: {value}")
-
-
-def replay(request, match_id: int):
-    _require_ids(match_id)
-    try:
-        match = match_selectors.match_detail(match_id)
-    except Match.DoesNotExist:
-        raise Http404(f"no match {match_id}") from None
-    has_replay = match.status == Match.Status.DONE
-    live = match.status == Match.Status.RUNNING
-    viewer = None
-    if live:  # followed as it is played (matches.live); the page reloads into the replay at the end
-        viewer = selectors.live_viewer_data(match)
-    if has_replay:
-        path = request.get_full_path()
-        readable = frozenset(
-            seat.seat
-            for seat in match.seats.all()
-            if match.is_finished and match_services.seat_log_read(request.user, seat, path=path, match=match)
-        )
-        viewer = selectors.replay_viewer_data(match, readable)
-    return render(
-        request,
-        "web/replay.html",
-        {
-            "match": match,
-            "has_replay": has_replay,
-            "live": live,
-            "viewer": viewer,
-            # the viewer's table drawn empty until the replay is in, so loading it shifts nothing
-            "placeholder_seats": range(int(match.rules.get("players", 2))) if has_replay or live else (),
-        },
-    )
 
 
 def replay_open(request):

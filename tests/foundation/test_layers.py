@@ -77,9 +77,6 @@ KNOWN_OUT_OF_ORDER: dict[tuple[str, str], str] = {
     ("matches.selectors", "ladders.models.RatingChange"): "match_rating_changes",
     ("matches.selectors", "tournaments_app.models.Table"): "match_event",
     ("ladders.admin", "tournaments_app.forms.rule_fields_form"): "the rules form belongs below both",
-    # the viewer's data lives in web today (point 3 moves the replay viewer to matches)
-    ("play.views", "web.selectors.live_viewer_data"): "point 3: the viewer moves to matches",
-    ("play.views", "web.selectors.replay_viewer_data"): "point 3: the viewer moves to matches",
 }
 
 
