@@ -6,13 +6,14 @@ from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.cache import never_cache
 
+from arena_cli.replay_page import local_viewer_meta
 from bots.models import BotVersion
 from engine import glossary
 from matches import live
 from matches import selectors as match_selectors
 from matches.models import Match
 
-from . import guide, replay_page, selectors
+from . import guide, selectors
 from . import home as home_selectors
 
 #: the largest id a database row can have (64-bit); SQLite raises OverflowError beyond it
@@ -27,7 +28,7 @@ def _require_ids(*ids: int) -> None:
 
 def replay_open(request):
     """The viewer for a replay file from the visitor's own disk: the browser reads it, nothing is uploaded."""
-    return render(request, "web/replay_open.html", {"viewer": replay_page.local_viewer_meta()})
+    return render(request, "web/replay_open.html", {"viewer": local_viewer_meta()})
 
 
 def bot_guide(request):
