@@ -359,7 +359,7 @@ def _write_atomically(target: Path, data: bytes) -> None:
 
 def run_replay_view(args) -> int:
     """Write FILE.html beside FILE: the viewer, its styles and the replay in one page; open it."""
-    from web.replay_page import replay_problem, replay_title, standalone_html
+    from arena_cli.replay_page import replay_problem, replay_title, standalone_html
 
     if len(args.target) != 2:
         raise CommandError("usage: arena replay view FILE [--no-browser] (one replay file)")

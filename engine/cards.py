@@ -10,6 +10,8 @@ a *physical* card id 0..107 (``DECK[id]`` gives its kind) or a card *kind*
 
 from __future__ import annotations
 
+from typing import Any
+
 #: colour letters, indexed by colour number
 COLORS = ("R", "Y", "G", "B")
 COLOR_INDEX = {c: i for i, c in enumerate(COLORS)}
@@ -85,3 +87,37 @@ def points(kind: int) -> int:
 def is_color(value: object) -> bool:
     """True for one of the four colour letters."""
     return isinstance(value, str) and value in COLOR_INDEX
+
+
+#: rank number -> the word the replay viewer draws it by (number cards keep their number)
+_RANK_WORDS: dict[int, str] = {
+    SKIP: "skip",
+    REVERSE: "reverse",
+    DRAW_TWO: "draw_two",
+    WILD: "wild",
+    WILD_DRAW_FOUR: "wild_draw_four",
+}
+
+
+def card_table() -> dict[str, Any]:
+    """Every card code with its colour (None for a wild), rank and name in words, in deck order,
+    and the colours' names: what the replay viewer draws cards by, so it never parses or names a
+    card itself.
+
+    >>> table = card_table()
+    >>> table["cards"]["G+2"], table["cards"]["W"]["color"], table["color_names"]["Y"]
+    ({'color': 'G', 'rank': 'draw_two', 'name': 'green draw two', 'order': 38}, None, 'yellow')
+    """
+    return {
+        "colors": list(COLORS),
+        "color_names": dict(COLOR_NAMES),
+        "cards": {
+            code: {
+                "color": COLORS[KIND_COLOR[kind]] if KIND_COLOR[kind] >= 0 else None,
+                "rank": _RANK_WORDS.get(KIND_RANK[kind], KIND_RANK[kind]),
+                "name": KIND_NAMES[kind],
+                "order": kind,
+            }
+            for kind, code in enumerate(CODES)
+        },
+    }

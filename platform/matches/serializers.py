@@ -188,7 +188,7 @@ class MatchSerializer(serializers.ModelSerializer):
             "seats": seats.to_representation(match.seats.all()),
             "replay": _match_url("api:match-replay", match.pk) if done else None,
             "page": _match_url("matches:detail", match.pk),
-            "viewer": _match_url("web:replay", match.pk) if done else None,
+            "viewer": _match_url("matches:replay_viewer", match.pk) if done else None,
         }
 
     @functools.cached_property
@@ -217,7 +217,7 @@ class MatchSerializer(serializers.ModelSerializer):
     def get_viewer(self, match: Match) -> str | None:
         if match.status != Match.Status.DONE:
             return None
-        return _match_url("web:replay", match.pk)
+        return _match_url("matches:replay_viewer", match.pk)
 
 
 def _clocks(match: Match):

@@ -1,4 +1,4 @@
-"""Pages of the matches app: the match page, the replay download, seat logs, the queue."""
+"""Pages of the matches app: the match page, the replay viewer, the replay download, seat logs, the queue."""
 
 from __future__ import annotations
 
@@ -43,6 +43,39 @@ def match_list(request):
         "matches/match_list.html",
         {"page": page, "matches": page["matches"], "kind": kind, "kinds": Match.Kind.values, "bot": bot,
          "version": version, "query": query},
+    )
+
+
+def replay_viewer(request, match_id: int):
+    """The replay viewer of a match: its replay once played, the match live while it is played."""
+    try:
+        match = selectors.match_detail(match_id)
+    except Match.DoesNotExist:
+        raise Http404(f"no match {match_id}") from None
+    has_replay = match.status == Match.Status.DONE
+    live = match.status == Match.Status.RUNNING
+    viewer = None
+    if live:  # followed as it is played (matches.live); the page reloads into the replay at the end
+        viewer = selectors.live_viewer_data(match)
+    if has_replay:
+        path = request.get_full_path()
+        readable = frozenset(
+            seat.seat
+            for seat in match.seats.all()
+            if match.is_finished and services.seat_log_read(request.user, seat, path=path, match=match)
+        )
+        viewer = selectors.replay_viewer_data(match, readable)
+    return render(
+        request,
+        "matches/replay.html",
+        {
+            "match": match,
+            "has_replay": has_replay,
+            "live": live,
+            "viewer": viewer,
+            # the viewer's table drawn empty until the replay is in, so loading it shifts nothing
+            "placeholder_seats": range(int(match.rules.get("players", 2))) if has_replay or live else (),
+        },
     )
 
 

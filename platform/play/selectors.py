@@ -141,7 +141,7 @@ def game_state(game: HumanGame, user, *, now: float | None = None) -> dict[str, 
                 ],
             }
     elif match.is_finished:
-        state["replay_url"] = reverse("web:replay", args=[match.pk]) if match.status == Match.Status.DONE else None
+        state["replay_url"] = reverse("matches:replay_viewer", args=[match.pk]) if match.status == Match.Status.DONE else None
         state["error"] = match.error if match.status == Match.Status.FAILED else ""
         state["results"] = [
             {"seat": s.seat, "name": names[s.seat], "rank": s.rank, "score": s.score, "forfeited": s.forfeited,

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 from bots.models import Bot, BotVersion
 from ladders.models import Ladder
 from matches import human
-from web.selectors import live_viewer_data, replay_viewer_data
+from matches.selectors import live_viewer_data, replay_viewer_data
 
 from . import selectors, services
 from .models import HumanGame

@@ -88,7 +88,7 @@ def discover_paths() -> list[tuple[str, str]]:
         ("matches p1", reverse("matches:list")),
         ("matches deep", _deep_match_page(deep)),
         ("match", reverse("matches:detail", args=[match.pk])),
-        ("replay page", reverse("web:replay", args=[match.pk])),
+        ("replay page", reverse("matches:replay_viewer", args=[match.pk])),
         ("replay json", reverse("matches:replay", args=[match.pk])),
         ("ladders", reverse("ladders:list")),
         ("tournaments", reverse("tournaments:list")),

@@ -6,7 +6,6 @@ from . import views
 app_name = "web"
 
 urlpatterns = [
-    path("matches/<id:match_id>/replay/", views.replay, name="replay"),
     path("replays/open/", views.replay_open, name="replay_open"),
     path("guide/", views.bot_guide, name="guide"),
     path("guide/starter_bot.py", views.starter_bot, name="starter_bot"),

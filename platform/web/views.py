@@ -1,4 +1,4 @@
-"""Pages of the web app: the replay viewer, the bot author guide, and the JSON the live pages poll."""
+"""Pages of the web app: the page that opens a replay file, the bot author guide, and the JSON the live pages poll."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.cache import never_cache
 
+from arena_cli.replay_page import local_viewer_meta
 from bots.models import BotVersion
 from engine import glossary
 from matches import live
 from matches import selectors as match_selectors
-from matches import services as match_services
 from matches.models import Match
 
-from . import guide, replay_page, selectors
+from . import guide, selectors
 from . import home as home_selectors
 
 #: the largest id a database row can have (64-bit); SQLite raises OverflowError beyond it
@@ -26,42 +26,9 @@ def _require_ids(*ids: int) -> None:
             raise Http404(f"no such id: {value}")
 
 
-def replay(request, match_id: int):
-    _require_ids(match_id)
-    try:
-        match = match_selectors.match_detail(match_id)
-    except Match.DoesNotExist:
-        raise Http404(f"no match {match_id}") from None
-    has_replay = match.status == Match.Status.DONE
-    live = match.status == Match.Status.RUNNING
-    viewer = None
-    if live:  # followed as it is played (matches.live); the page reloads into the replay at the end
-        viewer = selectors.live_viewer_data(match)
-    if has_replay:
-        path = request.get_full_path()
-        readable = frozenset(
-            seat.seat
-            for seat in match.seats.all()
-            if match.is_finished and match_services.seat_log_read(request.user, seat, path=path, match=match)
-        )
-        viewer = selectors.replay_viewer_data(match, readable)
-    return render(
-        request,
-        "web/replay.html",
-        {
-            "match": match,
-            "has_replay": has_replay,
-            "live": live,
-            "viewer": viewer,
-            # the viewer's table drawn empty until the replay is in, so loading it shifts nothing
-            "placeholder_seats": range(int(match.rules.get("players", 2))) if has_replay or live else (),
-        },
-    )
-
-
 def replay_open(request):
     """The viewer for a replay file from the visitor's own disk: the browser reads it, nothing is uploaded."""
-    return render(request, "web/replay_open.html", {"viewer": replay_page.local_viewer_meta()})
+    return render(request, "web/replay_open.html", {"viewer": local_viewer_meta()})
 
 
 def bot_guide(request):

@@ -78,7 +78,7 @@ def test_playback_controls_have_names_and_the_slider_says_where_it_is(page, live
     match = match_create(kind="challenge", rules={"players": 2, "rounds": 1}, seats=["greedy", "random"], seed=5)
     match.refresh_from_db()
     assert match.status == Match.Status.DONE, match.error
-    page.goto(live_server.url + reverse("web:replay", args=[match.pk]))
+    page.goto(live_server.url + reverse("matches:replay_viewer", args=[match.pk]))
     page.wait_for_selector("#replay[data-state=ready]")
     for name in ("Start", "Step back", "Play", "Step forward", "End"):
         assert page.get_by_role("button", name=name, exact=True).count() == 1, name
@@ -91,7 +91,7 @@ def test_playback_controls_have_names_and_the_slider_says_where_it_is(page, live
 
 def test_a_jump_in_the_history_list_keeps_the_focus_there(page, live_server, eager_tasks):
     match = match_create(kind="challenge", rules={"players": 2, "rounds": 1}, seats=["greedy", "random"], seed=5)
-    page.goto(live_server.url + reverse("web:replay", args=[match.pk]))
+    page.goto(live_server.url + reverse("matches:replay_viewer", args=[match.pk]))
     page.wait_for_selector("#replay[data-state=ready]")
     for _ in range(5):
         page.keyboard.press("ArrowRight")
@@ -151,7 +151,7 @@ def _site_with_every_kind_of_page() -> dict[str, str]:
         "home": "/", "guide": reverse("web:guide"), "bots": reverse("bots:list"),
         "bot": bots[0].get_absolute_url(), "version": version.get_absolute_url(),
         "matches": reverse("matches:list"), "queue": reverse("matches:queue"),
-        "match": match.get_absolute_url(), "replay": reverse("web:replay", args=[match.pk]),
+        "match": match.get_absolute_url(), "replay": reverse("matches:replay_viewer", args=[match.pk]),
         "ladders": reverse("ladders:list"), "ladder": ladder.get_absolute_url(),
         "ladder entry": reverse("ladders:entry", args=[ladder.slug, bots[0].pk]),
         "tournaments": reverse("tournaments:list"), "tournament": cup.get_absolute_url(),
@@ -224,7 +224,7 @@ def test_the_replay_loads_without_a_layout_shift(browser, live_server, eager_tas
     try:
         page = context.new_page()
         page.add_init_script(_RECORD_LAYOUT_SHIFT)
-        page.goto(live_server.url + reverse("web:replay", args=[match.pk]))
+        page.goto(live_server.url + reverse("matches:replay_viewer", args=[match.pk]))
         page.wait_for_selector("#replay[data-state=ready]")
         page.wait_for_timeout(500)  # shifts are reported after the frame that made them
         cls, shifts = page.evaluate("[window.__cls, window.__shifts]")

@@ -98,7 +98,7 @@ def _visit(page, url: str, ready: str | None = None) -> dict[str, str]:
 def test_every_kind_of_page_sends_the_policy_and_passes_it(page, live_server, eager_tasks):
     w = _world()
     base = live_server.url
-    replay = reverse("web:replay", args=[w["match"].pk])
+    replay = reverse("matches:replay_viewer", args=[w["match"].pk])
     anonymous = [
         ("home", "/", None),
         ("ladders", reverse("ladders:list"), None),
@@ -209,7 +209,7 @@ def test_home_and_the_replay_viewer_keep_their_styles_and_the_viewer_plays(brows
         shot(page, "home")
         page.goto(live_server.url + cup.get_absolute_url())
         shot(page, "tournament")
-        page.goto(live_server.url + reverse("web:replay", args=[match.pk]))
+        page.goto(live_server.url + reverse("matches:replay_viewer", args=[match.pk]))
         page.wait_for_selector("#replay[data-state=ready]")
         # the viewer's own stylesheet applied: cards are drawn boxes, not bare text
         card = page.locator(".discard .card-top")

@@ -62,7 +62,7 @@ def test_a_running_match_is_watched_live_then_becomes_its_replay(browser, live_s
         page = context.new_page()
         errors = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(live_server.url + reverse("web:replay", args=[match.pk]))
+        page.goto(live_server.url + reverse("matches:replay_viewer", args=[match.pk]))
         assert "waiting for a worker" in page.inner_text("main")  # queued: the page waits
         worker.start()
         try:

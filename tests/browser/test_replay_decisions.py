@@ -44,7 +44,7 @@ def test_each_decision_shows_its_time_and_the_owner_sees_what_it_printed(page, p
     own = [i for i, a in enumerate(game["actions"]) if game["seats"][a["seat"]] == 0]
     k = next(n for n, i in enumerate(own) if game["actions"][i]["decision"] == "play" and n > 0)
     index = own[k]
-    url = live_server.url + reverse("web:replay", args=[match.pk]) + f"#g=1&e={action_points(game['actions'])[index] + 1}"
+    url = live_server.url + reverse("matches:replay_viewer", args=[match.pk]) + f"#g=1&e={action_points(game['actions'])[index] + 1}"
 
     page.goto(url)
     page.wait_for_selector("#replay[data-state=ready]")

@@ -120,7 +120,7 @@ def test_queue_counts_refresh_by_themselves(page, live_server):
 def test_replay_steps_follow_the_engine_and_a_seat_view_hides_other_hands(page, live_server, shot, eager_tasks):
     match = _played({"players": 4, "rounds": 1}, ["random", "first", "greedy", "expert"])
     replay = json.loads(match_replay_json(match))
-    page.goto(live_server.url + reverse("web:replay", args=[match.pk]))
+    page.goto(live_server.url + reverse("matches:replay_viewer", args=[match.pk]))
     page.wait_for_selector("#replay[data-state=ready]")
     first = _shown(page)
     _assert_matches_engine(first, replay)
@@ -187,7 +187,7 @@ def test_replay_page_shows_the_owner_its_bot_log(page, live_server, eager_tasks)
     version = bot_services.bot_version_create(bot=bot, filename="chatty.py", data=data)
     version.refresh_from_db()
     match = _played({"players": 2, "rounds": 1}, [version, "random"])
-    url = live_server.url + reverse("web:replay", args=[match.pk])
+    url = live_server.url + reverse("matches:replay_viewer", args=[match.pk])
     page.goto(url)
     page.wait_for_selector("#replay[data-state=ready]")
     assert page.locator("#rv-log-panel").is_hidden()
@@ -202,7 +202,7 @@ def test_replay_of_a_500_point_four_seat_game_is_interactive_within_a_second(pag
     replay = json.loads(match_replay_json(match))
     events = len(replay["games"][0]["events"])
     size = len(match_replay_json(match))
-    url = live_server.url + reverse("web:replay", args=[match.pk])
+    url = live_server.url + reverse("matches:replay_viewer", args=[match.pk])
     timings = []
     for _ in range(3):  # the first load also compiles the modules; report every run
         page.goto(url)
@@ -225,7 +225,7 @@ def test_replay_of_a_500_point_four_seat_game_is_interactive_within_a_second(pag
 
 @pytest.mark.parametrize("path", ["/", "/guide/", "/bots/", "/matches/", "/matches/queue/", "match", "replay"])
 def test_pages_fit_a_phone(phone, live_server, shot, path, eager_tasks):
-    pages_of_a_match = {"match": "matches:detail", "replay": "web:replay"}
+    pages_of_a_match = {"match": "matches:detail", "replay": "matches:replay_viewer"}
     if path in pages_of_a_match:
         match = _played({"players": 4, "rounds": 1}, ["random", "first", "greedy", "expert"])
         path = reverse(pages_of_a_match[path], args=[match.pk])
@@ -279,11 +279,11 @@ def test_hostile_names_and_fault_reasons_are_shown_as_text(page, live_server, ea
             b"    return o['legal_actions'][0]\n")
     version = bot_services.bot_version_create(bot=bot, filename="evil.py", data=data, validate=False)
     match = _played({"players": 2, "rounds": 1}, [version, "random"])
-    page.goto(live_server.url + reverse("web:replay", args=[match.pk]))
+    page.goto(live_server.url + reverse("matches:replay_viewer", args=[match.pk]))
     page.wait_for_selector("#replay[data-state=ready]")
     actions = json.loads(match_replay_json(match))["games"][0]["actions"]
     fault_at = next(at for a, at in zip(actions, action_points(actions), strict=True) if "fault" in a)
-    page.goto(live_server.url + reverse("web:replay", args=[match.pk]) + f"#g=1&e={fault_at + 1}")
+    page.goto(live_server.url + reverse("matches:replay_viewer", args=[match.pk]) + f"#g=1&e={fault_at + 1}")
     page.wait_for_selector("#replay[data-state=ready]")
     page.wait_for_function(f"() => document.getElementById('replay').dataset.pos === '{fault_at + 1}'")
     assert "fault (illegal)" in page.inner_text("#rv-history") or "fault illegal" in page.inner_text("#rv-decision")
@@ -296,7 +296,7 @@ def test_replay_page_of_a_waiting_match_shows_the_replay_once_it_is_played(page,
     from matches.services import match_play
 
     match = match_create(kind="challenge", rules={"players": 2, "rounds": 1}, seats=["greedy", "random"], enqueue=False)
-    page.goto(live_server.url + reverse("web:replay", args=[match.pk]))
+    page.goto(live_server.url + reverse("matches:replay_viewer", args=[match.pk]))
     assert "waiting for a worker" in page.inner_text("main")
     assert match_play(match.pk) is True  # what a worker does
     page.wait_for_selector("#replay[data-state=ready]", timeout=15_000)

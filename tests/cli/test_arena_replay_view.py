@@ -107,7 +107,7 @@ def test_replay_needs_a_match_id_or_view(capsys):
 
 
 def test_the_bundler_inlines_relative_imports_and_refuses_what_it_cannot(tmp_path):
-    from web.replay_page import bundle_script
+    from arena_cli.replay_page import bundle_script
 
     (tmp_path / "a.js").write_text('export function f() { return "</script>"; }\nexport const k = 2;\n')
     (tmp_path / "main.js").write_text('import { f, k as two } from "./a.js";\nconsole.log(f(), two);\n')

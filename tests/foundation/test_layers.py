@@ -66,13 +66,10 @@ APP_ORDER: tuple[tuple[str, ...], ...] = (
     ("api.urls",),
     ("arena",),
 )
-#: imports that still point up or sideways, each waiting for the move that removes it (issue 15
-#: point 1 is open while this is not empty). Strict: an entry whose import is gone fails the test
-#: until it is taken off, so the list only shrinks. Nothing may be added to it.
+#: imports that still point up or sideways, each waiting for the move that removes it (none left:
+#: issue 15 point 1). Strict: an entry whose import is gone fails the test until it is taken off,
+#: so the list can only shrink. Nothing may be added to it.
 KNOWN_OUT_OF_ORDER: dict[tuple[str, str], str] = {
-    # the viewer's data lives in web today (point 3 moves the replay viewer to matches)
-    ("play.views", "web.selectors.live_viewer_data"): "point 3: the viewer moves to matches",
-    ("play.views", "web.selectors.replay_viewer_data"): "point 3: the viewer moves to matches",
 }
 
 

@@ -204,6 +204,6 @@ def test_the_embedded_default_keeps_live_events_in_its_own_process(db, settings)
 def test_a_running_match_s_page_and_the_match_list_link_to_its_live_view(client, db):
     match = _running(services.match_create(kind="challenge", rules=Rules.parse(["players=2", "rounds=1"]),
                                            seats=["greedy", "first"], seed=17, enqueue=False))
-    live_page = reverse("web:replay", args=[match.pk])
+    live_page = reverse("matches:replay_viewer", args=[match.pk])
     assert f'href="{live_page}">Watch it live</a>' in client.get(match.get_absolute_url()).content.decode()
     assert f'href="{live_page}" title="watch it as it is played">● live</a>' in client.get(reverse("matches:list")).content.decode()

@@ -133,13 +133,13 @@ def test_a_person_plays_a_whole_game_against_a_sandboxed_bot_and_gets_a_replay(c
     assert replay["names"][0] == "carol"
     ranks = sorted(s.rank for s in match.seats.all())
     assert ranks[0] == 1 and {r["name"] for r in state["results"]} >= {"carol", "greedy (reference)"}
-    assert state["replay_url"] == reverse("web:replay", args=[match.pk])
+    assert state["replay_url"] == reverse("matches:replay_viewer", args=[match.pk])
     # the finished game reads as any match
     detail = client.get(match.get_absolute_url())
     assert detail.status_code == 200 and b"carol" in detail.content and b"(a person)" in detail.content
     listing = client.get(reverse("matches:list") + "?kind=human")
     assert listing.status_code == 200 and f"/matches/{match.pk}/".encode() in listing.content
-    assert client.get(reverse("web:replay", args=[match.pk])).status_code == 200
+    assert client.get(reverse("matches:replay_viewer", args=[match.pk])).status_code == 200
     assert client.get(reverse("play:game", args=[match.pk])).status_code == 200
 
 

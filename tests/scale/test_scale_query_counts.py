@@ -132,6 +132,6 @@ def test_the_match_table_links_are_the_urls_of_each_match_replay_and_bot(db):
     links = set(re.findall(r'href="(/(?:matches|bots)/\d+/(?:replay/)?)"', page))
     expected = set()
     for match in Match.objects.prefetch_related("seats__bot_version"):
-        expected |= {reverse("matches:detail", args=[match.pk]), reverse("web:replay", args=[match.pk])}
+        expected |= {reverse("matches:detail", args=[match.pk]), reverse("matches:replay_viewer", args=[match.pk])}
         expected |= {reverse("bots:detail", args=[s.bot_version.bot_id]) for s in match.seats.all()}
     assert links == expected

@@ -13,14 +13,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-#: pages the site never serves: `arena replay view` writes this one to a file that plays offline, with
-#: its scripts and styles inline and its own Content-Security-Policy allowing exactly them by hash
-#: (default-src 'none'; tests/cli/test_arena_replay_view.py checks it)
-OFFLINE_PAGES = {"platform/web/templates/web/replay_standalone.html"}
+#: every template (the page `arena replay view` writes, with its scripts and styles inline and its own
+#: Content-Security-Policy allowing exactly them by hash, is no template: arena_cli.replay_page builds
+#: it; tests/cli/test_arena_replay_view.py checks it)
 TEMPLATES = sorted(
-    path
-    for path in [*ROOT.glob("platform/*/templates/**/*.html"), *ROOT.glob("platform/tournaments_app/templates/**/*.html")]
-    if str(path.relative_to(ROOT)) not in OFFLINE_PAGES
+    [*ROOT.glob("platform/*/templates/**/*.html"), *ROOT.glob("platform/tournaments_app/templates/**/*.html")]
 )
 #: Python that builds HTML (format_html in admins, views): the same rules apply to its strings
 HTML_IN_PYTHON = sorted([*ROOT.glob("platform/*/*.py"), *ROOT.glob("tournaments/*.py")])

@@ -15,10 +15,10 @@ import pytest
 from testsupport import service_missing
 
 from engine import bots
+from engine.cards import card_table
 from engine.match import AgentSeat, play_match
 from engine.replay import action_points, state_at
 from engine.rules import Rules
-from web.selectors import card_table
 
 ROOT = Path(__file__).resolve().parents[2]
 STATE_JS = ROOT / "platform" / "web" / "static" / "web" / "replay-state.js"

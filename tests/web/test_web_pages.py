@@ -70,7 +70,7 @@ def _meta(response) -> dict:
 
 
 def test_replay_page_gives_the_viewer_seats_and_logs_only_to_the_owner_and_superusers(client, played):
-    url = reverse("web:replay", args=[played.pk])
+    url = reverse("matches:replay_viewer", args=[played.pk])
     response = client.get(url)
     assert response.status_code == 200
     meta = _meta(response)
@@ -114,7 +114,7 @@ def test_replay_page_carries_each_decisions_time_and_its_log_lines_for_the_owner
         match = match_create(kind="challenge", rules={"players": 2, "rounds": 2}, seats=["first", version], seed=3)
     match.refresh_from_db()
     assert match.status == Match.Status.DONE, match.error
-    url = reverse("web:replay", args=[match.pk])
+    url = reverse("matches:replay_viewer", args=[match.pk])
     replay = json.loads(client.get(reverse("matches:replay", args=[match.pk])).content)
 
     meta = _meta(client.get(url))  # anonymous: times yes, logs no
@@ -137,7 +137,7 @@ def test_replay_page_carries_each_decisions_time_and_its_log_lines_for_the_owner
 
 def test_viewer_card_table_is_engine_cards():
     from engine import cards
-    from web.selectors import card_table
+    from engine.cards import card_table
 
     table = card_table()
     assert table["colors"] == list(cards.COLORS)
@@ -151,19 +151,19 @@ def test_viewer_card_table_is_engine_cards():
 
 def test_replay_page_of_a_queued_match_says_why_there_is_nothing_to_show(client, db):
     match = match_create(kind="challenge", rules={"players": 2}, seats=["random", "first"], enqueue=False)
-    response = client.get(reverse("web:replay", args=[match.pk]))
+    response = client.get(reverse("matches:replay_viewer", args=[match.pk]))
     assert response.status_code == 200
     assert b"waiting for a worker" in response.content
     assert b"replay-meta" not in response.content and b"web/replay.js" not in response.content
 
 
 def test_replay_page_of_an_unknown_match_is_404(client, db):
-    assert client.get(reverse("web:replay", args=[987654])).status_code == 404
+    assert client.get(reverse("matches:replay_viewer", args=[987654])).status_code == 404
 
 
 def test_match_page_links_to_its_replay(client, played):
     response = client.get(reverse("matches:detail", args=[played.pk]))
-    assert reverse("web:replay", args=[played.pk]).encode() in response.content
+    assert reverse("matches:replay_viewer", args=[played.pk]).encode() in response.content
 
 
 def test_every_rule_option_is_in_the_guide_with_its_default_and_allowed_values(client, db):
@@ -303,7 +303,7 @@ def test_live_match_status_and_pages_that_wait_for_it(client, db):
     match = match_create(kind="challenge", rules={"players": 2}, seats=["random", "first"], enqueue=False)
     url = reverse("web:live_match", args=[match.pk])
     assert client.get(url).json() == {"match": match.pk, "status": "queued", "final": False, "started": False, "has_replay": False}
-    for page in (reverse("web:replay", args=[match.pk]), reverse("matches:detail", args=[match.pk])):
+    for page in (reverse("matches:replay_viewer", args=[match.pk]), reverse("matches:detail", args=[match.pk])):
         assert f'data-live-url="{url}"'.encode() in client.get(page).content
     Match.objects.filter(pk=match.pk).update(status=Match.Status.FAILED)
     assert client.get(url).json()["final"] is True

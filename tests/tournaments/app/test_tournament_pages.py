@@ -55,7 +55,7 @@ def test_tournament_page_shows_standings_rounds_results_and_crosstable(client, s
     assert "<h2>Crosstable</h2>" in page and "<td>1</td>" in page and "<td>0</td>" in page
     match = Table.objects.filter(round__tournament=swiss, round__number=1).first().match
     assert f'href="{match.get_absolute_url()}">#{match.pk}</a>' in page
-    assert reverse("web:replay", args=[match.pk]) in page
+    assert reverse("matches:replay_viewer", args=[match.pk]) in page
     assert "Why this pairing" not in page  # explanations are for organizers
     assert "round 2 of 2 paired" in page  # the log is public
 

@@ -1,9 +1,10 @@
-"""The replay viewer away from a match page: its card table, the metadata of a replay opened from a
-file, and the self-contained page ``arena replay view`` writes (one HTML file that holds the styles,
-the scripts and the replay, and plays it when opened from disk, with no network at all).
+"""The replay viewer away from a match page: the metadata of a replay opened from a file, and the
+self-contained page ``arena replay view`` writes (one HTML file that holds the styles, the scripts
+and the replay, and plays it when opened from disk, with no network at all).
 
-No Django project is needed: the ``arena`` command imports this without settings (the page is
-rendered by a template engine of its own, from this app's templates).
+Pure: no Django. The page is put together here from the viewer's own files under platform/ (read
+by path, never imported): its markup parts (plain HTML in platform/matches/templates/matches/, the
+same files the site's ``_replay_viewer.html`` includes), its styles and its ES modules.
 
 >>> sorted(local_viewer_meta())
 ['cards', 'color_names', 'colors', 'local', 'reference_bots', 'replay_versions']
@@ -13,49 +14,26 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
+import json
 import re
 from pathlib import Path
+from typing import Any
 
-from engine import cards
 from engine.bots import REFERENCE_BOTS
+from engine.cards import card_table
 from engine.replay import SUPPORTED_VERSIONS
 
-HERE = Path(__file__).resolve().parent
+PLATFORM = Path(__file__).resolve().parent.parent / "platform"
 #: every app's static folder: the scripts' "/static/..." imports resolve in them
-STATIC_ROOTS = sorted(HERE.parent.glob("*/static"))
+STATIC_ROOTS = sorted(PLATFORM.glob("*/static"))
 #: the viewer's entry module and styles (the site's styles first, as core/base.html loads them)
-ENTRY_SCRIPT = HERE / "static" / "web" / "replay.js"
-STYLES = (HERE.parent / "core" / "static" / "core" / "site.css", HERE / "static" / "web" / "replay.css")
+ENTRY_SCRIPT = PLATFORM / "web" / "static" / "web" / "replay.js"
+STYLES = (PLATFORM / "core" / "static" / "core" / "site.css", PLATFORM / "web" / "static" / "web" / "replay.css")
+#: the viewer's markup parts, plain HTML that matches/_replay_viewer.html includes
+MARKUP = PLATFORM / "matches" / "templates" / "matches"
 
-#: rank number of engine.cards -> the word the viewer draws it by (number cards keep their number)
-_RANK_WORDS = {
-    cards.SKIP: "skip",
-    cards.REVERSE: "reverse",
-    cards.DRAW_TWO: "draw_two",
-    cards.WILD: "wild",
-    cards.WILD_DRAW_FOUR: "wild_draw_four",
-}
-
-
-def card_table() -> dict:
-    """Every card code of engine.cards with its colour (None for a wild), rank and name in words,
-    in deck order, and the colours' names, so the viewer never parses or names a card itself."""
-    return {
-        "colors": list(cards.COLORS),
-        "color_names": dict(cards.COLOR_NAMES),
-        "cards": {
-            code: {
-                "color": cards.COLORS[cards.KIND_COLOR[kind]] if cards.KIND_COLOR[kind] >= 0 else None,
-                "rank": _RANK_WORDS.get(cards.KIND_RANK[kind], cards.KIND_RANK[kind]),
-                "name": cards.KIND_NAMES[kind],
-                "order": kind,
-            }
-            for kind, code in enumerate(cards.CODES)
-        },
-    }
-
-
-def local_viewer_meta() -> dict:
+def local_viewer_meta() -> dict[str, Any]:
     """The viewer's ``replay-meta`` for a replay from a file: no match, no logs, no timings; the
     viewer names each bot by the replay's ``names`` (a reference bot's name marked as such)."""
     return {
@@ -66,7 +44,7 @@ def local_viewer_meta() -> dict:
     }
 
 
-def replay_problem(document) -> str | None:
+def replay_problem(document: object) -> str | None:
     """Why ``document`` is not a replay the viewer can play (None when it is)."""
     if not isinstance(document, dict):
         return f"a replay is a JSON object, this is a JSON {type(document).__name__}"
@@ -115,7 +93,7 @@ def bundle_script(entry: Path = ENTRY_SCRIPT) -> str:
         visiting.add(path)
         source = path.read_text(encoding="utf-8")
 
-        def import_line(match: re.Match) -> str:
+        def import_line(match: re.Match[str]) -> str:
             module = emit(_resolve(match[2], path), False)
             fields = [part.strip() for part in match[1].split(",") if part.strip()]
             return f"const {{ {', '.join(f.replace(' as ', ': ') for f in fields)} }} = {module};"
@@ -151,15 +129,35 @@ def _csp_hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
 
 
-def standalone_html(replay: dict, *, title: str) -> str:
+def _json_script(value: object, element_id: str) -> str:
+    # as Django's json_script: the JSON with <, > and & escaped, so it cannot end the element
+    text = json.dumps(value).translate({ord("<"): "\\u003C", ord(">"): "\\u003E", ord("&"): "\\u0026"})
+    return f'<script id="{html.escape(element_id)}" type="application/json">{text}</script>'
+
+
+def viewer_markup() -> str:
+    """The viewer's markup for a page that plays the replay it holds: the parts of
+    matches/_replay_viewer.html rendered with ``local`` and ``embedded`` (no placeholder seats).
+
+    >>> markup = viewer_markup()
+    >>> markup.startswith('<div id="replay" class="replay" data-state="loading">'), 'id="rv-open"' in markup
+    (True, True)
+    """
+    part = {name: (MARKUP / f"_replay_viewer_{name}.html").read_text(encoding="utf-8")
+            for name in ("open", "bar", "loading", "controls")}
+    return (
+        '<div id="replay" class="replay" data-state="loading">\n'
+        f"{part['open']}{part['bar']}  {part['loading']}{part['controls']}</div>\n"
+    )
+
+
+def standalone_html(replay: dict[str, Any], *, title: str) -> str:
     """A whole HTML page that plays ``replay`` from disk: styles, scripts and the replay inline.
 
     Its own Content-Security-Policy allows exactly its one style sheet and its one script (by
     hash) and nothing from anywhere else (``default-src 'none'``), so the page cannot reach
     the network even by mistake.
     """
-    from django.template import Context, Engine
-
     problem = replay_problem(replay)
     if problem:
         raise ValueError(problem)
@@ -169,24 +167,32 @@ def standalone_html(replay: dict, *, title: str) -> str:
         f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
-    engine = Engine(dirs=[str(HERE / "templates")], autoescape=True)
-    return engine.get_template("web/replay_standalone.html").render(
-        Context(
-            {
-                "title": title,
-                "policy": policy,
-                "style": style,
-                "script": script,
-                "meta": local_viewer_meta(),
-                "replay": replay,
-                "local": True,
-                "embedded": True,
-            }
-        )
-    )
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta http-equiv="Content-Security-Policy" content="{html.escape(policy)}">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <meta name="description" content="A UNO bot replay, played from this file: no server, no network.">
+  <title>{html.escape(title)} · Uno Arena replay</title>
+  <style>{style}</style>
+</head>
+<body>
+  <header class="topbar"><span class="brand"><span class="brand-card" aria-hidden="true">U</span> Uno Arena</span></header>
+  <main class="page">
+    <div class="page-head"><h1>Replay of {html.escape(title)}</h1></div>
+    {viewer_markup()}
+    {_json_script(local_viewer_meta(), "replay-meta")}
+    {_json_script(replay, "replay-data")}
+  </main>
+  <footer class="footer">Written by <code>arena replay view</code>: this file plays by itself, offline.</footer>
+  <script type="module">{script}</script>
+</body>
+</html>
+"""
 
 
-def replay_title(replay: dict, file_name: str) -> str:
+def replay_title(replay: dict[str, Any], file_name: str) -> str:
     """``match.json: expert v random, 20 games`` (the bots by the replay's names)."""
     names = [str(n) for n in replay.get("names") or []]
     games = len(replay.get("games") or [])
