@@ -1,13 +1,16 @@
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination, PageNumberPagination
 
+#: the most rows one page of any API list holds
+MAX_PAGE_SIZE = 200
+
 
 class Pagination(PageNumberPagination):
     """``?page=N&page_size=M`` (at most 200 a page)."""
 
     page_size = 50
     page_size_query_param = "page_size"
-    max_page_size = 200
+    max_page_size = MAX_PAGE_SIZE
 
 
 class MatchCursorPagination(CursorPagination):
@@ -20,7 +23,7 @@ class MatchCursorPagination(CursorPagination):
 
     page_size = 50
     page_size_query_param = "page_size"
-    max_page_size = 200
+    max_page_size = MAX_PAGE_SIZE
     ordering = ("-queued_at", "-pk")
 
     def get_ordering(self, request, queryset, view):

@@ -9,6 +9,10 @@ import re
 from django.http import Http404
 from django.urls import register_converter
 
+#: the largest id a database row can have (a signed 64-bit column; SQLite raises OverflowError beyond
+#: it): the one bound every id check of the site and the API takes
+MAX_ID = 2**63 - 1
+
 
 class IdConverter:
     regex = "[0-9]{1,18}"

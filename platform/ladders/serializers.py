@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from core.converters import MAX_ID
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -63,8 +64,8 @@ class PinSerializer(serializers.Serializer):
 
 
 class ChallengeCreateSerializer(serializers.Serializer):
-    bot = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="id of your bot")
-    opponent = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="id of a public bot")
+    bot = serializers.IntegerField(min_value=1, max_value=MAX_ID, help_text="id of your bot")
+    opponent = serializers.IntegerField(min_value=1, max_value=MAX_ID, help_text="id of a public bot")
     ladder = serializers.SlugField(max_length=100, help_text="slug of an active ladder whose rules are played")
 
 

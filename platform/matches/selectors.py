@@ -6,6 +6,7 @@ import gzip
 import json
 from datetime import UTC, datetime, timedelta
 
+from core.converters import MAX_ID
 from core.models import WorkerHeartbeat
 from django.conf import settings
 from django.db.models import Count, Min, Prefetch, Q, QuerySet
@@ -160,7 +161,7 @@ def _cursor_key(cursor: str):
         number = int(pk)
     except (ValueError, OverflowError):
         return None
-    if number < 1 or number > 2**63 - 1:
+    if number < 1 or number > MAX_ID:
         return None
     return moment, number
 

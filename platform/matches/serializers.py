@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 
+from core.converters import MAX_ID
 from django.urls import get_script_prefix, get_urlconf, reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -225,7 +226,7 @@ def _clocks(match: Match):
 
 
 class MatchFilterSerializer(serializers.Serializer):
-    bot = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
+    bot = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
     ladder = serializers.SlugField(required=False, max_length=100)
     tournament = serializers.SlugField(required=False, max_length=100)
     status = serializers.ChoiceField(required=False, choices=Match.Status.values)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.converters import MAX_ID
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.cache import never_cache
@@ -15,9 +16,6 @@ from matches.models import Match
 
 from . import guide, selectors
 from . import home as home_selectors
-
-#: the largest id a database row can have (64-bit); SQLite raises OverflowError beyond it
-MAX_ID = 2**63 - 1
 
 
 def _require_ids(*ids: int) -> None:
