@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from engine.rules import BOUNDS, Rules, RulesError
@@ -67,16 +66,12 @@ def ladder_time_check(ladder) -> None:
     would never play: the organizer hears it when saving, on the time per match.
     """
     from matches.sandboxing import match_limits
-    from matches.selectors import match_time_limit
+    from matches.selectors import match_time_excess
 
     match_format = ladder_match_format(ladder)
     limits = match_limits(match_format["time_per_decision"], match_format["time_bank"], match_format["time_per_match"])
-    needed = match_time_limit(
+    excess = match_time_excess(
         players=ladder.seats, deals=match_format["deals"], duplicate=match_format["duplicate"], limits=limits
     )
-    if needed > settings.MATCH_TIME_LIMIT:
-        raise LadderError(
-            f"a match of this ladder could need {needed:.0f} s ({ladder.deals} deals, {ladder.seats} seats, "
-            f"duplicate={ladder.duplicate}, {limits.time_per_match:g} s of thinking per bot), more than the longest "
-            f"match allowed (MATCH_TIME_LIMIT={settings.MATCH_TIME_LIMIT} s): fewer deals or a shorter time per match"
-        )
+    if excess:
+        raise LadderError(f"a match of this ladder {excess}")

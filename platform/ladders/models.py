@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from engine import glossary
 from engine.rules import BOUNDS
-from matches.models import MAX_COMPETITION_DEALS
+from matches.models import MAX_COMPETITION_DEALS, MIN_COMPETITION_DEALS
 from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
 
 from . import ratings
@@ -20,7 +20,7 @@ from . import ratings
 #: bounds of a ladder's settings, so a typo cannot make a match of a million deals or a clock of 1e300 s;
 #: the admin, the services and the database (check constraints) all hold a ladder to them.
 #: Deals per match: the same bound as a tournament's.
-MIN_DEALS, MAX_DEALS = 1, MAX_COMPETITION_DEALS
+MIN_DEALS, MAX_DEALS = MIN_COMPETITION_DEALS, MAX_COMPETITION_DEALS
 #: The clocks (seconds per decision, bank per match, thinking per match): sandbox.limits.CLOCK_BOUNDS.
 MIN_TIME_PER_DECISION, MAX_TIME_PER_DECISION = CLOCK_BOUNDS["time_per_decision"]
 MIN_TIME_BANK, MAX_TIME_BANK = CLOCK_BOUNDS["time_bank"]

@@ -8,9 +8,9 @@ from django.urls import reverse
 
 from engine import glossary
 
-#: the most deals one match of a competition may have (a ladder's or a tournament's ``deals``),
-#: so a typo cannot make a match of a million deals
-MAX_COMPETITION_DEALS = 100
+#: the fewest and the most deals one match of a competition may have (a ladder's or a tournament's
+#: ``deals``), so a typo cannot make a match of a million deals
+MIN_COMPETITION_DEALS, MAX_COMPETITION_DEALS = 1, 100
 
 
 class Match(models.Model):

@@ -59,6 +59,20 @@ def match_time_limit(*, players: int, deals: int, duplicate: bool, limits, peopl
     return float(thinking + starts + played * ENGINE_SECONDS_PER_GAME + MATCH_BOOKKEEPING_SECONDS)
 
 
+def match_time_excess(*, players: int, deals: int, duplicate: bool, limits) -> str | None:
+    """Why a match of this format and clocks could outlast MATCH_TIME_LIMIT ("could need ... s ..."), or
+    None when it fits: the one check that match creation, a ladder's and a tournament's settings all make
+    (each names the match it speaks of before it)."""
+    needed = match_time_limit(players=players, deals=deals, duplicate=duplicate, limits=limits)
+    if needed <= settings.MATCH_TIME_LIMIT:
+        return None
+    return (
+        f"could need {needed:.0f} s ({deals} deals, {players} seats, duplicate={duplicate}, "
+        f"{limits.time_per_match:g} s of thinking per bot), more than the longest match allowed "
+        f"(MATCH_TIME_LIMIT={settings.MATCH_TIME_LIMIT} s): fewer deals or a shorter time per match"
+    )
+
+
 def match_time_limits(match: Match) -> tuple[float, float]:
     """(soft, hard) time limit in seconds of ``match``'s task: its own ``match_time_limit``, and
     HARD_LIMIT_GRACE more for the task to record the infrastructure error."""

@@ -114,13 +114,9 @@ def match_create(
         limits = sandboxing.match_limits(time_per_decision, time_bank, time_per_match)
     except (TypeError, ValueError) as exc:
         raise MatchError(f"bad time limits: {exc}") from None
-    needed = selectors.match_time_limit(players=rules.players, deals=deals, duplicate=duplicate, limits=limits)
-    if needed > settings.MATCH_TIME_LIMIT:
-        raise MatchError(
-            f"this format could need {needed:.0f} s ({deals} deals, {rules.players} seats, duplicate={duplicate}, "
-            f"{limits.time_per_match:g} s of thinking per bot), more than the longest match allowed "
-            f"(MATCH_TIME_LIMIT={settings.MATCH_TIME_LIMIT} s): fewer deals or a shorter time_per_match"
-        )
+    excess = selectors.match_time_excess(players=rules.players, deals=deals, duplicate=duplicate, limits=limits)
+    if excess:
+        raise MatchError(f"this format {excess}")
     for seat in seats:
         if isinstance(seat, BotVersion):
             if seat.status == BotVersion.Status.REJECTED:

@@ -23,7 +23,7 @@ from django.utils.text import slugify
 
 from engine import glossary
 from engine.rules import BOUNDS, Rules, RulesError
-from matches.models import MAX_COMPETITION_DEALS
+from matches.models import MAX_COMPETITION_DEALS, MIN_COMPETITION_DEALS
 from sandbox.limits import CLOCK_BOUNDS, DEFAULT_LIMITS
 from tournaments.pairing import default_swiss_rounds, seeding_order, swiss_round
 from tournaments.schedule import round_robin
@@ -35,7 +35,7 @@ from .models import Entry, Table, TableSeat, Tournament, TournamentEvent, Tourna
 logger = logging.getLogger(__name__)
 
 #: limits on what an organizer may ask for, so a typo cannot schedule a million matches
-MAX_DEALS = MAX_COMPETITION_DEALS
+MIN_DEALS, MAX_DEALS = MIN_COMPETITION_DEALS, MAX_COMPETITION_DEALS
 MAX_ROUNDS = 200
 MAX_CYCLES = 10
 MIN_PLAYERS, MAX_PLAYERS = BOUNDS["players"]
@@ -128,7 +128,7 @@ def tournament_options(
         raise TournamentError(
             f"unknown format {format!r} (allowed: {', '.join(Tournament.Format.values)})", field="format"
         )
-    _check_int("deals per match", deals, 1, MAX_DEALS, field="deals")
+    _check_int("deals per match", deals, MIN_DEALS, MAX_DEALS, field="deals")
     _check_int("cycles", cycles, 1, MAX_CYCLES, field="cycles")
     if rounds is not None:
         _check_int("rounds", rounds, 1, MAX_ROUNDS, field="rounds")
@@ -193,21 +193,14 @@ def _check_clock(clock: str, value) -> None:
 def _check_match_time(rules: Rules, deals: int, duplicate: bool, clocks: dict) -> None:
     """TournamentError on time_per_match when a match of the largest table could outlast MATCH_TIME_LIMIT
     (match_create would refuse it, and the round could never be paired)."""
-    from django.conf import settings
-
     from matches.sandboxing import match_limits
-    from matches.selectors import match_time_limit
+    from matches.selectors import match_time_excess
 
     largest = table_size_bounds(rules.players)[1]
     limits = match_limits(clocks["time_per_decision"], clocks["time_bank"], clocks["time_per_match"])
-    needed = match_time_limit(players=largest, deals=deals, duplicate=duplicate, limits=limits)
-    if needed > settings.MATCH_TIME_LIMIT:
-        raise TournamentError(
-            f"a match at a table of {largest} could need {needed:.0f} s ({deals} deals, duplicate={duplicate}, "
-            f"{limits.time_per_match:g} s of thinking per bot), more than the longest match allowed "
-            f"(MATCH_TIME_LIMIT={settings.MATCH_TIME_LIMIT} s): fewer deals or a shorter time per match",
-            field="time_per_match",
-        )
+    excess = match_time_excess(players=largest, deals=deals, duplicate=duplicate, limits=limits)
+    if excess:
+        raise TournamentError(f"a match at a table of {largest} {excess}", field="time_per_match")
 
 
 def _summary(tournament: Tournament) -> str:
