@@ -18,7 +18,7 @@ from django.db import connection, transaction
 
 from bots.models import Bot, BotVersion
 from bots.selectors import bot_playing_version
-from engine.rules import Rules, RulesError
+from engine.rules import BOUNDS, Rules, RulesError
 from ladders.models import Ladder
 from ladders.selectors import bot_is_public
 from matches import human, live
@@ -27,8 +27,9 @@ from matches.services import MatchError, match_create, match_enqueue
 
 from .models import HumanGame
 
-#: seats of a human game: the person and one to three bots
-MIN_SEATS, MAX_SEATS = 2, 4
+#: seats of a human game (a bound of its own within the game's BOUNDS["players"]): the person and one
+#: to three bots
+HUMAN_MIN_SEATS, HUMAN_MAX_SEATS = BOUNDS["players"][0], 4
 #: the statuses in which a human game holds a table
 IN_PLAY = (Match.Status.QUEUED, Match.Status.RUNNING)
 
@@ -89,8 +90,8 @@ def human_game_start(*, user, ladder: Ladder, opponents: Sequence[Bot | BotVersi
     if not ladder.active:
         raise PlayRefusal(f"the ladder {ladder.name!r} is not active; play under an active ladder's rules")
     seats = 1 + len(opponents)
-    if not MIN_SEATS <= seats <= MAX_SEATS:
-        raise PlayRefusal(f"a human game has {MIN_SEATS} to {MAX_SEATS} seats, you and 1 to 3 bots (asked for {seats})")
+    if not HUMAN_MIN_SEATS <= seats <= HUMAN_MAX_SEATS:
+        raise PlayRefusal(f"a human game has {HUMAN_MIN_SEATS} to {HUMAN_MAX_SEATS} seats, you and 1 to 3 bots (asked for {seats})")
     if isinstance(clock, bool) or not isinstance(clock, int | float) or not human.CLOCK_MIN <= clock <= human.CLOCK_MAX:
         raise PlayRefusal(f"the clock is {human.CLOCK_MIN} to {human.CLOCK_MAX} seconds a decision (got {clock!r})")
     players: list = [user]

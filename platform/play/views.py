@@ -34,7 +34,7 @@ def play_new(request):
                .filter(pk=id_or_none(request.GET.get("version") or request.POST.get("chosen_version"))).first())
     form = {"ladder": request.POST.get("ladder", ""), "seats": request.POST.get("seats", "2"),
             "clock": request.POST.get("clock", str(human.CLOCK_DEFAULT)),
-            "opponents": [request.POST.get(f"opponent{i}", "") for i in range(1, services.MAX_SEATS)]}
+            "opponents": [request.POST.get(f"opponent{i}", "") for i in range(1, services.HUMAN_MAX_SEATS)]}
     if request.method == "POST":
         game = _start(request, form)
         if game is not None:
@@ -45,7 +45,7 @@ def play_new(request):
         form["opponents"] = [first, "ref:greedy", "ref:random"]
     return render(request, "play/new.html", {
         "ladders": selectors.play_ladders(), "options": options, "chosen": chosen, "version": version, "form": form,
-        "games": selectors.games_of(request.user), "seat_choices": range(services.MIN_SEATS, services.MAX_SEATS + 1),
+        "games": selectors.games_of(request.user), "seat_choices": range(services.HUMAN_MIN_SEATS, services.HUMAN_MAX_SEATS + 1),
         "clock_min": human.CLOCK_MIN, "clock_max": human.CLOCK_MAX, "thinking_minutes": human.THINKING_SECONDS // 60,
     }, status=400 if request.method == "POST" else 200)
 
@@ -58,8 +58,8 @@ def _start(request, form) -> HumanGame | None:
     if ladder is None:
         messages.error(request, "Choose the ladder whose rules to play.")
         return None
-    if seats is None or not services.MIN_SEATS <= seats <= services.MAX_SEATS:
-        messages.error(request, f"A game has {services.MIN_SEATS} to {services.MAX_SEATS} seats.")
+    if seats is None or not services.HUMAN_MIN_SEATS <= seats <= services.HUMAN_MAX_SEATS:
+        messages.error(request, f"A game has {services.HUMAN_MIN_SEATS} to {services.HUMAN_MAX_SEATS} seats.")
         return None
     if clock is None:
         messages.error(request, f"The clock is a whole number of seconds, {human.CLOCK_MIN} to {human.CLOCK_MAX}.")
