@@ -159,9 +159,14 @@ class SandboxWatch(BackgroundWatch):
 
 def assert_nothing_left(watch: SandboxWatch, docker_client, folders=()) -> None:
     """None of the test's attempts left a container; the test's seats' folders are empty."""
+    def folders_left() -> bool:
+        return any(any(Path(folder).iterdir()) for folder in folders)
+
     deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and watch.containers(docker_client):
-        time.sleep(0.5)  # a seat is removed right after its match; give a loaded engine a moment
+    # a seat is removed right after its match, in the background: its container, then its folder;
+    # give a loaded engine a moment for both
+    while time.monotonic() < deadline and (watch.containers(docker_client) or folders_left()):
+        time.sleep(0.5)
     left = [((c.get("Labels") or {}).get("uno-arena.match"), c.get("State")) for c in watch.containers(docker_client)]
     assert left == [], f"containers left behind: {left}"
     for folder in folders:
