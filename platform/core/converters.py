@@ -10,7 +10,8 @@ from django.http import Http404
 from django.urls import register_converter
 
 #: the largest id a database row can have (a signed 64-bit column; SQLite raises OverflowError beyond
-#: it): the one bound every id check of the site and the API takes
+#: it): the bound of every id the site reads outside a path (API fields, cursors); in a path ``<id:...>``
+#: takes at most 18 digits, always below it
 MAX_ID = 2**63 - 1
 
 
