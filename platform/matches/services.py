@@ -154,9 +154,6 @@ def match_create(
                 Bot.objects.filter(pk__in={v.bot_id for v in versions}, plays_in_events=False).update(
                     plays_in_events=True
                 )
-                for version in versions:  # the caller's loaded bots say so too (no query)
-                    if BotVersion.bot.is_cached(version):
-                        version.bot.plays_in_events = True
         if enqueue:
             match_enqueue(match)
     return match
