@@ -84,22 +84,22 @@ def test_a_match_runs_the_hooks_of_its_own_kind_in_the_tables_order(settings, va
     HOOK_CALLS.clear()
 
 
-def test_validation_activates_a_good_bot_and_keeps_its_log(validated_version):
-    assert validated_version.status == BotVersion.Status.ACTIVE
-    assert validated_version.rejection_reason == ""
-    assert "seat 0 plays" in validated_version.validation_log
-    assert validated_version.validated_at is not None
+def test_validation_activates_a_good_bot_and_keeps_its_log(fully_validated_version):
+    assert fully_validated_version.status == BotVersion.Status.ACTIVE
+    assert fully_validated_version.rejection_reason == ""
+    assert "seat 0 plays" in fully_validated_version.validation_log
+    assert fully_validated_version.validated_at is not None
     # Issue 20 point 5: one match per configuration (VALIDATION_SEATS: 2 and 4), duplicate deals.
-    matches = Match.objects.filter(kind="validation", seats__bot_version=validated_version).order_by("pk")
+    matches = Match.objects.filter(kind="validation", seats__bot_version=fully_validated_version).order_by("pk")
     assert [m.status for m in matches] == [Match.Status.DONE] * 2
     assert [[s.reference_bot for s in m.seats.order_by("seat")] for m in matches] == [
         ["", "random"], ["", "random", "random", "random"]
     ]
     assert all(m.duplicate and Rules.from_dict(m.rules).rounds == 1 for m in matches)
-    assert [(run["label"], run["match"], run["status"]) for run in validated_version.validation_runs] == [
+    assert [(run["label"], run["match"], run["status"]) for run in fully_validated_version.validation_runs] == [
         ("2 seats", matches[0].pk, "passed"), ("4 seats", matches[1].pk, "passed")
     ]
-    assert "[validation at 4 seats]" in validated_version.validation_log
+    assert "[validation at 4 seats]" in fully_validated_version.validation_log
 
 
 def test_validation_rejects_a_crashing_bot_with_the_reason_and_its_log(bot, run_on_commit):

@@ -154,20 +154,20 @@ def test_a_tournament_start_is_refused_naming_the_validation_it_waits_for_then_s
 
 
 def test_a_tournament_whose_rules_change_after_the_entry_queues_the_new_configuration_at_the_start(
-    bot, validated_version
+    bot, fully_validated_version
 ):
     cup = tournament_services.tournament_create(name="Cup", rules=["players=2", "rounds=1"], format="round_robin")
     tournament_services.entry_add(cup, unplanned_bot("rival"))
     tournament_services.entry_add(cup, bot)  # 2 seats, the base rules: passed already, nothing queued
-    assert len(BotVersion.objects.get(pk=validated_version.pk).validation_runs) == 2
+    assert len(BotVersion.objects.get(pk=fully_validated_version.pk).validation_runs) == 2
     tournament_services.tournament_update(cup, name="Cup", rules=["players=2", "rounds=1", "stacking=stack", "wd4=free"],
                                           format="round_robin")
     with pytest.raises(tournament_services.TournamentError, match=re.escape(
-        f"{validated_version.label} at 2 seats, wd4=free, stacking=stack (tournament Cup): still being validated"
+        f"{fully_validated_version.label} at 2 seats, wd4=free, stacking=stack (tournament Cup): still being validated"
     )):
         tournament_services.tournament_start(cup)
     # the start queued it first, and its refusal did not roll that back
-    run = BotVersion.objects.get(pk=validated_version.pk).validation_runs[-1]
+    run = BotVersion.objects.get(pk=fully_validated_version.pk).validation_runs[-1]
     assert run["label"] == "2 seats, wd4=free, stacking=stack (tournament Cup)" and run["status"] == "pending"
 
 
@@ -192,14 +192,14 @@ def test_a_failed_tournament_configuration_withdraws_the_entry_before_the_start_
         tournament_services.entry_add(cup, bot)
 
 
-def test_the_organizers_bulk_add_queues_each_bots_validation_and_lists_every_refusal(bot, run_on_commit, validated_version):
+def test_the_organizers_bulk_add_queues_each_bots_validation_and_lists_every_refusal(bot, run_on_commit, fully_validated_version):
     cup = tournament_services.tournament_create(
         name="Bulk cup", rules=["players=3", "rounds=1"], format="round_robin"
     )
     rival = unplanned_bot("rival")
     added, skipped = tournament_services.entries_add_bulk(cup, names=f"{bot}\n{rival}")
     assert [e.bot_id for e in added] == [bot.pk, rival.pk] and skipped == []
-    labels = [(r["label"], r["status"]) for r in BotVersion.objects.get(pk=validated_version.pk).validation_runs[2:]]
+    labels = [(r["label"], r["status"]) for r in BotVersion.objects.get(pk=fully_validated_version.pk).validation_runs[2:]]
     # tables of 2 to 4: 2 and 4 seats under these rules are the base configurations, passed already
     assert labels == [("3 seats (tournament Bulk cup)", "pending")]
 
@@ -254,16 +254,16 @@ def test_a_rejection_marks_the_runs_still_waiting_as_not_played(bot, settings, r
     assert version.validation_runs[1]["reason"] == "not played: the version failed at 2 seats"
 
 
-def test_a_ladder_whose_rules_changed_has_matchmaking_queue_the_new_configuration_and_wait(bot, validated_version):
+def test_a_ladder_whose_rules_changed_has_matchmaking_queue_the_new_configuration_and_wait(bot, fully_validated_version):
     rules = Rules.parse(["players=2", "rounds=1"]).to_dict()
     ladder = Ladder.objects.create(name="Plain", slug="plain", seats=2, rules=rules)
     ladder_services.ladder_enter(ladder, unplanned_bot("rival"))
     ladder_services.ladder_enter(ladder, bot)  # the base configuration: passed, nothing queued
-    assert len(BotVersion.objects.get(pk=validated_version.pk).validation_runs) == 2
+    assert len(BotVersion.objects.get(pk=fully_validated_version.pk).validation_runs) == 2
     Ladder.objects.filter(pk=ladder.pk).update(rules={**rules, "stacking": "stack", "wd4": "free"})
     ladder.refresh_from_db()
     assert ladder_services.ladder_matchmake(ladder) == []  # the rival has no one else to play
-    run = BotVersion.objects.get(pk=validated_version.pk).validation_runs[-1]
+    run = BotVersion.objects.get(pk=fully_validated_version.pk).validation_runs[-1]
     assert (run["label"], run["status"]) == ("2 seats, wd4=free, stacking=stack (ladder Plain)", "pending")
     match_play.apply(args=[run["match"]])
     assert seated_bots(ladder_services.ladder_matchmake(ladder)) == {bot.pk, LadderEntry.objects.exclude(bot=bot).get().bot_id}
