@@ -104,6 +104,7 @@ def test_submit_to_an_unknown_bot_lists_yours(cli, user, tmp_path):
     assert code == 2 and "no bot named 'unknown'" in err and "known" in err
 
 
+@pytest.mark.slow
 def test_submit_waits_for_validation_and_reports_active(cli, user, tmp_path, monkeypatch):
     """Validation is played by a stand-in worker: a thread that marks the version active after a moment."""
     monkeypatch.setattr("validation.services.bot_version_validate", lambda version: None)
@@ -130,6 +131,7 @@ def test_submit_waits_for_validation_and_reports_active(cli, user, tmp_path, mon
     assert "carol/alpha v1 passed validation and is active" in out
 
 
+@pytest.mark.slow
 def test_submit_gives_up_waiting_after_the_timeout(cli, user, tmp_path, monkeypatch):
     monkeypatch.setattr("validation.services.bot_version_validate", lambda version: None)
     login(cli, user)

@@ -113,6 +113,7 @@ def test_behind_one_trusted_proxy_the_right_most_forwarded_address_counts(carol,
     assert login(where, "carol", PASSWORD, address=proxy, forwarded="192.0.2.50")[0]
 
 
+@pytest.mark.slow
 def test_the_lock_ends_after_the_cool_off(carol, settings):
     settings.AXES_COOLOFF_TIME = timedelta(seconds=1)
     for i in range(10):

@@ -205,6 +205,7 @@ def test_logs_hold_what_each_bot_printed(capsys, tmp_path):
     assert (logs / "1-random.log").read_text() == ""
 
 
+@pytest.mark.slow
 def test_json_stays_one_document_while_a_bots_thread_keeps_printing(tmp_path):
     bot = tmp_path / "chatter.py"
     bot.write_text(
@@ -281,6 +282,7 @@ def test_each_clock_flag_reaches_the_bots_configuration(capsys, tmp_path, flag, 
     }
 
 
+@pytest.mark.slow
 def test_the_clock_flags_limit_the_bot_not_only_its_configuration(capsys, tmp_path):
     # 0.3 s a decision within --time-per-decision 0.2 and a bank of 0.25 s: a strike once the bank is gone.
     bot = tmp_path / "slowish.py"
@@ -297,6 +299,7 @@ def test_the_clock_flags_limit_the_bot_not_only_its_configuration(capsys, tmp_pa
     assert mine["forfeit"] is not None and "strikes" in mine["forfeit"]
 
 
+@pytest.mark.slow
 def test_a_bot_using_up_its_match_time_forfeits_out_of_match_time(capsys, tmp_path):
     # 0.3 s a decision is within the default 1 s per decision, so only the 1 s match clock can stop it.
     bot = tmp_path / "steady.py"

@@ -53,6 +53,7 @@ def play_checked(rules: Rules, seed: int, seen: set, problems: list) -> None:
     assert all(p.forfeit is None and p.strikes == 0 for p in result.players), result.players
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rules=rule_sets(max_hand_size=10, rounds=st.just(1), max_turns=st.just(300)), seed=st.integers(0, 2**31))
 def test_every_bot_returns_a_listed_action_under_any_rules(rules, seed):
@@ -61,6 +62,7 @@ def test_every_bot_returns_a_listed_action_under_any_rules(rules, seed):
     assert problems == []
 
 
+@pytest.mark.slow
 def test_fixed_house_rule_games_reach_every_decision_kind():
     # Guards the property test above: these rule sets do offer every decision kind.
     seen: set = set()

@@ -6,6 +6,7 @@ import copy
 import json
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from uno_scenarios import rule_sets
@@ -81,6 +82,7 @@ def play_randomly(game, rng, check=None):
         game.apply(action)
 
 
+@pytest.mark.slow
 @BOUNDED
 @given(rules=rule_sets(), seed=st.integers(0, 2**40), choices=st.integers(0, 2**32))
 def test_every_decision_keeps_108_cards_shows_only_the_contract_and_replays_to_the_same_state(rules, seed, choices):

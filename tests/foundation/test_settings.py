@@ -45,6 +45,7 @@ def _manage(*args, **env):
                           capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_check_deploy_is_clean_with_production_values():
     result = _manage(
         "check", "--deploy", "--fail-level", "DEBUG",
@@ -68,6 +69,7 @@ def test_unknown_sandbox_backend_is_a_clear_error():
     assert "SANDBOX_BACKEND='chroot' is not one of: auto, docker, process" in result.stderr
 
 
+@pytest.mark.slow
 def test_without_redis_tasks_run_in_process_and_with_it_they_go_to_the_broker():
     code = "from django.conf import settings as s; print(s.CELERY_TASK_ALWAYS_EAGER, s.CELERY_BROKER_URL)"
     eager = _manage("shell", "-v", "0", "-c", code)

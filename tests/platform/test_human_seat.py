@@ -70,6 +70,7 @@ def test_a_person_plays_a_whole_game_against_random(client, prefix):
     assert human.current_question(client, prefix) is None  # nothing left waiting
 
 
+@pytest.mark.slow
 def test_an_abandoned_seat_times_out_to_a_forfeit_and_the_game_ends(client, prefix):
     seat = human.HumanSeat(client, prefix, clock=1, name="gone")
     started = time.monotonic()

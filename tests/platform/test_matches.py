@@ -505,6 +505,7 @@ def test_nul_characters_a_bot_prints_or_raises_are_stored_safely(bot, run_on_com
     assert version.status == BotVersion.Status.REJECTED and "\x00" not in version.rejection_reason
 
 
+@pytest.mark.slow
 def test_a_version_the_platform_failed_to_validate_can_be_validated_again(
     bot, client, monkeypatch, run_on_commit, settings
 ):
@@ -573,6 +574,7 @@ def test_a_match_with_a_bad_time_limit_is_refused_with_the_value(validated_versi
 
 
 
+@pytest.mark.slow
 def test_stored_decision_times_and_log_marks_line_up_with_the_replays_actions(bot, run_on_commit):
     from matches import selectors
 
@@ -673,6 +675,7 @@ def agent(observation, configuration):
 """
 
 
+@pytest.mark.slow
 def test_a_bot_that_uses_up_its_match_clock_forfeits_and_the_match_completes(bot):
     version = bot_services.bot_version_create(bot=bot, filename="thinker.py", data=THINKER_BOT, validate=False)
     match = services.match_create(

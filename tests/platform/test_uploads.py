@@ -195,6 +195,7 @@ def test_settings_change_the_upload_limits_everywhere_they_show(client, bot, set
     assert response.status_code == 302 and BotVersion.objects.count() == 1
 
 
+@pytest.mark.slow
 def test_upload_limits_from_the_environment_are_checked_at_start(tmp_path):
     import os
     import subprocess

@@ -46,6 +46,7 @@ def test_a_bot_that_breaks_at_four_seats_is_rejected_naming_the_configuration_wi
     assert [run["status"] for run in version.validation_runs] == ["passed", "failed"]
 
 
+@pytest.mark.slow
 def test_a_new_version_is_validated_under_the_house_rules_of_the_ladder_its_bot_is_entered_in(
     bot, validated_version, run_on_commit
 ):

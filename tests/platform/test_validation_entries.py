@@ -93,6 +93,7 @@ def test_entering_a_ladder_queues_its_configuration_and_matchmaking_waits_for_it
     assert len(BotVersion.objects.get(pk=version.pk).validation_runs) == len(version.validation_runs)
 
 
+@pytest.mark.slow
 def test_a_version_that_fails_a_ladder_entered_later_keeps_playing_elsewhere_and_that_entry_is_suspended(
     bot, run_on_commit, client
 ):
@@ -192,6 +193,7 @@ def test_a_failed_tournament_configuration_withdraws_the_entry_before_the_start_
         tournament_services.entry_add(cup, bot)
 
 
+@pytest.mark.slow
 def test_the_organizers_bulk_add_queues_each_bots_validation_and_lists_every_refusal(bot, run_on_commit, fully_validated_version):
     cup = tournament_services.tournament_create(
         name="Bulk cup", rules=["players=3", "rounds=1"], format="round_robin"
@@ -215,6 +217,7 @@ def test_the_organizers_bulk_add_queues_each_bots_validation_and_lists_every_ref
     assert not stack.entries.exists()
 
 
+@pytest.mark.slow
 def test_no_configuration_is_dropped_the_cap_only_limits_how_many_play_at_once(bot, validated_version, settings):
     settings.VALIDATION_MAX_CONFIGURATIONS = 1
     for seats, slug in ((3, "three"), (5, "five")):
@@ -269,6 +272,7 @@ def test_a_ladder_whose_rules_changed_has_matchmaking_queue_the_new_configuratio
     assert seated_bots(ladder_services.ladder_matchmake(ladder)) == {bot.pk, LadderEntry.objects.exclude(bot=bot).get().bot_id}
 
 
+@pytest.mark.slow
 def test_a_ladder_whose_rules_become_a_configuration_the_version_failed_suspends_the_entry_with_the_reason(
     bot, run_on_commit, client
 ):

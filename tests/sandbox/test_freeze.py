@@ -84,6 +84,7 @@ def play(backend: str, first: bytes, second: bytes, games: int = 1):
     return play_sandboxed_match(RULES, bots, seed=9, deals=games, backend=backend, limits=LIMITS, allow_process=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_bot_does_not_run_between_its_decisions(backend, request):
     _backend(backend, request)

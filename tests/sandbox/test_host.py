@@ -145,6 +145,7 @@ def test_exception_at_import_is_reported_in_hello(host):
     }
 
 
+@pytest.mark.slow
 def test_log_is_capped_and_marked_truncated(host):
     _, channel = host("print('x' * 5000)\ndef agent(o, c):\n    return {}\n", log_bytes=1000)
     _, logs = frames_until(channel, "hello")

@@ -35,6 +35,7 @@ def play(backend: str, slow: int, deals: int, request):
     return play_sandboxed_match(RULES, [bot, plain], seed=5, deals=deals, backend=backend, limits=LIMITS, allow_process=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_bot_that_thinks_0_3_s_a_decision_forfeits_on_a_2_s_match_clock(backend, request):
     outcome = play(backend, slow=1000, deals=3, request=request)
@@ -46,6 +47,7 @@ def test_a_bot_that_thinks_0_3_s_a_decision_forfeits_on_a_2_s_match_clock(backen
     assert 1.9 <= outcome.result.timings[0]["total_seconds"] <= 2.6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_match_clock_runs_across_games_not_per_game(backend, request):
     # 0.9 s of thinking per game: never 2 s in one game, but 2 s by the third

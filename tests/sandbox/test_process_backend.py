@@ -82,6 +82,7 @@ def test_host_killed_by_file_size_limit_is_reported_with_the_limit(bwrap_path):
     assert caught.value.reason == "killed: file size limit exceeded (1 MiB)"
 
 
+@pytest.mark.slow
 def test_cpu_time_limit_kills_the_host_with_a_readable_reason(bwrap_path):
     spinner = BotPackage.from_bytes("spin.py", b"def agent(observation, configuration):\n    while True:\n        pass\n")
     limits = Limits(cpu_seconds=1, time_per_decision=5.0, time_bank=1.0)

@@ -182,6 +182,7 @@ def test_seat_log_never_splits_a_character_into_garbage():
     assert "\ufffd" not in log.text()
 
 
+@pytest.mark.slow
 def test_stuck_bot_is_stopped_on_the_timeout_that_forfeits_it():
     def script(handle):
         handle.host_end.sendall(encode_frame({"op": "hello", "id": 0, "ok": True}))

@@ -17,6 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from tests.scale.test_scale_query_counts import MAX_QUERIES
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_migrations_fill_wins_last_change_and_rated_matches_from_the_history():
     executor = MigrationExecutor(connection)
@@ -100,6 +101,7 @@ def _counts(client: Client) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_the_ladder_pages_make_the_same_queries_at_10_and_100_entries_and_the_counts_match_the_history():
     from ladders.models import Ladder, LadderEntry
@@ -154,6 +156,7 @@ def test_a_bots_rating_history_pages_by_keyset_and_its_chart_is_a_bounded_window
     assert client.get(f"{base}?before=nope").status_code == 404
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_one_matchmaking_pass_makes_the_same_queries_at_10_and_100_entries():
     import random

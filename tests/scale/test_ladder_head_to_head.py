@@ -36,6 +36,7 @@ def _busiest():
     return ladder.entries.order_by("-matches_played", "pk").first()
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_the_head_to_head_equals_a_tally_of_every_change_and_is_cut_in_the_database():
     from ladders import selectors
@@ -68,6 +69,7 @@ def _rows_read(client: Client, path: str) -> int:
     return sum(counted)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_a_ladder_bots_page_reads_as_many_rows_at_40_and_400_matches_of_history(monkeypatch):
     from ladders import selectors

@@ -95,6 +95,7 @@ def test_the_api_bot_list_of_an_owner_stays_constant(django_user_model):
     assert count() == small < MAX_QUERIES
 
 
+@pytest.mark.slow
 def test_the_match_list_pages_by_keyset_through_the_whole_history(db):
     call_command("seed_scale", bots=6, matches=130, ladders=1, tournaments=0, stdout=StringIO())
     from matches.models import Match

@@ -18,6 +18,7 @@ from django.utils import timezone
 from tests.scale.test_scale_query_counts import MAX_QUERIES
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_fills_the_bot_and_queued_at_of_existing_seats():
     executor = MigrationExecutor(connection)
@@ -84,6 +85,7 @@ def _history_of(bot_id: int) -> list[int]:
     return list(Match.objects.filter(pk__in=ids).order_by("-queued_at", "-pk").values_list("pk", flat=True))
 
 
+@pytest.mark.slow
 def test_a_bots_list_pages_through_its_whole_history_in_order_on_the_page_and_in_the_api(db):
     from matches.models import MatchSeat
     from matches.selectors import match_list, match_page, match_seats

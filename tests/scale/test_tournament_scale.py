@@ -63,6 +63,7 @@ def _page_queries(client: Client, tournament, *, cold: bool) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("format", "sizes", "rounds"),
     [("swiss", (8, 24), None), ("round_robin", (4, 9), None), ("swiss", (8, 24), 1)],

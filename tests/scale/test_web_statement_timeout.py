@@ -48,6 +48,7 @@ def _probe(database_url: str, **env) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_only_the_web_entry_point_sets_the_statement_timeout():
     url = "postgresql://nobody@127.0.0.1:1/none"  # settings only: nothing connects
     assert _probe(url, PROBE_WSGI="1")["options"] == "-c statement_timeout=300"

@@ -107,6 +107,7 @@ OLD_UNMET = {(12, 3): [2, 2], (19, 3): [3, 4], (30, 3): [10, 10], (33, 4): [24, 
              (22, 5): [20, 24], (33, 6): [58, 65], (25, 5): [26, 26]}
 
 
+@pytest.mark.slow
 def test_coverage_is_no_worse_than_the_old_scheduler_on_a_sample():
     new = {case: [] for case in OLD_UNMET}
     for (n, k) in OLD_UNMET:
@@ -116,6 +117,7 @@ def test_coverage_is_no_worse_than_the_old_scheduler_on_a_sample():
     assert sum(map(sum, new.values())) <= sum(map(sum, OLD_UNMET.values())), new
 
 
+@pytest.mark.slow
 def test_the_coverage_table_never_beats_the_counting_bound():
     rows = coverage_table(max_entries=16, seats=range(3, 6))
     assert len(rows) == 14 + 13 + 12
@@ -125,6 +127,7 @@ def test_the_coverage_table_never_beats_the_counting_bound():
             assert row.unmet == 0 and row.most == 1
 
 
+@pytest.mark.slow
 def test_forty_entries_are_scheduled_well_under_a_second():
     # CPU time of this thread, so other work on the machine does not count; generous for slow machines.
     rows = [coverage(40, k) for k in (3, 5, 7, 10)]

@@ -138,6 +138,7 @@ def test_every_class_the_glossary_names_exists_and_stands_for_one_word(db):
 RETIRED_CLASSES = {"Round", "Standing", "Pairing", "PairingSeat"}
 
 
+@pytest.mark.slow
 def test_no_class_is_named_with_a_retired_name():
     import ast
 

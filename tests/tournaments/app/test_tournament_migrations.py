@@ -12,6 +12,7 @@ from django.db.migrations.executor import MigrationExecutor
 BEFORE_TABLE = ("tournaments", "0006_deals")
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_renames_keep_every_round_table_seat_and_match_and_who_may_view_them():
     # the migrate command (not the bare executor), so its signals rename the content types and make

@@ -192,6 +192,7 @@ def test_admin_is_for_staff_only(client, owner, swiss):
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
 
 
+@pytest.mark.slow
 def test_admin_page_buttons_run_the_services_for_the_current_status(client, staff, owner):
     tournament = tournament_with(field(2, owner), start=False)
     client.force_login(staff)
