@@ -36,8 +36,8 @@ test: install
 check: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	env -u DATABASE_URL -u REDIS_URL -u ARENA_REQUIRE_SERVICES \
-		$(BIN)/pytest -q -m "not slow and not services and not docker" -n auto
+	env -u DATABASE_URL -u REDIS_URL -u ARENA_REQUIRE_SERVICES -u PYTHONDONTWRITEBYTECODE \
+		$(BIN)/pytest -q -m "not slow and not services and not docker" -n auto --dist worksteal
 
 lint: install
 	$(BIN)/ruff check .
