@@ -40,11 +40,12 @@ class TournamentListView(generics.ListAPIView):
 def _tournament_body(tournament: Tournament) -> dict:
     body = s.TournamentSerializer(tournament).data
     body["progress"] = tournament_selectors.tournament_progress(tournament).as_dict()
-    body["entries"] = s.TournamentEntrySerializer(tournament_selectors.tournament_entries(tournament), many=True).data
+    entries = list(tournament_selectors.tournament_entries(tournament))  # read once for all three
+    body["entries"] = s.TournamentEntrySerializer(entries, many=True).data
     body["standings"] = s.TournamentStandingSerializer(
-        tournament_selectors.tournament_standings(tournament), many=True
+        tournament_selectors.tournament_standings(tournament, entries), many=True
     ).data
-    body["rounds"] = s.RoundSerializer(tournament_selectors.tournament_rounds(tournament), many=True).data
+    body["rounds"] = s.RoundSerializer(tournament_selectors.tournament_rounds(tournament, entries=entries), many=True).data
     return body
 
 

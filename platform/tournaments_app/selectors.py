@@ -276,17 +276,18 @@ def tournament_crosstable(tournament: Tournament, rows: list[StandingRow], *, pa
     return Crosstable(out, len(rows), start + 1, page, pages)
 
 
-#: what a tournament's rounds never show of their matches (replays are megabytes over a field)
-ROUND_MATCH_DEFERRED = (
-    "match__replay_gz", "match__decision_ms_gz", "match__timings", "match__rules", "match__error",
-)
+#: what a tournament's rounds read of their matches: the id and the status (a match row holds its
+#: replay, megabytes over a field, and a dozen columns the rounds never show)
+ROUND_MATCH_FIELDS = ("match__id", "match__status")
 
 
 #: rounds the tournament page shows at once (the newest); each older one is a page of its own
 ROUNDS_SHOWN = 2
 
 
-def tournament_rounds_shown(tournament: Tournament, choice: str | None) -> tuple[list[TournamentRound], list[int]]:
+def tournament_rounds_shown(
+    tournament: Tournament, choice: str | None, entries: list[Entry] | None = None
+) -> tuple[list[TournamentRound], list[int]]:
     """The rounds the page shows (round ``choice`` when it is one, else the ``ROUNDS_SHOWN`` newest)
     and the numbers of every paired round, newest first, for the links to the others."""
     numbers = list(range(tournament.current_round, 0, -1))  # rounds are paired 1, 2, ... current
@@ -294,21 +295,34 @@ def tournament_rounds_shown(tournament: Tournament, choice: str | None) -> tuple
         wanted = [int(choice)] if choice else numbers[:ROUNDS_SHOWN]
     except ValueError:
         wanted = numbers[:ROUNDS_SHOWN]
-    return tournament_rounds(tournament, numbers=wanted), numbers
+    return tournament_rounds(tournament, numbers=wanted, entries=entries), numbers
 
 
-def tournament_rounds(tournament: Tournament, *, numbers: list[int] | None = None) -> list[TournamentRound]:
+def tournament_rounds(
+    tournament: Tournament, *, numbers: list[int] | None = None, entries: list[Entry] | None = None
+) -> list[TournamentRound]:
     """Rounds (only ``numbers`` when given), newest first, with their tables (and byes), seats (in seat order) and
-    matches (without their replays)."""
-    seats = TableSeat.objects.select_related("entry").order_by("seat")
+    matches (their id and status).
+
+    ``entries``: every entry of the tournament when already read (``tournament_entries``); each seat's
+    ``entry`` is then that object rather than a row joined again per seat (a 64-entry Swiss shows 128
+    seats a page, its API 384)."""
+    seats = TableSeat.objects.order_by("seat")
+    if entries is None:
+        seats = seats.select_related("entry")
     tables = (
-        Table.objects.select_related("match").defer(*ROUND_MATCH_DEFERRED)
+        Table.objects.select_related("match").only("round", "number", "bye", "done", "match", *ROUND_MATCH_FIELDS)
         .prefetch_related(Prefetch("seats", queryset=seats))
     )
     rounds = tournament.round_set.all() if numbers is None else tournament.round_set.filter(number__in=numbers)
-    return list(
-        rounds.prefetch_related(Prefetch("tables", queryset=tables.order_by("number"))).order_by("-number")
-    )
+    shown = list(rounds.prefetch_related(Prefetch("tables", queryset=tables.order_by("number"))).order_by("-number"))
+    if entries is not None:
+        by_pk = {entry.pk: entry for entry in entries}
+        for round_ in shown:
+            for table in round_.tables.all():
+                for seat in table.seats.all():
+                    seat.entry = by_pk[seat.entry_id]
+    return shown
 
 
 @dataclass(frozen=True)

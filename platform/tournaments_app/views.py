@@ -31,7 +31,7 @@ def tournament_detail(request, slug: str):
     entries = list(selectors.tournament_entries(tournament))  # read once: standings, seeding, owners
     standings = selectors.tournament_standings(tournament, entries)
     organizer = selectors.can_organize(request.user)
-    rounds, round_numbers = selectors.tournament_rounds_shown(tournament, request.GET.get("round"))
+    rounds, round_numbers = selectors.tournament_rounds_shown(tournament, request.GET.get("round"), entries)
     return render(
         request,
         "tournaments/tournament_detail.html",
