@@ -189,7 +189,18 @@ def _computed(tournament: Tournament, entries: list[Entry] | None = None) -> dic
         known = {"lines": lines, "cells": cells}
         cache.set(key, known, STANDINGS_CACHE_SECONDS)
     tournament._computed = known
+    tournament._computed_key = key
     return known
+
+
+def tournament_results_key(tournament: Tournament, entries: list[Entry] | None = None) -> str:
+    """A name for the tournament's standings and crosstable as they are now: the computed standings'
+    cache key once it has started (a new result, rerun, withdrawal or change of settings is a new
+    name), else one name for "not started". The page caches their rendered tables under it."""
+    if tournament.started_at is None:
+        return f"{tournament.pk}:not-started"
+    _computed(tournament, entries)
+    return tournament._computed_key
 
 
 #: places on a finished tournament's podium

@@ -43,6 +43,9 @@ def tournament_detail(request, slug: str):
             "podium": selectors.tournament_podium(tournament, standings),
             "tie_break_titles": [selectors.TIE_BREAK_TITLES.get(tb, tb) for tb in tournament.tie_breaks],
             "crosstable": selectors.tournament_crosstable(tournament, standings, page=_page(request.GET.get("cross"))),
+            # the rendered standings and crosstable are cached under the results they show
+            "results_key": selectors.tournament_results_key(tournament, entries),
+            "results_seconds": selectors.STANDINGS_CACHE_SECONDS,
             "rounds": rounds,
             "round_numbers": round_numbers,
             "entries": entries,

@@ -20,7 +20,7 @@ from tournament_helpers import (
 )
 
 from matches.models import Match
-from tournaments_app import services
+from tournaments_app import selectors, services
 from tournaments_app.models import Entry, Table, Tournament
 
 pytestmark = pytest.mark.django_db
@@ -58,6 +58,32 @@ def test_tournament_page_shows_standings_rounds_results_and_crosstable(client, s
     assert reverse("matches:replay_viewer", args=[match.pk]) in page
     assert "Why this pairing" not in page  # explanations are for organizers
     assert "round 2 of 2 paired" in page  # the log is public
+
+
+def _results_tables(page: str) -> str:
+    return page.split("<h2>Standings</h2>")[1].split("<h2>Seeding</h2>")[0].split('<h2 id="rounds">')[0]
+
+
+def test_the_cached_standings_and_crosstable_change_with_each_result_and_crosstable_page(client, swiss, monkeypatch):
+    """The page keeps its rendered standings and crosstable under the results they show: the next
+    result is on the next view at once, and each crosstable page is its own."""
+    # two crosstable pages for the four entries
+    monkeypatch.setitem(selectors.tournament_crosstable.__kwdefaults__, "size", 2)
+    url = swiss.get_absolute_url()
+    before = _results_tables(client.get(url).content.decode())
+    assert _results_tables(client.get(url).content.decode()) == before  # the same results: the same tables
+    second_page = _results_tables(client.get(url + "?cross=2").content.decode())
+    assert second_page != before and "rows 3–4 of 4" in second_page
+
+    match = open_matches(swiss)[0]
+    names = [seat.entry.name for seat in Table.objects.get(match=match).seats.order_by("seat")]
+    finish(match, [2, 1])  # seat 1 wins
+    after = _results_tables(client.get(url).content.decode())
+    assert after != before
+    # the round-2 winner now has 2 points: seat 1 of that table had won its round-1 table too
+    standings = after.split("<h2>Crosstable</h2>")[0]
+    row = next(row for row in standings.split("<tr>")[2:] if names[1] in row)
+    assert "<strong>2</strong>" in row
 
 
 def test_organizers_see_the_pairing_explanation_and_who_acted(client, swiss, staff):
