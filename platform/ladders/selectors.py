@@ -29,7 +29,7 @@ from bots.models import Bot, BotVersion
 from bots.selectors import bot_playing_version
 from engine import glossary
 from matches.models import Match, MatchSeat
-from matches.selectors import match_seats
+from matches.selectors import LIST_DEFERRED, match_seats
 
 from . import ratings
 from .models import Ladder, LadderEntry, LadderMatch, RatingChange
@@ -199,9 +199,18 @@ def ladder_pending_count(ladder: Ladder) -> int:
     ).count()
 
 
+#: the columns a ladder's match list reads of each seat (a seat row and its version, bot and owner
+#: hold uploads, logs, reports and password hashes the list never shows)
+LADDER_MATCH_SEAT_FIELDS = (
+    "match", "seat", "bot_version", "reference_bot", "rank", "forfeited",
+    "bot_version__number", "bot_version__bot", "bot_version__bot__name", "bot_version__bot__owner",
+    "bot_version__bot__owner__username",
+)
+
+
 def ladder_matches(ladder: Ladder, *, entry: LadderEntry | None = None, limit: int = 20) -> QuerySet[Match]:
     """The ladder's matches, newest first, with seats (and each seat's rating change when rated)."""
-    matches = Match.objects.defer("replay_gz", "decision_ms_gz", "timings").filter(ladder_match__ladder=ladder)
+    matches = Match.objects.defer(*LIST_DEFERRED).filter(ladder_match__ladder=ladder)
     if entry is not None:
         # the bot's newest seats on this ladder, read from the seats' (bot, queued_at, match) index
         seats = match_seats(bot=entry.bot_id).filter(match__ladder_match__ladder=ladder)[:limit]
@@ -209,7 +218,9 @@ def ladder_matches(ladder: Ladder, *, entry: LadderEntry | None = None, limit: i
     return matches.prefetch_related(
         Prefetch(
             "seats",
-            queryset=MatchSeat.objects.defer("log", "faults").select_related("bot_version__bot__owner").order_by("seat"),
+            # what the list shows of a seat: its version's label and bot, its rank, a forfeit
+            queryset=MatchSeat.objects.select_related("bot_version__bot__owner").only(*LADDER_MATCH_SEAT_FIELDS)
+            .order_by("seat"),
         ),
         Prefetch("rating_changes", queryset=RatingChange.objects.order_by("pk")),
     ).order_by("-queued_at", "-pk")[:limit]
