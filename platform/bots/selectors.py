@@ -7,6 +7,15 @@ from django.db.models.functions import Coalesce
 
 from .models import Bot, BotVersion
 
+#: what a list that reaches versions through a relation never shows of them: the upload's bytes
+#: (up to megabytes a version), the validation log and its plan
+VERSION_LIST_DEFERRED = ("source", "validation_log", "validation_runs")
+
+
+def version_deferred(relation: str) -> list[str]:
+    """VERSION_LIST_DEFERRED through ``relation`` (``"version"``, ``"bot_version"``), for ``defer()``."""
+    return [f"{relation}__{name}" for name in VERSION_LIST_DEFERRED]
+
 
 def _version_count(**filters):
     """The bot's versions (matching ``filters``) counted by one scalar subquery: no join, no GROUP BY

@@ -26,7 +26,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, Rank
 
 from bots.models import Bot, BotVersion
-from bots.selectors import bot_playing_version
+from bots.selectors import bot_playing_version, version_deferred
 from engine import glossary
 from matches.models import Match, MatchSeat
 from matches.selectors import LIST_DEFERRED, match_seats
@@ -284,7 +284,7 @@ def entry_history(entry: LadderEntry) -> QuerySet[RatingChange]:
     return (
         RatingChange.objects.filter(entry=entry)
         .select_related("bot_version")
-        .defer("bot_version__source", "bot_version__validation_log")
+        .defer(*version_deferred("bot_version"))
         .order_by("pk")
     )
 

@@ -13,6 +13,7 @@ from django.db.models import Count, Min, Prefetch, Q, QuerySet
 from django.urls import reverse
 from django.utils.module_loading import import_string
 
+from bots.selectors import version_deferred
 from engine import glossary
 from engine.cards import card_table
 from engine.replay import SUPPORTED_VERSIONS
@@ -101,7 +102,7 @@ def match_stale_after(match: Match) -> float:
 #: what lists of matches (pages, the API) never show: left in the database
 LIST_DEFERRED = ("replay_gz", "decision_ms_gz", "timings")
 SEAT_LIST_DEFERRED = (
-    "log", "log_marks", "faults", "bot_version__source", "bot_version__validation_log",
+    "log", "log_marks", "faults", *version_deferred("bot_version"),
     "bot_version__rejection_reason", "bot_version__bot__description",
 )
 

@@ -22,6 +22,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
+from bots.selectors import version_deferred
 from tournaments import tables
 from tournaments.schedule import meeting_counts
 from tournaments.standings import crosstable
@@ -411,7 +412,7 @@ def round_robin_pair_coverage(tournament: Tournament) -> PairCoverage | None:
 
 
 def tournament_entries(tournament: Tournament) -> QuerySet[Entry]:
-    return tournament.entries.select_related("bot__owner", "version").order_by("pk")
+    return tournament.entries.select_related("bot__owner", "version").defer(*version_deferred("version")).order_by("pk")
 
 
 def can_organize(user) -> bool:
