@@ -263,6 +263,8 @@ class LadderMatch(models.Model):
     class Meta:
         ordering = ["-match_id"]
         verbose_name_plural = "ladder matches"
+        # a ladder's newest matches (its page's list) without walking the other ladders'
+        indexes = [models.Index(fields=["ladder", "-match"], name="ladder_match_newest_idx")]
 
     def __str__(self) -> str:
         return f"{self.ladder}: match {self.match_id}"

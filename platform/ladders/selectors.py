@@ -208,14 +208,25 @@ LADDER_MATCH_SEAT_FIELDS = (
 )
 
 
-def ladder_matches(ladder: Ladder, *, entry: LadderEntry | None = None, limit: int = 20) -> QuerySet[Match]:
-    """The ladder's matches, newest first, with seats (and each seat's rating change when rated)."""
-    matches = Match.objects.defer(*LIST_DEFERRED).filter(ladder_match__ladder=ladder)
+def ladder_matches_query(ladder: Ladder, *, entry: LadderEntry | None = None, limit: int = 20) -> QuerySet[Match]:
+    """The ladder's ``limit`` newest matches (of ``entry``'s bot when given), newest first.
+
+    The ladder's are its newest ladder matches by id on the (ladder, -match) index: walking every
+    match of the site newest first until ``limit`` of this ladder turned up read the whole
+    history for a ladder that other ladders had outplayed. A bot's come from its seats' (bot,
+    queued_at, match) index."""
     if entry is not None:
-        # the bot's newest seats on this ladder, read from the seats' (bot, queued_at, match) index
-        seats = match_seats(bot=entry.bot_id).filter(match__ladder_match__ladder=ladder)[:limit]
-        matches = matches.filter(pk__in=seats.values("match_id"))
-    return matches.prefetch_related(
+        newest = match_seats(bot=entry.bot_id).filter(match__ladder_match__ladder=ladder).values("match_id")[:limit]
+    else:
+        newest = LadderMatch.objects.filter(ladder=ladder).order_by("-match_id").values("match_id")[:limit]
+    return Match.objects.defer(*LIST_DEFERRED).filter(pk__in=newest).order_by("-queued_at", "-pk")
+
+
+def ladder_matches(ladder: Ladder, *, entry: LadderEntry | None = None, limit: int = 20) -> list[Match]:
+    """The ladder's matches (``ladder_matches_query``) with seats, each seat with its
+    ``rating_change`` (the RatingChange of its version in the match, None when there is none)."""
+    matches = ladder_matches_query(ladder, entry=entry, limit=limit)
+    shown = list(matches.prefetch_related(
         Prefetch(
             "seats",
             # what the list shows of a seat: its version's label and bot, its rank, a forfeit
@@ -223,7 +234,12 @@ def ladder_matches(ladder: Ladder, *, entry: LadderEntry | None = None, limit: i
             .order_by("seat"),
         ),
         Prefetch("rating_changes", queryset=RatingChange.objects.order_by("pk")),
-    ).order_by("-queued_at", "-pk")[:limit]
+    ))
+    for match in shown:
+        changes = {change.bot_version_id: change for change in match.rating_changes.all()}
+        for seat in match.seats.all():
+            seat.rating_change = changes.get(seat.bot_version_id) if seat.bot_version_id else None
+    return shown
 
 
 def entry_standing(ladder: Ladder, bot_id: int) -> LadderStanding:
