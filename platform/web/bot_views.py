@@ -30,6 +30,8 @@ from . import bot_stats
 
 #: bots per page of the bot list
 BOTS_PER_PAGE = 50
+#: matches a bot's page and a version's page list (each links the whole list, /matches/?bot= and ?version=)
+RECENT_MATCHES = 20
 #: the longest search text the bot list takes (names are at most 64, usernames 150)
 BOT_SEARCH_MAX = 150
 
@@ -92,7 +94,7 @@ def bot_detail(request, bot_id: int):
             "latest": versions[0] if versions else None,
             "is_owner": is_owner,
             "can_view_source": selectors.can_view_source(request.user, bot),
-            "matches": (matches := match_list(bot=bot, limit=20)),
+            "matches": (matches := match_list(bot=bot, limit=RECENT_MATCHES)),
             "in_play": any_in_play(matches),
             "upload_form": UploadForm() if is_owner else None,
             "stats_window": bot_stats.STATS_WINDOW,
@@ -177,7 +179,7 @@ def version_detail(request, bot_id: int, number: int):
             "can_view_log": can_view_log,
             "can_view_source": selectors.can_view_source(request.user, bot),
             "playing": selectors.bot_playing_version(bot),
-            "matches": match_list(version=version, limit=50),
+            "matches": match_list(version=version, limit=RECENT_MATCHES),
             "can_revalidate": validation_selectors.can_revalidate(version),
             "stats": bot_stats.version_stats(version),
             # runs added for an event entered since the validation, that failed: the summary names them
