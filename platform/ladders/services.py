@@ -19,6 +19,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, DecimalField, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
@@ -356,6 +357,18 @@ def ladder_matchmake_all(*, rng: random.Random | None = None) -> dict[str, int]:
 
 #: seconds between a result and its refit task: results arriving meanwhile share the one refit
 REFIT_DELAY = 2
+#: how long a queued refit counts as queued when it never starts (a lost task): the next result
+#: after that queues one again, and beat's ``ladder_refit_stale`` catches the rest
+REFIT_QUEUED_FOR = 60
+
+
+def _refit_queued_key(ladder_id: int) -> str:
+    return f"ladder-refit-queued:{ladder_id}"
+
+
+def _refit_claim(ladder_id: int) -> bool:
+    """Mark a refit of the ladder as queued; False when one is queued already and has not started."""
+    return cache.add(_refit_queued_key(ladder_id), True, REFIT_QUEUED_FOR)
 
 
 def ladder_match_finish(match: Match) -> None:
@@ -423,16 +436,26 @@ def ladder_match_finish(match: Match) -> None:
 
 
 def _request_refit(ladder_id: int, *, force: bool = False) -> None:
-    """Queue the ladder's refit (``force``: even without new results, e.g. after a status change)."""
+    """Queue the ladder's refit (``force``: even without new results, e.g. after a status change).
+
+    A result's request is dropped while a refit of the ladder is queued and has not started: that
+    refit reads the results committed before it starts (``ladder_refit`` clears the mark first),
+    this one included. One refit task a ladder per REFIT_DELAY, not one a result (a refit task a
+    result was 9% of the match workers' time in the pipeline bench, most of them finding nothing
+    new). ``cache.add`` is atomic in a shared cache; with the per-process default each process
+    queues its own, which is only more tasks."""
     from arena import queues
 
     from .tasks import ladder_refit
 
+    if not force and not _refit_claim(ladder_id):
+        return
     try:
         ladder_refit.apply_async(
             args=[ladder_id], kwargs={"force": force}, countdown=REFIT_DELAY, queue=queues.MAINTENANCE
         )
     except Exception:  # noqa: BLE001 - a broker hiccup must not fail the stored result; beat asks again
+        cache.delete(_refit_queued_key(ladder_id))
         logger.exception("ladder %s: refit not queued (the next matchmaking run asks again)", ladder_id)
 
 
@@ -512,6 +535,7 @@ def ladder_refit(ladder: Ladder, *, force: bool = False) -> bool:
     ladder's row only to keep refits in order (an older fit never overwrites a
     newer one), then the entries' columns and the pending history points.
     """
+    cache.delete(_refit_queued_key(ladder.pk))  # before reading: a result after this queues a refit of its own
     last = _last_change(ladder.pk)
     done = Ladder.objects.filter(pk=ladder.pk).values_list("refit_through", flat=True).first()
     if done is None or (last <= done and not force):

@@ -125,6 +125,16 @@ def test_the_result_hook_queues_the_refit_that_runs_after_the_commit(run_on_comm
     assert entry_of(a, on).rating > D(1500) and entry_of(a, on).version_matches == 1
 
 
+def test_results_share_the_queued_refit_until_it_starts_and_then_queue_their_own():
+    on, other = ladder(max_pending=1), ladder(max_pending=1, name="Other", slug="other")
+    assert services._refit_claim(on.pk)  # the first result queues the refit
+    assert not services._refit_claim(on.pk)  # the next ones are in it: nothing more is queued
+    assert services._refit_claim(other.pk)  # each ladder its own
+    services.ladder_refit(on)  # the refit starts (it reads the results committed before this)
+    assert services._refit_claim(on.pk)  # a result after its start queues a refit of its own
+    assert not services._refit_claim(other.pk)
+
+
 @pytest.mark.slow  # plays many matches: seconds of CPU, left out of make check
 def test_the_neighbours_likelihood_of_superiority_is_stored_down_the_table():
     on = ladder(max_pending=2)
