@@ -318,25 +318,6 @@ def version_rating_changes(version: BotVersion, limit: int = STATS_RATING_MATCHE
     return {"changes": changes, "rated": totals["rated"], "gained": totals["gained"]}
 
 
-def bot_version_results(bot: Bot, versions=None) -> dict[int, dict]:
-    """Version id -> its finished non-validation matches (of its newest STATS_WINDOW seats), wins
-    (rank 1), win rate, forfeits and seats with a fault, ``windowed`` when it has older seats: the bot
-    page's line per version (``versions``: the bot's, when already loaded). One query per STATS_BATCH
-    versions: a UNION ALL branch each, each reading that version's window on the seat index."""
-    ids = [v.pk for v in versions] if versions is not None else list(bot.versions.values_list("pk", flat=True))
-    results = {}
-    for start in range(0, len(ids), STATS_BATCH):
-        chunk = ids[start:start + STATS_BATCH]
-        branch = (
-            f"SELECT CAST(%s AS INTEGER) AS version_id, count(*) AS matches, {_count_if(_WIN)} AS wins,"
-            f" {_count_if(_FORFEIT)} AS forfeits, {_count_if(_FAULTY)} AS faulty, {_windowed()} AS windowed"
-            + _played()
-        )
-        rows = _rows(" UNION ALL ".join([branch] * len(chunk)), [pk for pk in chunk for _ in range(3)])
-        results.update({row["version_id"]: _results(row) for row in rows if row["matches"]})
-    return results
-
-
 #: seconds a version's numbers are kept at most: a result of one of its matches drops them at once
 #: (``version_stats_clear``); a ladder refit, which rewrites the rating changes, shows within this
 VERSION_STATS_SECONDS = 60
@@ -344,6 +325,36 @@ VERSION_STATS_SECONDS = 60
 
 def _version_stats_key(version_id: int) -> str:
     return f"version-stats:{version_id}"
+
+
+def _version_results_key(version_id: int) -> str:
+    return f"version-results:{version_id}"
+
+
+def bot_version_results(bot: Bot, versions=None) -> dict[int, dict]:
+    """Version id -> its finished non-validation matches (of its newest STATS_WINDOW seats), wins
+    (rank 1), win rate, forfeits and seats with a fault, ``windowed`` when it has older seats: the bot
+    page's line per version (``versions``: the bot's, when already loaded). One query per STATS_BATCH
+    versions: a UNION ALL branch each, each reading that version's window on the seat index."""
+    ids = [v.pk for v in versions] if versions is not None else list(bot.versions.values_list("pk", flat=True))
+    # each version's line is cached with its numbers (VERSION_STATS_SECONDS, dropped by its results);
+    # only the lines not cached are read, STATS_BATCH versions a query
+    known = cache.get_many([_version_results_key(pk) for pk in ids])
+    missing = [pk for pk in ids if _version_results_key(pk) not in known]
+    computed: dict[int, dict] = {}
+    for start in range(0, len(missing), STATS_BATCH):
+        chunk = missing[start:start + STATS_BATCH]
+        branch = (
+            f"SELECT CAST(%s AS INTEGER) AS version_id, count(*) AS matches, {_count_if(_WIN)} AS wins,"
+            f" {_count_if(_FORFEIT)} AS forfeits, {_count_if(_FAULTY)} AS faulty, {_windowed()} AS windowed"
+            + _played()
+        )
+        rows = _rows(" UNION ALL ".join([branch] * len(chunk)), [pk for pk in chunk for _ in range(3)])
+        computed.update({row["version_id"]: _results(row) for row in rows if row["matches"]})
+    # a version without a finished match is cached as {} (and left out of the answer)
+    cache.set_many({_version_results_key(pk): computed.get(pk, {}) for pk in missing}, VERSION_STATS_SECONDS)
+    lines = {**{pk: known[_version_results_key(pk)] for pk in ids if _version_results_key(pk) in known}, **computed}
+    return {pk: lines[pk] for pk in ids if lines.get(pk)}
 
 
 def version_stats(version: BotVersion) -> dict:
@@ -367,13 +378,15 @@ def version_stats(version: BotVersion) -> dict:
 
 
 def version_stats_clear(match) -> None:
-    """A result hook (``settings.MATCH_RESULT_HOOKS``, every kind): drop the cached numbers of every
-    version that played in ``match`` once the result's transaction commits."""
+    """A result hook (``settings.MATCH_RESULT_HOOKS``, every kind): drop the cached numbers (the
+    version page's and the bot page's line) of every version that played in ``match`` once the
+    result's transaction commits."""
     from matches.models import MatchSeat
 
     keys = [
-        _version_stats_key(pk)
+        key(pk)
         for pk in MatchSeat.objects.filter(match=match, bot_version__isnull=False).values_list("bot_version_id", flat=True)
+        for key in (_version_stats_key, _version_results_key)
     ]
     if keys:
         transaction.on_commit(lambda: cache.delete_many(keys))

@@ -281,7 +281,7 @@ def test_the_version_page_shows_its_numbers_in_the_same_queries_at_any_history_s
     assert re.search(r'data-label="Matches">\s*110\s*<', html)  # 88 two-seat matches and 22 ladder ones
 
 
-def test_a_versions_numbers_are_cached_until_a_result_of_one_of_its_matches_is_stored(
+def test_a_versions_numbers_and_bot_page_line_are_cached_until_a_result_of_one_of_its_matches_is_stored(
     versions, django_capture_on_commit_callbacks
 ):
     from matches import services as match_services
@@ -291,11 +291,14 @@ def test_a_versions_numbers_are_cached_until_a_result_of_one_of_its_matches_is_s
     mine, rival, other = versions
     _play([(mine, 1, {}, None), (rival, 2, {}, None)])
     assert [r["matches"] for r in bot_stats.version_stats(mine)["by_seats"]] == [1]
+    assert bot_stats.bot_version_results(mine.bot)[mine.pk]["wins"] == 1
+    assert bot_stats.bot_version_results(other.bot) == {}  # no match yet: cached as none
     assert [r["matches"] for r in bot_stats.version_stats(rival)["by_seats"]] == [1]
     # a row written behind the result path's back is not seen: the numbers come from the cache
     MatchSeat.objects.filter(bot_version=mine).update(rank=2)
     MatchSeat.objects.filter(bot_version=rival).update(rank=1)
     assert bot_stats.version_stats(mine)["by_seats"][0]["wins"] == 1
+    assert bot_stats.bot_version_results(mine.bot)[mine.pk]["wins"] == 1
 
     queued = _play([(mine, None, {}, None), (other, None, {}, None)], kind="challenge", status="queued")
     with django_capture_on_commit_callbacks(execute=True):
@@ -304,8 +307,10 @@ def test_a_versions_numbers_are_cached_until_a_result_of_one_of_its_matches_is_s
 
     mine_now = bot_stats.version_stats(mine)["by_seats"][0]
     assert (mine_now["matches"], mine_now["wins"]) == (2, 1)  # the stored result and the row changed above
+    assert (bot_stats.bot_version_results(mine.bot)[mine.pk]["matches"]) == 2  # the bot page's line too
     assert bot_stats.version_stats(rival)["by_seats"][0]["wins"] == 0  # rival played in neither: still cached
     assert [r["matches"] for r in bot_stats.version_stats(other)["by_seats"]] == [1]
+    assert bot_stats.bot_version_results(other.bot)[other.pk]["matches"] == 1
 
 
 def test_match_tables_label_every_cell_so_they_stack_at_390_px(versions):
