@@ -455,7 +455,8 @@ def _request_refit(ladder_id: int, *, force: bool = False) -> None:
             args=[ladder_id], kwargs={"force": force}, countdown=REFIT_DELAY, queue=queues.MAINTENANCE
         )
     except Exception:  # noqa: BLE001 - a broker hiccup must not fail the stored result; beat asks again
-        cache.delete(_refit_queued_key(ladder_id))
+        if not force:  # give back the mark this request took (a forced one took none)
+            cache.delete(_refit_queued_key(ladder_id))
         logger.exception("ladder %s: refit not queued (the next matchmaking run asks again)", ladder_id)
 
 
