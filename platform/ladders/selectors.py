@@ -238,7 +238,7 @@ def ladder_matches(ladder: Ladder, *, entry: LadderEntry | None = None, limit: i
     for match in shown:
         changes = {change.bot_version_id: change for change in match.rating_changes.all()}
         for seat in match.seats.all():
-            seat.rating_change = changes.get(seat.bot_version_id) if seat.bot_version_id else None
+            seat.rating_change = changes.get(seat.bot_version_id)  # a reference bot's seat (None) has none
     return shown
 
 
