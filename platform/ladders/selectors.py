@@ -90,9 +90,21 @@ class LadderStanding:
 TABLE_PAGE_SIZE = 50
 
 
+#: what a table row reads of an entry's bot and owner: their names (a user row holds a password
+#: hash and dates, a bot its description: 4 model rows and 2 dates a row more, for nothing shown)
+ENTRY_ROW_FIELDS = ("bot__name", "bot__owner_id", "bot__owner__username")
+
+
 def _entries_with_stats(entries: QuerySet[LadderEntry]) -> QuerySet[LadderEntry]:
     # wins and the last change are stored columns (the result hook and the refit write them)
     return entries.select_related("bot__owner", "ladder")
+
+
+def _table_rows(entries: QuerySet[LadderEntry], ladder: Ladder) -> QuerySet[LadderEntry]:
+    """A table's entries with their bots' and owners' names; the ladder is the table's own (set on
+    each row as it is read, not joined to every row)."""
+    fields = [f.attname for f in LadderEntry._meta.concrete_fields]
+    return entries.select_related("bot__owner").only(*fields, *ENTRY_ROW_FIELDS)
 
 
 def _table_order(entries: QuerySet[LadderEntry]) -> QuerySet[LadderEntry]:
@@ -163,7 +175,9 @@ class LadderTable:
         """
         if size <= 0:
             return [], False
-        rows = list(_entries_with_stats(_table_order(self.entries))[start : start + size + 1])
+        rows = list(_table_rows(_table_order(self.entries), self.ladder)[start : start + size + 1])
+        for entry in rows:
+            entry.ladder = self.ladder
         active = [e.pk for e in rows if e.status == LadderEntry.Status.ACTIVE]
         ranks = {}
         if active:
