@@ -202,8 +202,8 @@ class LadderTable:
 #: refit, an entry or a departure is a new key at once; the lifetime bounds only what the key leaves
 #: out: a bot renamed in a match list or head-to-head, and a match list's "queued ... ago".
 FRAGMENT_SECONDS = 60
-#: the table's key holds every value its rows show (names too): kept longer
-TABLE_FRAGMENT_SECONDS = 600
+#: seconds a part is kept whose key holds every value it shows (the table, the API's history)
+EXACT_KEY_SECONDS = 600
 
 
 def _digest(values) -> str:
@@ -298,15 +298,10 @@ def ladder_matches_key(ladder: Ladder, *, entry: LadderEntry | None = None, limi
 
 def entry_standing(ladder: Ladder, bot_id: int) -> LadderStanding:
     """The standing of bot ``bot_id`` on ``ladder`` (LadderEntry.DoesNotExist when it never entered)."""
-    changes = RatingChange.objects.filter(entry=OuterRef("pk")).order_by("-pk").values("pk")[:1]
-    fitted = RatingChange.objects.filter(entry=OuterRef("pk"), after__isnull=False).order_by("-pk").values("pk")[:1]
     entry = (
-        _entries_with_stats(LadderEntry.objects.filter(ladder=ladder))
+        _with_newest_changes(_entries_with_stats(LadderEntry.objects.filter(ladder=ladder)))
         .select_related("rated_version")
         .defer("rated_version__source", "rated_version__validation_log")
-        # the newest change and the newest fitted one, on the (entry, -id) index: what the entry
-        # page's head-to-head and chart are named by (``entry_parts_keys``)
-        .annotate(newest_change=Subquery(changes), newest_fitted=Subquery(fitted))
         .get(bot_id=bot_id)
     )
     rank = None
@@ -314,6 +309,27 @@ def entry_standing(ladder: Ladder, bot_id: int) -> LadderStanding:
         above = LadderEntry.objects.filter(ladder=ladder, status=LadderEntry.Status.ACTIVE, rating__gt=entry.rating)
         rank = above.count() + 1
     return LadderStanding(rank, entry, entry.wins, entry.last_change)
+
+
+def _with_newest_changes(entries: QuerySet[LadderEntry]) -> QuerySet[LadderEntry]:
+    """``entries`` with their newest rating change's id (``newest_change``) and newest fitted one's
+    (``newest_fitted``), two lookups on the (entry, -id) index: what the keys of an entry's kept
+    head-to-head, chart and history are made of."""
+    changes = RatingChange.objects.filter(entry=OuterRef("pk")).order_by("-pk").values("pk")[:1]
+    fitted = RatingChange.objects.filter(entry=OuterRef("pk"), after__isnull=False).order_by("-pk").values("pk")[:1]
+    return entries.annotate(newest_change=Subquery(changes), newest_fitted=Subquery(fitted))
+
+
+def ladder_entry(ladder: Ladder, bot_id: int) -> LadderEntry | None:
+    """Bot ``bot_id``'s entry on ``ladder`` (None when it never entered), with its newest changes."""
+    return _with_newest_changes(LadderEntry.objects.filter(ladder=ladder, bot_id=bot_id)).first()
+
+
+def entry_history_key(entry: LadderEntry, address: str) -> str:
+    """A name for the page at ``address`` of the entry's rating history as it is now: its newest change
+    (a result) and newest fitted one (a refit fills the pending ones in order). Needs
+    ``ladder_entry``'s or ``entry_standing``'s entry."""
+    return f"{entry.pk}:{entry.newest_change or 0}:{entry.newest_fitted or 0}:{_digest(address)}"
 
 
 def entry_head_to_head_key(entry: LadderEntry) -> str:

@@ -51,7 +51,7 @@ def ladder_detail(request, slug: str):
             # the rendered table and match list are kept under names of what they show (the
             # template's {% cache %}); the match list is read only when its name is new
             "table_key": selectors.ladder_table_key(ladder, table),
-            "table_seconds": selectors.TABLE_FRAGMENT_SECONDS,
+            "table_seconds": selectors.EXACT_KEY_SECONDS,
             "matches_key": selectors.ladder_matches_key(ladder, limit=RECENT_MATCHES),
             "matches": functools.partial(selectors.ladder_matches, ladder, limit=RECENT_MATCHES),
             "fragment_seconds": selectors.FRAGMENT_SECONDS,

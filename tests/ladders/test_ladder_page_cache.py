@@ -1,8 +1,8 @@
 """The ladder pages keep their rendered table, match lists, chart and head-to-head under names of
-what they show (the template's {% cache %}): a second visit renders none of them again, and a new
-match, a result, a refit, a departure or a rename shows on the next visit all the same. Any of the
-four keys made constant (monkeypatched to one string) fails at least one of these tests; the last
-test shows it for the table."""
+what they show (the template's {% cache %}), and the API a bot's history pages likewise: a second
+visit computes none of them again, and a new match, a result, a refit, a departure or a rename
+shows on the next visit all the same. Any of the five keys made constant (monkeypatched to one
+string) fails at least one of these tests; one test shows it for the table."""
 
 from __future__ import annotations
 
@@ -149,3 +149,19 @@ def test_a_constant_key_would_show_stale_pages(client, played, monkeypatch):
     before = table_row(client.get(url).content.decode(), "a")
     play(on, rng, bots)
     assert table_row(client.get(url).content.decode(), "a") == before
+
+
+def test_the_api_history_shows_each_result_and_refit_on_the_next_call(client, played):
+    on, bots, rng = played
+    url = f"/api/ladders/main/bots/{bots['a'].pk}/history/?page_size=100"
+    first = client.get(url).json()
+    assert client.get(url).json() == first
+    match = play(on, rng, bots, refit=False)
+    body = client.get(url).json()
+    assert body["count"] == first["count"] + 1
+    assert body["results"][-1]["match"] == match.pk and body["results"][-1]["after"] is None
+    services.ladder_refit(on)
+    change = RatingChange.objects.get(match=match, entry__bot=bots["a"])
+    assert client.get(url).json()["results"][-1]["after"] == f"{change.after:.2f}"
+    # another page size is another page
+    assert len(client.get(url.replace("100", "2")).json()["results"]) == 2
