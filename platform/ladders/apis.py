@@ -185,12 +185,15 @@ class LadderHistoryView(generics.ListAPIView):
     serializer_class = s.RatingChangeSerializer
     queryset = Ladder.objects.none()  # for the schema; get_queryset answers
 
+    entry: LadderEntry | None = None
+
     def _entry(self) -> LadderEntry:
-        if not hasattr(self, "entry"):
+        if self.entry is None:
             ladder = _ladder(self.kwargs["slug"], counts=False)
-            self.entry = ladder_selectors.ladder_entry(ladder, self.kwargs["bot_id"])
-            if self.entry is None:
+            entry = ladder_selectors.ladder_entry(ladder, self.kwargs["bot_id"])
+            if entry is None:
                 raise exceptions.NotFound(f"bot {self.kwargs['bot_id']} never entered ladder {ladder.slug!r}")
+            self.entry = entry
         return self.entry
 
     def get_queryset(self):

@@ -79,8 +79,9 @@ def entry_detail(request, slug: str, bot_id: int):
             "ladder": ladder,
             "entry": entry,
             "standing": standing,
-            # the chart, the head-to-head and the match list are kept rendered under names of what
-            # they show (the template's {% cache %}): each is computed only when its name is new
+            # the chart, the history, the head-to-head and the match list are kept rendered under
+            # names of what they show (the template's {% cache %}): each is computed only when its
+            # name is new
             "chart_key": selectors.entry_chart_key(entry),
             "chart_parts": functools.partial(_entry_chart, entry),
             "head_to_head_key": selectors.entry_head_to_head_key(entry),
@@ -88,7 +89,9 @@ def entry_detail(request, slug: str, bot_id: int):
             "matches_key": selectors.ladder_matches_key(ladder, entry=entry, limit=RECENT_MATCHES),
             "matches": functools.partial(selectors.ladder_matches, ladder, entry=entry, limit=RECENT_MATCHES),
             "fragment_seconds": selectors.FRAGMENT_SECONDS,
-            "history": selectors.entry_history_page(entry, before=before),
+            "history_key": selectors.entry_history_key(entry, f"before={before}"),
+            "history_page": functools.partial(selectors.entry_history_page, entry, before=before),
+            "exact_seconds": selectors.EXACT_KEY_SECONDS,
             "is_owner": is_owner,
             # an active entry matchmaking holds for its version's validation here (its owner's to know)
             "held": services.ladder_entry_validation(entry) if is_owner and entry.status == LadderEntry.Status.ACTIVE else "",

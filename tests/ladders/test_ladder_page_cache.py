@@ -1,7 +1,7 @@
-"""The ladder pages keep their rendered table, match lists, chart and head-to-head under names of
+"""The ladder pages keep their rendered table, match lists, chart, history and head-to-head under names of
 what they show (the template's {% cache %}), and the API a bot's history pages likewise: a second
 visit computes none of them again, and a new match, a result, a refit, a departure or a rename
-shows on the next visit all the same. Any of the five keys made constant (monkeypatched to one
+shows on the next visit all the same. Any of the five key functions made constant (monkeypatched to one
 string) fails at least one of these tests; one test shows it for the table."""
 
 from __future__ import annotations
@@ -115,6 +115,8 @@ def test_the_bot_page_shows_a_new_result_in_its_chart_head_to_head_and_matches(c
 
     match = play(on, rng, bots, refit=False)
     page = client.get(url).content.decode()
+    history = page.split('id="history"')[1].split("</table>")[0]
+    assert f">#{match.pk}</a>" in history and "pending" in history  # the result, not fitted yet
     opponent = next(name for name in "bc" if bots[name].pk in bots_of(match))
     assert _met(page, opponent) == met[opponent] + 1  # the head-to-head counts the result at once
     assert f">#{match.pk}</a>" in page.split("<h2>Recent matches</h2>")[1]
@@ -122,6 +124,7 @@ def test_the_bot_page_shows_a_new_result_in_its_chart_head_to_head_and_matches(c
     services.ladder_refit(on)
     page = client.get(url).content.decode()
     assert page.count('class="rating-dot"') == dots + 1  # the refit's point
+    assert "pending" not in page.split('id="history"')[1].split("</table>")[0]
 
 
 def _met(page: str, name: str) -> int:
