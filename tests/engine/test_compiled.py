@@ -1,0 +1,242 @@
+"""The compiled core (engine._core) plays exactly the games of the pure engine (engine.game).
+
+Differential tests: both engines from the same rules, seed and replies, compared on
+every observation, legal-action list (dicts and ids), event, action record, error
+message, score and rank; and the golden corpus replayed byte for byte with the core.
+They skip when the core is not built, and fail then under ARENA_REQUIRE_SERVICES=1
+(CI must run both engines). The selection (ARENA_ENGINE) and the fallback without
+the core are tested in subprocesses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from testsupport import REQUIRE_SERVICES
+from uno_scenarios import rule_sets
+
+import engine.compiled
+import engine.match
+from engine.faults import SeatFault
+from engine.game import Game, IllegalAction
+from engine.match import AgentSeat, play_match
+from engine.rules import Rules
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def core_built():
+    if engine.compiled._core is None:
+        why = f"the compiled core engine._core is not built ({engine.compiled.CORE_ERROR})"
+        if REQUIRE_SERVICES:
+            pytest.fail(f"{why}; CI must test both engines (ARENA_REQUIRE_SERVICES=1)", pytrace=False)
+        pytest.skip(why)
+
+
+def _outcome(call, *args):
+    """What a call did: None, or the IllegalAction message it raised."""
+    try:
+        call(*args)
+    except IllegalAction as exc:
+        return str(exc)
+    return None
+
+
+def play_both(rules: Rules, seed: int, choices: int) -> tuple[Game, object]:
+    """Play one game in both engines with the same replies, comparing every step.
+
+    The replies, drawn from ``random.Random(choices)``: mostly a legal action by id or as
+    a dict (sometimes with a stray ``"uno"``), and now and then a strike, a forfeit
+    fault, an illegal reply or an id that is not legal (the same message from both).
+    """
+    pure, core = Game(rules, seed), engine.compiled.CompiledGame(rules, seed)
+    rng = random.Random(choices)
+    step = 0
+    while not pure.over:
+        assert not core.over, f"step {step}: the core's game ended first"
+        observation = pure.observation()
+        assert core.observation() == observation, f"step {step}"
+        assert json.dumps(core.observation()) == json.dumps(observation)
+        ids = pure.legal_action_ids()
+        assert core.legal_action_ids() == ids
+        assert core.legal_actions() == pure.legal_actions() == observation["legal_actions"]
+        assert (core.seat, core.decision, core.current, core.pending, core.round) == (
+            pure.seat, pure.decision, pure.current, pure.pending, pure.round)
+        x = rng.random()
+        if x < 0.02:
+            strikes = rng.randrange(1, 4)
+            for game in (pure, core):
+                game.fault("timeout", "too slow", strikes=strikes, forfeit=None if strikes < 3 else "strikes: 3")
+        elif x < 0.03:
+            for game in (pure, core):
+                game.fault("crash", "gone", forfeit="crash: gone")
+                game.apply_fallback()
+        elif x < 0.05:
+            reply = rng.choice([{"type": "play", "card": "R1", "uno": 1}, {"type": "draw", "x": 1}, "draw",
+                                {"type": "swap", "target": True}, {"type": "color", "color": "R"}, None])
+            assert _outcome(core.apply, reply) == _outcome(pure.apply, reply)
+            wrong = rng.choice([rng.randrange(-1, 80), True, 3.0])
+            assert _outcome(core.step, wrong) == _outcome(pure.step, wrong)
+        elif x < 0.5:
+            reply = dict(observation["legal_actions"][rng.randrange(len(ids))])
+            if rng.random() < 0.2:
+                reply["uno"] = rng.choice([True, 1])
+            pure.apply(reply)
+            core.apply(dict(reply))
+        else:
+            pick = ids[rng.randrange(len(ids))]
+            pure.step(pick)
+            core.step(pick)
+        step += 1
+    assert core.over
+    assert core.events == pure.events
+    assert core.actions == pure.actions
+    assert json.dumps(core.events) == json.dumps(pure.events)
+    assert json.dumps(core.actions) == json.dumps(pure.actions)
+    assert (core.scores, core.ranks(), core.round) == (pure.scores, pure.ranks(), pure.round)
+    assert core.legal_action_ids() == core.legal_actions() == []
+    assert _outcome(core.apply, {"type": "draw"}) == _outcome(pure.apply, {"type": "draw"})
+    assert _outcome(core.step, 0) == _outcome(pure.step, 0)
+    return pure, core
+
+
+@pytest.mark.parametrize("players", range(2, 11))
+def test_default_rules_play_the_same_games_at_every_seat_count(players):
+    for seed in range(4):
+        play_both(Rules(players=players, rounds=2), seed, seed)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules=rule_sets(), seed=st.integers(0, 2**63 - 1), choices=st.integers(0, 2**32))
+def test_any_rule_set_plays_the_same_game_in_both_engines(rules, seed, choices):
+    play_both(rules, seed, choices)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules=rule_sets(rounds=st.none(), max_turns=st.integers(1, 40)), seed=st.integers(0, 10**6))
+def test_games_to_a_target_and_stalled_games_end_alike(rules, seed):
+    """``rounds=none``: played to the target, or ended after 100 stalled rounds (short max_turns)."""
+    play_both(Rules(**{**rules.to_dict(), "target": 60}), seed, seed)
+
+
+def test_events_read_while_the_game_runs_are_one_growing_list():
+    """``events``/``actions`` may be read at any time (the live hook does): one list, grown."""
+    core = engine.compiled.CompiledGame(Rules(players=3), 5)
+    pure = Game(Rules(players=3), 5)
+    events = core.events
+    while not core.over:
+        assert core.events is events and core.event_count == len(events) == len(pure.events)
+        action = pure.legal_actions()[0]
+        pure.apply(action)
+        core.apply(action)
+    assert core.events is events and events == pure.events
+
+
+def test_the_compiled_game_views_and_states_as_the_pure_one():
+    pure, core = Game(Rules(players=4), 11), engine.compiled.CompiledGame(Rules(players=4), 11)
+    for _ in range(40):
+        assert core.state() == pure.state()
+        assert [core.view(s) for s in range(4)] == [pure.view(s) for s in range(4)]
+        assert core.hands == pure.hands and core.discard == pure.discard
+        action = pure.legal_actions()[-1]
+        pure.apply(action)
+        core.apply(action)
+
+
+def test_rules_that_are_not_rules_are_refused():
+    with pytest.raises(TypeError, match="engine.rules.Rules"):
+        engine.compiled.CompiledGame({"players": 2}, 1)  # type: ignore[arg-type]
+
+
+def _corpus_fingerprints(monkeypatch):
+    """Every corpus entry played by the core: (index, entry, what it produced)."""
+    import test_regression_corpus as corpus
+
+    made = []
+
+    class Counted(engine.compiled.CompiledGame):
+        __slots__ = ()
+
+        def __init__(self, rules, seed):
+            made.append(seed)
+            super().__init__(rules, seed)
+
+    # before and after engine.match asks engine.compiled.new_game for its games
+    monkeypatch.setattr(engine.match, "Game", Counted)
+    monkeypatch.setattr(engine.compiled, "CompiledGame", Counted)
+    monkeypatch.setattr(engine.compiled, "COMPILED", True)
+    entries = json.loads(corpus.CORPUS.read_text())
+    out = [(i, entry, corpus.fingerprint(entry)) for i, entry in enumerate(entries)]
+    assert len(made) == sum(e["games"] * (len(e["bots"]) if e["duplicate"] else 1) for e in entries)
+    return out
+
+
+def test_the_golden_corpus_replays_observes_and_ranks_byte_for_byte_with_the_core(monkeypatch):
+    differ = [
+        f"entry {i} (rules {entry['rules']}, bots {entry['bots']}): "
+        + ", ".join(k for k in got if got[k] != entry["expect"][k])
+        for i, entry, got in _corpus_fingerprints(monkeypatch)
+        if got != entry["expect"]
+    ]
+    assert not differ, "\n".join(differ[:20])
+
+
+def test_a_match_with_faulty_seats_is_the_same_match_in_both_engines(monkeypatch):
+    calls = {"n": 0}
+
+    def flaky(observation, configuration):
+        calls["n"] += 1
+        if calls["n"] % 13 == 0:
+            raise SeatFault("timeout", "slow")
+        if calls["n"] % 17 == 0:
+            return {"type": "play", "card": "W"}
+        return observation["legal_actions"][-1]
+
+    def match():
+        calls["n"] = 0
+        seats = [AgentSeat(flaky, "flaky"), AgentSeat(lambda o, c: o["legal_actions"][0], "first"), AgentSeat(flaky, "f2")]
+        return play_match(Rules(players=3, max_strikes=4), seats, seed=9, deals=2, duplicate=True)
+
+    pure = match()
+    monkeypatch.setattr(engine.match, "Game", engine.compiled.CompiledGame)
+    monkeypatch.setattr(engine.compiled, "COMPILED", True)
+    core = match()
+    assert json.dumps(core.replay) == json.dumps(pure.replay)
+    assert core.players == pure.players
+
+
+def _python(code: str, **env: str) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k != "ARENA_ENGINE"}
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**environ, **env},
+                          capture_output=True, text=True, timeout=60)
+
+
+SHOW = "from engine.compiled import new_game; from engine.rules import Rules; print(type(new_game(Rules(), 1)).__name__)"
+
+
+def test_the_core_plays_by_default_and_arena_engine_pure_selects_the_pure_engine():
+    assert _python(SHOW).stdout.strip() == "CompiledGame"
+    assert _python(SHOW, ARENA_ENGINE="compiled").stdout.strip() == "CompiledGame"
+    pure = _python(SHOW, ARENA_ENGINE="pure")
+    assert (pure.stdout.strip(), pure.stderr) == ("Game", "")
+    wrong = _python(SHOW, ARENA_ENGINE="fast")
+    assert wrong.returncode != 0 and "ARENA_ENGINE='fast' is not one of auto, pure, compiled" in wrong.stderr
+
+
+def test_without_the_core_the_pure_engine_plays_with_a_one_line_note():
+    hide = "import sys; sys.modules['engine._core'] = None; "
+    missing = _python(hide + SHOW)
+    assert missing.returncode == 0 and missing.stdout.strip() == "Game"
+    assert len(missing.stderr.splitlines()) == 1 and "pure-Python engine plays" in missing.stderr
+    # asked for the core by name: an error, not a silent fallback
+    forced = _python(hide + SHOW, ARENA_ENGINE="compiled")
+    assert forced.returncode != 0 and "ARENA_ENGINE=compiled but the compiled core" in forced.stderr
