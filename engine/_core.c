@@ -1,10 +1,10 @@
 /* engine._core: the UNO rules of engine.game in C (docs/engine.md, "Compiled core").
  *
  * The same state machine as engine/game.py, decision for decision, drawing
- * exactly the same cards: the dealer, deal and per-seat draw streams stay
- * Python's random.Random objects, called from here (docs/engine.md,
- * "Determinism and seeds"). Cards are ints (physical ids 0..107, kinds
- * 0..53, as engine.cards); hands are ordered arrays of ids with per-kind and
+ * exactly the same cards: the dealer, deal and per-seat draw streams are
+ * Python's random.Random streams (string seeds, MT19937, sample), reimplemented
+ * here number for number (docs/engine.md, "Determinism and seeds"). Cards
+ * are ints (physical ids 0..107, kinds 0..53, as engine.cards); hands are ordered arrays of ids with per-kind and
  * per-colour counts; events and action records are kept as compact int
  * records and turned into the replay's dicts only when ``events`` or
  * ``actions`` is read. engine/game.py stays the reference: the differential
@@ -69,7 +69,7 @@ static uint8_t DECK[DECK_SIZE];
 static PyObject *CODE[NUM_KINDS], *COLOR_STR[4], *DECISION_STR[N_DECISIONS], *REASON_STR[N_REASONS];
 static PyObject *KIND_BY_CODE;   /* code -> kind (int) */
 static PyObject *TEMPLATE[2][NUM_ACTIONS];  /* action dicts, without and with "uno" */
-static PyObject *RandomType, *RANGE_DECK, *SMALL_INT[256];
+static PyObject *SMALL_INT[256];
 static PyObject *S_e, *S_seat, *S_card, *S_color, *S_jump_in, *S_uno, *S_cards, *S_reason, *S_direction,
     *S_target, *S_honest, *S_type, *S_play, *S_swap, *S_turn, *S_uno_caught, *S_draw, *S_reshuffle, *S_skip,
     *S_pending, *S_challenge, *S_pass, *S_pass_hands, *S_since, *S_decision, *S_action, *S_fault, *S_kind,
@@ -79,37 +79,6 @@ static PyObject *S_e, *S_seat, *S_card, *S_color, *S_jump_in, *S_uno, *S_cards, 
     *S_points, *S_game_end, *S_ranks, *S_out, *S_max_turns, *S_accept;
 static PyObject *HOOK_ILLEGAL; /* engine.compiled._illegal(game, what, value): raises IllegalAction */
 
-typedef struct {
-    PyObject_HEAD
-    PyObject *rules, *seed, *deal_seed;
-    PyObject *events_list, *actions_list, *objs, *aobjs;
-    PyObject *srng[MAX_SEATS];  /* bound ``random`` methods of the seats' streams, NULL until drawn */
-    int n, hand_size, number_only, until_playable, draw_limit, rev_skips, wd4, stacking, uno_penalty,
-        seven_zero, jump_in, penalty_scoring, max_turns;
-    long long target, rounds;
-    long long scores[MAX_SEATS];
-    int round, dealer, over, decision, seat, current, direction, color, pending, turns;
-    uint8_t hand[MAX_SEATS][DECK_SIZE];
-    int hlen[MAX_SEATS];
-    uint8_t kcnt[MAX_SEATS][NUM_KINDS];
-    uint8_t ccnt[MAX_SEATS][4];
-    uint8_t uno[MAX_SEATS];
-    uint8_t discard[DECK_SIZE];
-    int dlen;
-    uint8_t in_pile[DECK_SIZE];
-    int pile_count;
-    uint8_t order[MAX_SEATS][DECK_SIZE];
-    int pos[MAX_SEATS];
-    int drawn_kind, res_player, res_kind, jq[MAX_SEATS], jq_len, jq_head;
-    int wd4_player, wd4_honest, stalled, uno_owed;
-    int legal_valid, nlegal, legal_uno;
-    uint8_t legal[NUM_ACTIONS];
-    int32_t *ev;
-    Py_ssize_t ev_len, ev_cap, ev_count, ev_done_pos;
-    int32_t *ac;
-    Py_ssize_t ac_len, ac_cap, ac_count, ac_done_pos;
-    Py_ssize_t asked_at;
-} Core;
 
 /* wild colour choices are part of the play id */
 static inline int play_id(int k, int c) {
@@ -125,6 +94,270 @@ static inline PyObject *small_int(long v) {
     if (v >= 0 && v < 256) { Py_INCREF(SMALL_INT[v]); return SMALL_INT[v]; }
     return PyLong_FromLong(v);
 }
+
+/* ------------------------------------------------------------------ random streams
+ * Python's random.Random, as the pure engine uses it, reimplemented so that a stream
+ * gives exactly the same numbers without a Python call: seeding from a str (version 2:
+ * the int of the UTF-8 bytes followed by their SHA-512, big-endian, fed to
+ * init_by_array as 32-bit words, least significant first), MT19937, random()
+ * (53 bits), _randbelow (getrandbits of n.bit_length() bits, rejected until < n) and
+ * sample(range(n), k). Checked against random.Random in tests/engine/test_compiled.py.
+ */
+/* SHA-512 (FIPS 180-4): the fractional parts of the cube roots of the first 80 primes, of the square roots of the first 8 */
+static const uint64_t SHA_K[80] = {
+    0x428a2f98d728ae22ULL, 0x7137449123ef65cdULL, 0xb5c0fbcfec4d3b2fULL, 0xe9b5dba58189dbbcULL,
+    0x3956c25bf348b538ULL, 0x59f111f1b605d019ULL, 0x923f82a4af194f9bULL, 0xab1c5ed5da6d8118ULL,
+    0xd807aa98a3030242ULL, 0x12835b0145706fbeULL, 0x243185be4ee4b28cULL, 0x550c7dc3d5ffb4e2ULL,
+    0x72be5d74f27b896fULL, 0x80deb1fe3b1696b1ULL, 0x9bdc06a725c71235ULL, 0xc19bf174cf692694ULL,
+    0xe49b69c19ef14ad2ULL, 0xefbe4786384f25e3ULL, 0x0fc19dc68b8cd5b5ULL, 0x240ca1cc77ac9c65ULL,
+    0x2de92c6f592b0275ULL, 0x4a7484aa6ea6e483ULL, 0x5cb0a9dcbd41fbd4ULL, 0x76f988da831153b5ULL,
+    0x983e5152ee66dfabULL, 0xa831c66d2db43210ULL, 0xb00327c898fb213fULL, 0xbf597fc7beef0ee4ULL,
+    0xc6e00bf33da88fc2ULL, 0xd5a79147930aa725ULL, 0x06ca6351e003826fULL, 0x142929670a0e6e70ULL,
+    0x27b70a8546d22ffcULL, 0x2e1b21385c26c926ULL, 0x4d2c6dfc5ac42aedULL, 0x53380d139d95b3dfULL,
+    0x650a73548baf63deULL, 0x766a0abb3c77b2a8ULL, 0x81c2c92e47edaee6ULL, 0x92722c851482353bULL,
+    0xa2bfe8a14cf10364ULL, 0xa81a664bbc423001ULL, 0xc24b8b70d0f89791ULL, 0xc76c51a30654be30ULL,
+    0xd192e819d6ef5218ULL, 0xd69906245565a910ULL, 0xf40e35855771202aULL, 0x106aa07032bbd1b8ULL,
+    0x19a4c116b8d2d0c8ULL, 0x1e376c085141ab53ULL, 0x2748774cdf8eeb99ULL, 0x34b0bcb5e19b48a8ULL,
+    0x391c0cb3c5c95a63ULL, 0x4ed8aa4ae3418acbULL, 0x5b9cca4f7763e373ULL, 0x682e6ff3d6b2b8a3ULL,
+    0x748f82ee5defb2fcULL, 0x78a5636f43172f60ULL, 0x84c87814a1f0ab72ULL, 0x8cc702081a6439ecULL,
+    0x90befffa23631e28ULL, 0xa4506cebde82bde9ULL, 0xbef9a3f7b2c67915ULL, 0xc67178f2e372532bULL,
+    0xca273eceea26619cULL, 0xd186b8c721c0c207ULL, 0xeada7dd6cde0eb1eULL, 0xf57d4f7fee6ed178ULL,
+    0x06f067aa72176fbaULL, 0x0a637dc5a2c898a6ULL, 0x113f9804bef90daeULL, 0x1b710b35131c471bULL,
+    0x28db77f523047d84ULL, 0x32caab7b40c72493ULL, 0x3c9ebe0a15c9bebcULL, 0x431d67c49c100d4cULL,
+    0x4cc5d4becb3e42b6ULL, 0x597f299cfc657e2aULL, 0x5fcb6fab3ad6faecULL, 0x6c44198c4a475817ULL,
+};
+static const uint64_t SHA_H[8] = {
+    0x6a09e667f3bcc908ULL, 0xbb67ae8584caa73bULL, 0x3c6ef372fe94f82bULL, 0xa54ff53a5f1d36f1ULL,
+    0x510e527fade682d1ULL, 0x9b05688c2b3e6c1fULL, 0x1f83d9abfb41bd6bULL, 0x5be0cd19137e2179ULL,
+};
+
+#define ROTR64(x, n) (((x) >> (n)) | ((x) << (64 - (n))))
+
+static void sha512_block(uint64_t *h, const uint8_t *p) {
+    uint64_t w[80];
+    for (int t = 0; t < 16; t++) {
+        uint64_t v = 0;
+        for (int b = 0; b < 8; b++) v = (v << 8) | p[t * 8 + b];
+        w[t] = v;
+    }
+    for (int t = 16; t < 80; t++) {
+        uint64_t s0 = ROTR64(w[t - 15], 1) ^ ROTR64(w[t - 15], 8) ^ (w[t - 15] >> 7);
+        uint64_t s1 = ROTR64(w[t - 2], 19) ^ ROTR64(w[t - 2], 61) ^ (w[t - 2] >> 6);
+        w[t] = s1 + w[t - 7] + s0 + w[t - 16];
+    }
+    uint64_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (int t = 0; t < 80; t++) {
+        uint64_t t1 = hh + (ROTR64(e, 14) ^ ROTR64(e, 18) ^ ROTR64(e, 41)) + ((e & f) ^ (~e & g)) + SHA_K[t] + w[t];
+        uint64_t t2 = (ROTR64(a, 28) ^ ROTR64(a, 34) ^ ROTR64(a, 39)) + ((a & b) ^ (a & c) ^ (b & c));
+        hh = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    }
+    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+}
+
+static void sha512(const uint8_t *data, size_t len, uint8_t out[64]) {
+    uint64_t h[8];
+    memcpy(h, SHA_H, sizeof h);
+    size_t done = 0;
+    for (; len - done >= 128; done += 128) sha512_block(h, data + done);
+    uint8_t last[256];
+    size_t rest = len - done;
+    memset(last, 0, sizeof last);
+    memcpy(last, data + done, rest);
+    last[rest] = 0x80;
+    size_t total = rest + 1 + 16 <= 128 ? 128 : 256;
+    uint64_t bits = (uint64_t)len * 8;
+    for (int b = 0; b < 8; b++) last[total - 1 - b] = (uint8_t)(bits >> (8 * b));
+    sha512_block(h, last);
+    if (total == 256) sha512_block(h, last + 128);
+    for (int i = 0; i < 8; i++)
+        for (int b = 0; b < 8; b++) out[i * 8 + b] = (uint8_t)(h[i] >> (56 - 8 * b));
+}
+
+#define MT_N 624
+#define MT_M 397
+
+typedef struct {
+    uint32_t mt[MT_N];
+    int index;
+} Stream;
+
+static void mt_init_genrand(Stream *r, uint32_t s) {
+    uint32_t *mt = r->mt;
+    mt[0] = s;
+    for (int i = 1; i < MT_N; i++) mt[i] = 1812433253U * (mt[i - 1] ^ (mt[i - 1] >> 30)) + (uint32_t)i;
+    r->index = MT_N;
+}
+
+static void mt_init_by_array(Stream *r, const uint32_t *key, size_t key_length) {
+    uint32_t *mt = r->mt;
+    mt_init_genrand(r, 19650218U);
+    size_t i = 1, j = 0, k = MT_N > key_length ? MT_N : key_length;
+    for (; k; k--) {
+        mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525U)) + key[j] + (uint32_t)j;
+        i++; j++;
+        if (i >= MT_N) { mt[0] = mt[MT_N - 1]; i = 1; }
+        if (j >= key_length) j = 0;
+    }
+    for (k = MT_N - 1; k; k--) {
+        mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1566083941U)) - (uint32_t)i;
+        i++;
+        if (i >= MT_N) { mt[0] = mt[MT_N - 1]; i = 1; }
+    }
+    mt[0] = 0x80000000U;
+}
+
+static inline uint32_t mt_next(Stream *r) {
+    uint32_t *mt = r->mt, y;
+    if (r->index >= MT_N) {
+        static const uint32_t mag01[2] = {0x0U, 0x9908b0dfU};
+        int kk;
+        for (kk = 0; kk < MT_N - MT_M; kk++) {
+            y = (mt[kk] & 0x80000000U) | (mt[kk + 1] & 0x7fffffffU);
+            mt[kk] = mt[kk + MT_M] ^ (y >> 1) ^ mag01[y & 1U];
+        }
+        for (; kk < MT_N - 1; kk++) {
+            y = (mt[kk] & 0x80000000U) | (mt[kk + 1] & 0x7fffffffU);
+            mt[kk] = mt[kk + (MT_M - MT_N)] ^ (y >> 1) ^ mag01[y & 1U];
+        }
+        y = (mt[MT_N - 1] & 0x80000000U) | (mt[0] & 0x7fffffffU);
+        mt[MT_N - 1] = mt[MT_M - 1] ^ (y >> 1) ^ mag01[y & 1U];
+        r->index = 0;
+    }
+    y = mt[r->index++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680U;
+    y ^= (y << 15) & 0xefc60000U;
+    y ^= y >> 18;
+    return y;
+}
+
+static inline double mt_random(Stream *r) {
+    uint32_t a = mt_next(r) >> 5, b = mt_next(r) >> 6;
+    return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0);
+}
+
+/* random.Random._randbelow(n) for 0 < n < 2**31 */
+static inline int mt_randbelow(Stream *r, int n) {
+    int k = 0;
+    while ((n >> k) != 0) k++;  /* n.bit_length() */
+    uint32_t v;
+    do v = mt_next(r) >> (32 - k); while (v >= (uint32_t)n);
+    return (int)v;
+}
+
+/* random.Random(text) for a str seed (version 2); -1 on error */
+static int mt_seed_text(Stream *r, PyObject *text) {
+    Py_ssize_t len;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &len);
+    if (!utf8) return -1;
+    size_t total = (size_t)len + 64;
+    uint8_t *bytes = PyMem_Malloc(total + 8);
+    if (!bytes) { PyErr_NoMemory(); return -1; }
+    memcpy(bytes, utf8, (size_t)len);
+    sha512((const uint8_t *)utf8, (size_t)len, bytes + len);
+    /* the big-endian number's significant bytes, then its words least significant first */
+    size_t lead = 0;
+    while (lead < total && bytes[lead] == 0) lead++;
+    size_t sig = total - lead;
+    size_t bits = 0;
+    if (sig) {
+        int top = bytes[lead], b = 0;
+        while (top >> b) b++;
+        bits = (sig - 1) * 8 + (size_t)b;
+    }
+    size_t keyused = bits == 0 ? 1 : (bits - 1) / 32 + 1;
+    uint32_t *key = PyMem_Calloc(keyused, sizeof(uint32_t));
+    if (!key) { PyMem_Free(bytes); PyErr_NoMemory(); return -1; }
+    for (size_t i = 0; i < sig; i++) key[i / 4] |= (uint32_t)bytes[total - 1 - i] << (8 * (i % 4));
+    mt_init_by_array(r, key, keyused);
+    PyMem_Free(key);
+    PyMem_Free(bytes);
+    return 0;
+}
+
+/* random.Random.sample(range(n), k) into out */
+static void mt_sample(Stream *r, int n, int k, int *out) {
+    int setsize = 21;
+    if (k > 5) {
+        /* 4 ** ceil(log(k * 3, 4)); 3k is never a power of 4, so no rounding question */
+        int p = 1;
+        while (p < k * 3) p *= 4;
+        setsize += p;
+    }
+    if (n <= setsize) {
+        int pool[256];
+        for (int i = 0; i < n; i++) pool[i] = i;
+        for (int i = 0; i < k; i++) {
+            int j = mt_randbelow(r, n - i);
+            out[i] = pool[j];
+            pool[j] = pool[n - i - 1];
+        }
+    } else {
+        uint8_t selected[256];
+        memset(selected, 0, sizeof selected);
+        for (int i = 0; i < k; i++) {
+            int j = mt_randbelow(r, n);
+            while (selected[j]) j = mt_randbelow(r, n);
+            selected[j] = 1;
+            out[i] = j;
+        }
+    }
+}
+
+/* test hooks: the streams against random.Random (tests/engine/test_compiled.py) */
+static PyObject *stream_check(PyObject *m, PyObject *args) {
+    PyObject *text;
+    int count, below, k;
+    if (!PyArg_ParseTuple(args, "Uiii", &text, &count, &below, &k)) return NULL;
+    if (below < 1 || k < 0 || k > 108 || count < 0) {
+        PyErr_SetString(PyExc_ValueError, "count >= 0, below >= 1, 0 <= k <= 108");
+        return NULL;
+    }
+    Stream r;
+    if (mt_seed_text(&r, text) < 0) return NULL;
+    PyObject *floats = PyList_New(count);
+    if (!floats) return NULL;
+    for (int i = 0; i < count; i++) PyList_SET_ITEM(floats, i, PyFloat_FromDouble(mt_random(&r)));
+    int v = mt_randbelow(&r, below), out[108];
+    mt_sample(&r, DECK_SIZE, k, out);
+    PyObject *sample = PyList_New(k);
+    if (!sample) { Py_DECREF(floats); return NULL; }
+    for (int i = 0; i < k; i++) PyList_SET_ITEM(sample, i, PyLong_FromLong(out[i]));
+    return Py_BuildValue("NiNd", floats, v, sample, mt_random(&r));
+}
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *rules, *seed, *deal_seed;
+    PyObject *events_list, *actions_list, *objs, *aobjs;
+    int n, hand_size, number_only, until_playable, draw_limit, rev_skips, wd4, stacking, uno_penalty,
+        seven_zero, jump_in, penalty_scoring, max_turns;
+    long long target, rounds;
+    long long scores[MAX_SEATS];
+    int round, dealer, over, decision, seat, current, direction, color, pending, turns;
+    uint8_t hand[MAX_SEATS][DECK_SIZE];
+    int hlen[MAX_SEATS];
+    uint8_t kcnt[MAX_SEATS][NUM_KINDS];
+    uint8_t ccnt[MAX_SEATS][4];
+    uint8_t uno[MAX_SEATS];
+    uint8_t discard[DECK_SIZE];
+    int dlen;
+    uint8_t in_pile[DECK_SIZE];
+    int pile_count;
+    uint8_t order[MAX_SEATS][DECK_SIZE];
+    uint8_t seeded[MAX_SEATS];  /* the seat's stream is seeded (at its first draw of the round) */
+    Stream srng[MAX_SEATS];
+    int pos[MAX_SEATS];
+    int drawn_kind, res_player, res_kind, jq[MAX_SEATS], jq_len, jq_head;
+    int wd4_player, wd4_honest, stalled, uno_owed;
+    int legal_valid, nlegal, legal_uno;
+    uint8_t legal[NUM_ACTIONS];
+    int32_t *ev;
+    Py_ssize_t ev_len, ev_cap, ev_count, ev_done_pos;
+    int32_t *ac;
+    Py_ssize_t ac_len, ac_cap, ac_count, ac_done_pos;
+    Py_ssize_t asked_at;
+} Core;
 
 /* ------------------------------------------------------------------ records */
 static int ev_reserve(Core *g, Py_ssize_t extra) {
@@ -375,35 +608,24 @@ static inline int playable(Core *g, int s, int k) {
     return k == WILD_KIND || g->wd4 != 1 || honest(g, s);
 }
 
-static double call_random(PyObject *meth, int *err) {
-    PyObject *r = PyObject_CallNoArgs(meth);
-    if (!r) { *err = 1; return 0.0; }
-    double v = PyFloat_AsDouble(r);
-    Py_DECREF(r);
-    if (v == -1.0 && PyErr_Occurred()) *err = 1;
-    return v;
-}
 
 static int draw_one(Core *g, int s) {
-    if (!g->srng[s]) {
+    if (!g->seeded[s]) {
         PyObject *seed = PyUnicode_FromFormat("%U:seat:%d", g->deal_seed, s);
         if (!seed) return -1;
-        PyObject *rng = PyObject_CallOneArg(RandomType, seed);
+        int r = mt_seed_text(&g->srng[s], seed);
         Py_DECREF(seed);
-        if (!rng) return -1;
-        g->srng[s] = PyObject_GetAttr(rng, S_random);
-        Py_DECREF(rng);
-        if (!g->srng[s]) return -1;
+        if (r < 0) return -1;
+        g->seeded[s] = 1;
         for (int i = 0; i < DECK_SIZE; i++) g->order[s][i] = (uint8_t)i;
         g->pos[s] = 0;
     }
     uint8_t *order = g->order[s];
-    int pos = g->pos[s], c, err = 0;
-    PyObject *rnd = g->srng[s];
+    int pos = g->pos[s], c;
+    Stream *rnd = &g->srng[s];
     /* lazy Fisher-Yates over the seat's private order; cards out of the pile are passed over */
     for (;;) {
-        double r = call_random(rnd, &err);
-        if (err) return -1;
+        double r = mt_random(rnd);
         int j = pos + (int)(r * (double)(DECK_SIZE - pos));
         c = order[j];
         order[j] = order[pos];
@@ -444,6 +666,7 @@ static int emit_draw(Core *g, int s, int reason, const uint8_t *cards, int count
 /* seat s draws ``count`` cards (or until playable); the last card id, -1 for none, -2 on error */
 static int draw(Core *g, int s, int count, int reason, int until_playable) {
     uint8_t chunk[DECK_SIZE];
+    chunk[0] = 0;
     int nchunk = 0, last = -1, drawn = 0;
     while (drawn < count) {
         if (g->pile_count == 0) {
@@ -703,10 +926,10 @@ static int end_round(Core *g, int winner) {
     return start_round(g);
 }
 
-static int open_round(Core *g, int top, PyObject *rng) {
+static int open_round(Core *g, int top, Stream *rng) {
     int n = g->n;
     uint8_t returned[DECK_SIZE];
-    int nret = 0, err = 0;
+    int nret = 0;
     for (;;) {
         int unfit = g->number_only ? KIND_RANK[DECK[top]] > 9 : DECK[top] == WD4_KIND;
         if (!unfit) break;
@@ -724,11 +947,7 @@ static int open_round(Core *g, int top, PyObject *rng) {
         }
         returned[nret++] = (uint8_t)top;
         g->in_pile[top] = 1;
-        PyObject *meth = PyObject_GetAttr(rng, S_random);
-        if (!meth) return -1;
-        double r = call_random(meth, &err);
-        Py_DECREF(meth);
-        if (err) return -1;
+        double r = mt_random(rng);
         top = pile[(int)(r * (double)m)];
         g->in_pile[top] = 0;
     }
@@ -744,7 +963,7 @@ static int open_round(Core *g, int top, PyObject *rng) {
     memset(g->uno, 0, sizeof g->uno);
     g->color = KIND_COLOR[top_kind];
     for (int s = 0; s < MAX_SEATS; s++) {
-        Py_CLEAR(g->srng[s]);
+        g->seeded[s] = 0;
         g->pos[s] = 0;
     }
     /* the round_start event */
@@ -789,24 +1008,17 @@ static int start_round(Core *g) {
     PyObject *deal_seed = PyUnicode_FromFormat("%S:%d", g->seed, g->round);
     if (!deal_seed) return -1;
     Py_XSETREF(g->deal_seed, deal_seed);
-    PyObject *rng = PyObject_CallOneArg(RandomType, deal_seed);
-    if (!rng) return -1;
-    PyObject *dealt = PyObject_CallMethodObjArgs(rng, S_sample, RANGE_DECK, SMALL_INT[n * h + 1], NULL);
-    if (!dealt) { Py_DECREF(rng); return -1; }
+    Stream rng;
+    if (mt_seed_text(&rng, deal_seed) < 0) return -1;
     int ids[DECK_SIZE];
-    for (int i = 0; i < n * h + 1; i++) {
-        ids[i] = (int)PyLong_AsLong(PyList_GET_ITEM(dealt, i));
-    }
-    Py_DECREF(dealt);
+    mt_sample(&rng, DECK_SIZE, n * h + 1, ids);
     memset(g->in_pile, 1, DECK_SIZE);
     for (int s = 0; s < n; s++) {
         hand_clear(g, s);
         for (int i = 0; i < h; i++) hand_add(g, s, ids[s * h + i]);
     }
     for (int i = 0; i < n * h + 1; i++) g->in_pile[ids[i]] = 0;
-    int r = open_round(g, ids[n * h], rng);
-    Py_DECREF(rng);
-    return r;
+    return open_round(g, ids[n * h], &rng);
 }
 
 /* ------------------------------------------------------------------ decisions */
@@ -1083,14 +1295,11 @@ static int core_init(Core *g, PyObject *args, PyObject *kwds) {
     g->uno_owed = -1;
     PyObject *dseed = PyUnicode_FromFormat("%S:dealer", seed);
     if (!dseed) return -1;
-    PyObject *rng = PyObject_CallOneArg(RandomType, dseed);
+    Stream rng;
+    int r = mt_seed_text(&rng, dseed);
     Py_DECREF(dseed);
-    if (!rng) return -1;
-    PyObject *dealer = PyObject_CallMethodObjArgs(rng, S_randrange, SMALL_INT[g->n], NULL);
-    Py_DECREF(rng);
-    if (!dealer) return -1;
-    g->dealer = (int)PyLong_AsLong(dealer);
-    Py_DECREF(dealer);
+    if (r < 0) return -1;
+    g->dealer = mt_randbelow(&rng, g->n);
     return start_round(g);
 }
 
@@ -1102,7 +1311,6 @@ static void core_dealloc(Core *g) {
     Py_XDECREF(g->actions_list);
     Py_XDECREF(g->objs);
     Py_XDECREF(g->aobjs);
-    for (int s = 0; s < MAX_SEATS; s++) Py_XDECREF(g->srng[s]);
     PyMem_Free(g->ev);
     PyMem_Free(g->ac);
     Py_TYPE(g)->tp_free((PyObject *)g);
@@ -1396,6 +1604,9 @@ static PyObject *set_hook(PyObject *m, PyObject *hook) {
 
 static PyMethodDef module_methods[] = {
     {"set_illegal_hook", set_hook, METH_O, "hook(game, what, value): raises IllegalAction with the message"},
+    {"stream_check", stream_check, METH_VARARGS,
+     "stream_check(seed, count, below, k): a stream's first ``count`` random(), then _randbelow(below), "
+     "sample(range(108), k), random(), as random.Random(seed) gives them (tests)"},
     {NULL}
 };
 
@@ -1466,14 +1677,6 @@ PyMODINIT_FUNC PyInit__core(void) {
             TEMPLATE[uno][id] = d;
         }
     }
-    PyObject *random = PyImport_ImportModule("random");
-    if (!random) return NULL;
-    RandomType = PyObject_GetAttrString(random, "Random");
-    Py_DECREF(random);
-    if (!RandomType) return NULL;
-    PyObject *builtins = PyEval_GetBuiltins();
-    PyObject *range = PyDict_GetItemString(builtins, "range");
-    if (!range || !(RANGE_DECK = PyObject_CallFunction(range, "i", DECK_SIZE))) return NULL;
 
     if (PyType_Ready(&CoreType) < 0) return NULL;
     PyObject *m = PyModule_Create(&core_module);

@@ -152,6 +152,16 @@ def test_the_compiled_game_views_and_states_as_the_pure_one():
         core.apply(action)
 
 
+@settings(max_examples=300, deadline=None)
+@given(seed=st.one_of(st.text(max_size=300), st.integers().map(lambda i: f"{i}:{i % 7}:seat:{i % 10}")),
+       count=st.integers(0, 700), below=st.integers(1, 200), k=st.integers(0, 108))
+def test_the_cores_random_streams_are_random_random_number_for_number(seed, count, below, k):
+    """String seeding (SHA-512), MT19937, random(), _randbelow and sample(range(108), k) as Python's."""
+    rng = random.Random(seed)
+    expected = ([rng.random() for _ in range(count)], rng._randbelow(below), rng.sample(range(108), k), rng.random())
+    assert engine.compiled._core.stream_check(seed, count, below, k) == expected
+
+
 def test_rules_that_are_not_rules_are_refused():
     with pytest.raises(TypeError, match="engine.rules.Rules"):
         engine.compiled.CompiledGame({"players": 2}, 1)  # type: ignore[arg-type]
