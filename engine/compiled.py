@@ -32,7 +32,7 @@ from engine.rules import Rules
 try:
     from engine import _core
 except ImportError as exc:  # not built: no compiler at install time, or ARENA_BUILD_CORE=0
-    _core = None
+    _core = None  # type: ignore[assignment]  # typed as the module: CompiledGame below exists only with it
     CORE_ERROR: str | None = f"{type(exc).__name__}: {exc}"
 else:
     CORE_ERROR = None
