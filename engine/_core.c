@@ -17,6 +17,15 @@
 #include <stdint.h>
 #include <string.h>
 
+/* private CPython calls with a public name from 3.13 on */
+#if PY_VERSION_HEX >= 0x030D0000
+#define LOOKUP_ATTR PyObject_GetOptionalAttr
+#define NEW_DICT(n) PyDict_New()
+#else
+#define LOOKUP_ATTR _PyObject_LookupAttr
+#define NEW_DICT(n) _PyDict_NewPresized(n)
+#endif
+
 #define DECK_SIZE 108
 #define NUM_KINDS 54
 #define MAX_SEATS 10
@@ -437,7 +446,7 @@ static PyObject *color_obj(int c) {
 static PyObject *make_dict(int pairs, ...) {
     va_list ap;
     va_start(ap, pairs);
-    PyObject *d = _PyDict_NewPresized(pairs);
+    PyObject *d = NEW_DICT(pairs);
     int ok = d != NULL;
     for (int i = 0; i < pairs; i++) {
         PyObject *k = va_arg(ap, PyObject *);
@@ -1481,6 +1490,108 @@ static PyObject *core_ranks(Core *g, PyObject *unused) {
     return int_list(r64, g->n);
 }
 
+/* The referee's turn loop for in-process seats (engine.match._play_turns), only the
+ * seat's ``decide`` (and the rare paths: faults, timed seats, the live hook) in Python.
+ * ``charge(b, fault, action)`` books a fault (action: the refused reply, fault None) and
+ * records it in the game; ``timed(b, seconds)`` books a seat's reported time and gives
+ * the ``times`` entry. Returns the decision count. */
+static PyObject *core_play_turns(Core *g, PyObject *args) {
+    PyObject *seats, *seat_bot, *configs, *forfeits, *times, *on_step, *step_game, *charge, *timed, *seat_fault,
+        *collect;
+    long long decisions, gc_every;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OOLOOOOL", &PyList_Type, &seats, &PyList_Type, &seat_bot, &PyList_Type,
+                          &configs, &PyList_Type, &forfeits, &PyList_Type, &times, &on_step, &step_game, &decisions,
+                          &charge, &timed, &seat_fault, &collect, &gc_every))
+        return NULL;
+    if (check_ready(g) < 0) return NULL;
+    if (PyList_GET_SIZE(seat_bot) != g->n) {
+        PyErr_SetString(PyExc_ValueError, "seat_bot must have one bot per seat");
+        return NULL;
+    }
+    PyObject *S_decide = PyUnicode_InternFromString("decide");
+    PyObject *S_seconds = PyUnicode_InternFromString("last_decision_seconds");
+    if (!S_decide || !S_seconds) return NULL;
+    PyObject *result = NULL;
+    while (!g->over) {
+        long b = PyLong_AsLong(PyList_GET_ITEM(seat_bot, g->seat));
+        if (b == -1 && PyErr_Occurred()) goto done;
+        if (b < 0 || b >= PyList_GET_SIZE(seats) || b >= PyList_GET_SIZE(forfeits) || b >= PyList_GET_SIZE(configs)) {
+            PyErr_SetString(PyExc_IndexError, "a bot index out of range");
+            goto done;
+        }
+        if (PyList_GET_ITEM(forfeits, b) != Py_None) {
+            compute_legal(g);
+            int id = g->legal[0];
+            if (commit(g, id, g->legal_uno && id_is_play(id)) < 0 || PyList_Append(times, Py_None) < 0) goto done;
+            continue;
+        }
+        decisions++;
+        if (decisions % gc_every == 0) {
+            PyObject *r = PyObject_CallOneArg(collect, SMALL_INT[0]);
+            if (!r) goto done;
+            Py_DECREF(r);
+        }
+        PyObject *observation = core_observation(g, NULL);
+        if (!observation) goto done;
+        if (on_step != Py_None) {
+            PyObject *ev = materialize_events(g), *ac = ev ? materialize_actions(g) : NULL;
+            PyObject *r = ac ? PyObject_CallFunctionObjArgs(on_step, step_game, ev, ac, NULL) : NULL;
+            if (!r) { Py_DECREF(observation); goto done; }
+            Py_DECREF(r);
+        }
+        PyObject *seat = PyList_GET_ITEM(seats, b);
+        PyObject *decide_args[3] = {seat, observation, PyList_GET_ITEM(configs, b)};
+        PyObject *action = PyObject_VectorcallMethod(S_decide, decide_args, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        Py_DECREF(observation);
+        PyObject *fault = NULL;
+        if (!action) {
+            if (!PyErr_ExceptionMatches(seat_fault)) goto done;
+            PyObject *type, *tb;
+            PyErr_Fetch(&type, &fault, &tb);
+            PyErr_NormalizeException(&type, &fault, &tb);
+            Py_XDECREF(type);
+            Py_XDECREF(tb);
+            if (!fault) goto done;
+        }
+        PyObject *seconds;
+        if (LOOKUP_ATTR(seat, S_seconds, &seconds) < 0) { Py_XDECREF(action); Py_XDECREF(fault); goto done; }
+        int appended;
+        if (seconds == NULL || seconds == Py_None) {
+            appended = PyList_Append(times, Py_None);
+        } else {
+            PyObject *entry = PyObject_CallFunction(timed, "lO", b, seconds);
+            appended = entry ? PyList_Append(times, entry) : -1;
+            Py_XDECREF(entry);
+        }
+        Py_XDECREF(seconds);
+        if (appended < 0) { Py_XDECREF(action); Py_XDECREF(fault); goto done; }
+        if (!fault) {
+            int uno;
+            int id = match_action(g, action, &uno);
+            if (id == -2) { Py_DECREF(action); goto done; }
+            if (id >= 0) {
+                Py_DECREF(action);
+                if (commit(g, id, id_is_play(id) && uno) < 0) goto done;
+                continue;
+            }
+            PyObject *r = PyObject_CallFunction(charge, "lOO", b, Py_None, action);
+            Py_DECREF(action);
+            if (!r) goto done;
+            Py_DECREF(r);
+        } else {
+            PyObject *r = PyObject_CallFunction(charge, "lOO", b, fault, Py_None);
+            Py_DECREF(fault);
+            if (!r) goto done;
+            Py_DECREF(r);
+        }
+    }
+    result = PyLong_FromLongLong(decisions);
+done:
+    Py_DECREF(S_decide);
+    Py_DECREF(S_seconds);
+    return result;
+}
+
 /* every card id of each hand, in order */
 static PyObject *get_hands(Core *g, void *c) {
     PyObject *l = PyList_New(g->n);
@@ -1581,6 +1692,7 @@ static PyMethodDef core_methods[] = {
     {"apply_fallback", (PyCFunction)core_apply_fallback, METH_NOARGS, "play the first legal action"},
     {"fault", (PyCFunction)(void (*)(void))core_fault, METH_VARARGS | METH_KEYWORDS, "record a fault of the seat asked"},
     {"ranks", (PyCFunction)core_ranks, METH_NOARGS, "rank per seat by game score"},
+    {"_play_turns", (PyCFunction)core_play_turns, METH_VARARGS, "the referee's turn loop (engine.compiled.play_turns)"},
     {NULL}
 };
 

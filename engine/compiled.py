@@ -1,6 +1,9 @@
 """The compiled core (``engine._core``, C) and the one place that decides which engine plays.
 
 >>> from engine.rules import Rules
+
+if TYPE_CHECKING:
+    from engine.match import StrikeBook
 >>> game = new_game(Rules(players=2), seed=1)
 >>> game.decision in ("play", "choose_color")
 True
@@ -21,13 +24,19 @@ error if it was not built).
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
-from typing import Any, cast
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from engine.cards import COLORS
+from engine.faults import SeatFault
 from engine.game import _DICTS, ACTIONS, NUM_ACTIONS, Game, IllegalAction, _short
 from engine.rules import Rules
+
+if TYPE_CHECKING:
+    from engine.match import StrikeBook
 
 try:
     from engine import _core
@@ -140,3 +149,60 @@ if _core is not None:
                 "pending_draw": self.pending,
                 "over": self.over,
             }
+
+
+_NUMBER = (int, float)
+
+
+def play_turns(
+    game: CompiledGame,
+    seats: Sequence[Any],
+    seat_bot: list[int],
+    configs: list[dict[str, Any]],
+    book: StrikeBook,
+    timings: list[dict[str, Any]],
+    times: list[float | None],
+    head: dict[str, Any],
+    on_step: Callable[[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]], None] | None,
+    decisions: int,
+) -> int:
+    """``engine.match._play_turns`` for a compiled game: the per-decision loop runs in C
+    (issue 21 point 2) and only the seat's ``decide`` is Python, with the rare paths
+    (a fault, a timed seat, the live hook) handed back here. Same arguments, same result,
+    same replay, timings and hook calls (tests/engine/test_compiled.py)."""
+    from engine.match import GC_EVERY  # engine.match imports this module
+
+    step_game = {**head, "over": False}
+
+    def charge(b: int, fault: SeatFault | None, action: Any) -> None:
+        if fault is None:
+            try:
+                game.apply(action)  # the core's check refuses it again: its message, worded by _illegal
+            except IllegalAction as exc:
+                fault = SeatFault("illegal", str(exc))
+            else:  # pragma: no cover - the same check in C cannot accept what it refused
+                raise RuntimeError("the compiled core accepted a reply it had refused")
+        recorded = book.charge(b, fault, game=head["index"], round=game.round)
+        forfeit = book.forfeits[b]
+        text = None if forfeit is None else str(forfeit)
+        if recorded.kind in SeatFault.STRIKE_KINDS:
+            game.fault(recorded.kind, recorded.reason, strikes=book.strikes[b], forfeit=text)
+        else:
+            game.fault(recorded.kind, recorded.reason, forfeit=text)
+
+    def timed(b: int, seconds: Any) -> float | None:
+        if isinstance(seconds, _NUMBER) and not isinstance(seconds, bool):
+            t = timings[b]
+            t["decisions"] += 1
+            t["total_seconds"] += float(seconds)
+            t["max_seconds"] = max(t["max_seconds"], float(seconds))
+            return round(seconds * 1000.0, 1)
+        return None
+
+    decisions = game._play_turns(
+        list(seats), seat_bot, configs, book.forfeits, times, on_step, step_game, decisions,
+        charge, timed, SeatFault, gc.collect, GC_EVERY,
+    )
+    if on_step is not None:
+        on_step({**step_game, "over": True}, game.events, game.actions)
+    return decisions

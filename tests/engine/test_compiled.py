@@ -167,61 +167,115 @@ def test_rules_that_are_not_rules_are_refused():
         engine.compiled.CompiledGame({"players": 2}, 1)  # type: ignore[arg-type]
 
 
-def _corpus_fingerprints(monkeypatch):
-    """Every corpus entry played by the core: (index, entry, what it produced)."""
-    import test_regression_corpus as corpus
+def _use_core(monkeypatch, loop: bool, made: list | None = None) -> None:
+    """Make ``play_match`` play its games with the core (and its turn loop in C with ``loop``).
 
-    made = []
+    Patched both where ``engine.match`` makes its games today and where it asks
+    ``engine.compiled.new_game`` once wired to it.
+    """
 
     class Counted(engine.compiled.CompiledGame):
         __slots__ = ()
 
         def __init__(self, rules, seed):
-            made.append(seed)
+            if made is not None:
+                made.append(seed)
             super().__init__(rules, seed)
 
-    # before and after engine.match asks engine.compiled.new_game for its games
     monkeypatch.setattr(engine.match, "Game", Counted)
     monkeypatch.setattr(engine.compiled, "CompiledGame", Counted)
     monkeypatch.setattr(engine.compiled, "COMPILED", True)
+    if loop:
+        python_loop = engine.match._play_turns
+
+        def play_turns(game, *args):
+            if isinstance(game, engine.compiled.CompiledGame):
+                return engine.compiled.play_turns(game, *args)
+            return python_loop(game, *args)
+
+        monkeypatch.setattr(engine.match, "_play_turns", play_turns)
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["python-loop", "c-loop"])
+def test_the_golden_corpus_replays_observes_and_ranks_byte_for_byte_with_the_core(monkeypatch, loop):
+    import test_regression_corpus as corpus
+
+    made: list[int] = []
+    _use_core(monkeypatch, loop, made)
     entries = json.loads(corpus.CORPUS.read_text())
-    out = [(i, entry, corpus.fingerprint(entry)) for i, entry in enumerate(entries)]
-    assert len(made) == sum(e["games"] * (len(e["bots"]) if e["duplicate"] else 1) for e in entries)
-    return out
-
-
-def test_the_golden_corpus_replays_observes_and_ranks_byte_for_byte_with_the_core(monkeypatch):
-    differ = [
-        f"entry {i} (rules {entry['rules']}, bots {entry['bots']}): "
-        + ", ".join(k for k in got if got[k] != entry["expect"][k])
-        for i, entry, got in _corpus_fingerprints(monkeypatch)
-        if got != entry["expect"]
-    ]
+    differ = []
+    for i, entry in enumerate(entries):
+        got = corpus.fingerprint(entry)
+        if got != entry["expect"]:
+            changed = ", ".join(k for k in got if got[k] != entry["expect"][k])
+            differ.append(f"entry {i} (rules {entry['rules']}, bots {entry['bots']}): {changed}")
     assert not differ, "\n".join(differ[:20])
+    assert len(made) == sum(e["games"] * (len(e["bots"]) if e["duplicate"] else 1) for e in entries)
 
 
-def test_a_match_with_faulty_seats_is_the_same_match_in_both_engines(monkeypatch):
-    calls = {"n": 0}
+class Flaky:
+    """A timed seat that now and then times out, replies illegally, crashes or fails to start."""
 
-    def flaky(observation, configuration):
-        calls["n"] += 1
-        if calls["n"] % 13 == 0:
+    def __init__(self, name: str, crash_at: int = 0):
+        self.name = name
+        self.calls = 0
+        self.crash_at = crash_at
+        self.last_decision_seconds: object = None
+
+    def begin_game(self, index):
+        if index == 2 and self.name == "late":
+            raise SeatFault("timeout", "slow start")
+
+    def decide(self, observation, configuration):
+        self.calls += 1
+        self.last_decision_seconds = [0.001 * (self.calls % 7), True, None, "x", 2][self.calls % 5]
+        if self.crash_at and self.calls == self.crash_at:
+            raise SeatFault("crash", "gone")
+        if self.calls % 13 == 0:
             raise SeatFault("timeout", "slow")
-        if calls["n"] % 17 == 0:
+        if self.calls % 17 == 0:
             return {"type": "play", "card": "W"}
-        return observation["legal_actions"][-1]
+        if self.calls % 19 == 0:
+            return [1]
+        return observation["legal_actions"][self.calls % len(observation["legal_actions"])]
 
+
+@pytest.mark.parametrize("loop", [False, True], ids=["python-loop", "c-loop"])
+def test_a_match_with_faulty_timed_seats_and_a_live_hook_is_the_same_in_both_engines(monkeypatch, loop):
     def match():
-        calls["n"] = 0
-        seats = [AgentSeat(flaky, "flaky"), AgentSeat(lambda o, c: o["legal_actions"][0], "first"), AgentSeat(flaky, "f2")]
-        return play_match(Rules(players=3, max_strikes=4), seats, seed=9, deals=2, duplicate=True)
+        steps = []
 
-    pure = match()
-    monkeypatch.setattr(engine.match, "Game", engine.compiled.CompiledGame)
-    monkeypatch.setattr(engine.compiled, "COMPILED", True)
-    core = match()
+        def on_step(game, events, actions):
+            steps.append((json.dumps(game), len(events), len(actions), json.dumps(events[-3:]), json.dumps(actions[-2:])))
+
+        seats = [Flaky("flaky"), AgentSeat(lambda o, c: o["legal_actions"][0], "first"), Flaky("late"),
+                 Flaky("crash", crash_at=40)]
+        rules = Rules(players=4, max_strikes=5, jump_in=True, seven_zero=True, rounds=2)
+        result = play_match(rules, seats, seed=9, deals=2, duplicate=True, on_step=on_step)
+        return result, steps
+
+    pure, pure_steps = match()
+    _use_core(monkeypatch, loop)
+    core, core_steps = match()
     assert json.dumps(core.replay) == json.dumps(pure.replay)
-    assert core.players == pure.players
+    assert core.players == pure.players and any(p.forfeit for p in core.players)
+    assert (core.timings, core.decision_ms, core.games, core.rounds) == (
+        pure.timings, pure.decision_ms, pure.games, pure.rounds)
+    assert core_steps == pure_steps
+
+
+def test_an_infrastructure_error_goes_through_the_c_loop_untouched(monkeypatch):
+    from engine.faults import InfrastructureError
+
+    class Broken:
+        name = "broken"
+
+        def decide(self, observation, configuration):
+            raise InfrastructureError("docker gone")
+
+    _use_core(monkeypatch, loop=True)
+    with pytest.raises(InfrastructureError, match="docker gone"):
+        play_match(Rules(players=2), [Broken(), Broken()], seed=1)
 
 
 def _python(code: str, **env: str) -> subprocess.CompletedProcess:
