@@ -304,3 +304,37 @@ def test_without_the_core_the_pure_engine_plays_with_a_one_line_note():
     # asked for the core by name: an error, not a silent fallback
     forced = _python(hide + SHOW, ARENA_ENGINE="compiled")
     assert forced.returncode != 0 and "ARENA_ENGINE=compiled but the compiled core" in forced.stderr
+
+
+def test_replay_verification_and_the_environments_run_on_the_core(monkeypatch):
+    """The other places that make games (engine.replay, engine.envs) work with a CompiledGame."""
+    import engine.replay
+
+    result = play_match(Rules(players=3, jump_in=True, seven_zero=True, rounds=3),
+                        [AgentSeat(lambda o, c: o["legal_actions"][-1], "last")] * 3, seed=4, deals=2)
+    document = json.loads(json.dumps(result.replay))
+    pure_states = [engine.replay.state_at(document, 0, i) for i in (0, 30, 60)]
+    checked = engine.replay.verify(document)
+    monkeypatch.setattr(engine.replay, "Game", engine.compiled.CompiledGame)
+    assert engine.replay.verify(document) == checked > 0
+    assert [engine.replay.state_at(document, 0, i) for i in (0, 30, 60)] == pure_states
+    document["games"][1]["events"][40]["seat"] = 99
+    with pytest.raises(engine.replay.ReplayError):
+        engine.replay.verify(document)
+    pytest.importorskip("pettingzoo")
+    import engine.envs
+
+    pure_env = engine.envs.env(players=3)
+    monkeypatch.setattr(engine.envs, "Game", engine.compiled.CompiledGame)
+    core_env = engine.envs.env(players=3)
+    for e in (pure_env, core_env):
+        e.reset(seed=3)
+    for agent in pure_env.agent_iter(max_iter=500):
+        assert core_env.agent_selection == agent
+        pure_last, core_last = pure_env.last(), core_env.last()
+        assert (pure_last[0]["observation"] == core_last[0]["observation"]).all()
+        assert (pure_last[0]["action_mask"] == core_last[0]["action_mask"]).all()
+        assert pure_last[1:4] == core_last[1:4]
+        action = None if pure_last[2] or pure_last[3] else int(pure_last[0]["action_mask"].nonzero()[0][-1])
+        pure_env.step(action)
+        core_env.step(action)
