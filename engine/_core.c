@@ -26,6 +26,12 @@
 #define NEW_DICT(n) _PyDict_NewPresized(n)
 #endif
 
+/* sha256 of this file, given by the build (setup.py, deploy/Dockerfile): engine.compiled
+ * refuses a core built from another version of it (a stale build) */
+#ifndef CORE_SOURCE_SHA256
+#define CORE_SOURCE_SHA256 ""
+#endif
+
 #define DECK_SIZE 108
 #define NUM_KINDS 54
 #define MAX_SEATS 10
@@ -1796,5 +1802,6 @@ PyMODINIT_FUNC PyInit__core(void) {
     Py_INCREF(&CoreType);
     if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) return NULL;
     PyModule_AddIntConstant(m, "NUM_ACTIONS", NUM_ACTIONS);
+    PyModule_AddStringConstant(m, "SOURCE_SHA256", CORE_SOURCE_SHA256);
     return m;
 }

@@ -5,6 +5,7 @@ from typing import Any
 from engine.rules import Rules
 
 NUM_ACTIONS: int
+SOURCE_SHA256: str
 
 def set_illegal_hook(hook: Any) -> None: ...
 def stream_check(seed: str, count: int, below: int, k: int) -> tuple[list[float], int, list[int], float]: ...

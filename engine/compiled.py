@@ -25,9 +25,11 @@ error if it was not built).
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from engine.cards import COLORS
@@ -38,13 +40,30 @@ from engine.rules import Rules
 if TYPE_CHECKING:
     from engine.match import StrikeBook
 
+
+
+def stale(built_from: str, library: str, source: Path) -> str | None:
+    """Why a core built from the source with sha256 ``built_from`` must not play, or None.
+
+    A core built from another ``engine/_core.c`` than the one beside it (an install older
+    than the checkout: ``make install`` reinstalls only when pyproject.toml changes) is
+    stale. A core built without the hash, or without its source beside it, is trusted.
+    """
+    if built_from and source.exists() and hashlib.sha256(source.read_bytes()).hexdigest() != built_from:
+        return f"stale: {library} was built from another {source.name}; rebuild it: pip install -e ."
+    return None
+
+
+CORE_ERROR: str | None = None
 try:
     from engine import _core
 except ImportError as exc:  # not built: no compiler at install time, or ARENA_BUILD_CORE=0
     _core = None  # type: ignore[assignment]  # typed as the module: CompiledGame below exists only with it
-    CORE_ERROR: str | None = f"{type(exc).__name__}: {exc}"
+    CORE_ERROR = f"{type(exc).__name__}: {exc}"
 else:
-    CORE_ERROR = None
+    CORE_ERROR = stale(_core.SOURCE_SHA256, str(_core.__file__), Path(__file__).with_name("_core.c"))
+    if CORE_ERROR is not None:
+        _core = None  # type: ignore[assignment]
 
 #: ``auto``, ``pure`` or ``compiled`` (read once, at import)
 ENGINE_CHOICES = ("auto", "pure", "compiled")
@@ -54,8 +73,7 @@ if ENGINE not in ENGINE_CHOICES:
 if ENGINE == "compiled" and _core is None:
     raise RuntimeError(f"ARENA_ENGINE=compiled but the compiled core engine._core is not built ({CORE_ERROR})")
 if ENGINE == "auto" and _core is None:
-    print("engine: the compiled core is not built (no C compiler at install?); the pure-Python engine plays",
-          file=sys.stderr)
+    print(f"engine: the compiled core is not available ({CORE_ERROR}); the pure-Python engine plays", file=sys.stderr)
 
 #: True when ``new_game`` gives compiled games (for the rule sets ``supports``)
 COMPILED = _core is not None and ENGINE != "pure"

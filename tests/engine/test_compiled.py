@@ -10,6 +10,7 @@ the core are tested in subprocesses.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -338,3 +339,17 @@ def test_replay_verification_and_the_environments_run_on_the_core(monkeypatch):
         action = None if pure_last[2] or pure_last[3] else int(pure_last[0]["action_mask"].nonzero()[0][-1])
         pure_env.step(action)
         core_env.step(action)
+
+
+def test_a_core_built_from_another_source_is_stale(tmp_path):
+    source = tmp_path / "_core.c"
+    source.write_bytes(b"int x;\n")
+    digest = hashlib.sha256(b"int x;\n").hexdigest()
+    assert engine.compiled.stale(digest, "core.so", source) is None
+    assert engine.compiled.stale("", "core.so", source) is None  # built without the hash: trusted
+    assert engine.compiled.stale(digest, "core.so", tmp_path / "gone.c") is None  # no source beside it
+    source.write_bytes(b"int y;\n")
+    assert "stale: core.so was built from another _core.c; rebuild it" in engine.compiled.stale(digest, "core.so", source)
+    # the core this checkout loaded was built from the source beside it
+    assert engine.compiled._core.SOURCE_SHA256 == hashlib.sha256(
+        (ROOT / "engine" / "_core.c").read_bytes()).hexdigest()
