@@ -203,9 +203,13 @@ static void mt_init_genrand(Stream *r, uint32_t s) {
     r->index = MT_N;
 }
 
+/* init_genrand(19650218), where every init_by_array starts: computed once */
+static uint32_t MT_BASE[MT_N];
+
 static void mt_init_by_array(Stream *r, const uint32_t *key, size_t key_length) {
     uint32_t *mt = r->mt;
-    mt_init_genrand(r, 19650218U);
+    memcpy(mt, MT_BASE, sizeof MT_BASE);
+    r->index = MT_N;
     size_t i = 1, j = 0, k = MT_N > key_length ? MT_N : key_length;
     for (; k; k--) {
         mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525U)) + key[j] + (uint32_t)j;
@@ -221,24 +225,27 @@ static void mt_init_by_array(Stream *r, const uint32_t *key, size_t key_length) 
     mt[0] = 0x80000000U;
 }
 
+/* the next 32 bits; the state is twisted one word at a time as it is read (a stream
+ * here reads few words: the whole twist would cost more than the reading). Word kk's
+ * twist reads words kk + 1 (not yet twisted) and kk + M or kk + M - N (twisted
+ * already when below kk), so twisting in reading order gives MT19937's words. */
 static inline uint32_t mt_next(Stream *r) {
+    static const uint32_t mag01[2] = {0x0U, 0x9908b0dfU};
     uint32_t *mt = r->mt, y;
-    if (r->index >= MT_N) {
-        static const uint32_t mag01[2] = {0x0U, 0x9908b0dfU};
-        int kk;
-        for (kk = 0; kk < MT_N - MT_M; kk++) {
-            y = (mt[kk] & 0x80000000U) | (mt[kk + 1] & 0x7fffffffU);
-            mt[kk] = mt[kk + MT_M] ^ (y >> 1) ^ mag01[y & 1U];
-        }
-        for (; kk < MT_N - 1; kk++) {
-            y = (mt[kk] & 0x80000000U) | (mt[kk + 1] & 0x7fffffffU);
-            mt[kk] = mt[kk + (MT_M - MT_N)] ^ (y >> 1) ^ mag01[y & 1U];
-        }
+    int kk = r->index;
+    if (kk >= MT_N) kk = 0;
+    if (kk < MT_N - MT_M) {
+        y = (mt[kk] & 0x80000000U) | (mt[kk + 1] & 0x7fffffffU);
+        mt[kk] = mt[kk + MT_M] ^ (y >> 1) ^ mag01[y & 1U];
+    } else if (kk < MT_N - 1) {
+        y = (mt[kk] & 0x80000000U) | (mt[kk + 1] & 0x7fffffffU);
+        mt[kk] = mt[kk + (MT_M - MT_N)] ^ (y >> 1) ^ mag01[y & 1U];
+    } else {
         y = (mt[MT_N - 1] & 0x80000000U) | (mt[0] & 0x7fffffffU);
         mt[MT_N - 1] = mt[MT_M - 1] ^ (y >> 1) ^ mag01[y & 1U];
-        r->index = 0;
     }
-    y = mt[r->index++];
+    r->index = kk + 1;
+    y = mt[kk];
     y ^= y >> 11;
     y ^= (y << 7) & 0x9d2c5680U;
     y ^= (y << 15) & 0xefc60000U;
@@ -1736,6 +1743,11 @@ static struct PyModuleDef core_module = {
 static PyObject *intern(const char *text) { return PyUnicode_InternFromString(text); }
 
 PyMODINIT_FUNC PyInit__core(void) {
+    {
+        static Stream base;
+        mt_init_genrand(&base, 19650218U);
+        memcpy(MT_BASE, base.mt, sizeof MT_BASE);
+    }
     /* the card tables, as engine.cards builds them */
     for (int k = 0; k < 52; k++) {
         KIND_COLOR[k] = (int8_t)(k / 13);
