@@ -1552,22 +1552,26 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
             if (!r) { Py_DECREF(observation); goto done; }
             Py_DECREF(r);
         }
-        PyObject *seat = PyList_GET_ITEM(seats, b);
-        PyObject *decide_args[3] = {seat, observation, PyList_GET_ITEM(configs, b)};
+        /* strong references: a seat may change the lists it was not given while it decides */
+        PyObject *seat = Py_NewRef(PyList_GET_ITEM(seats, b)), *config = Py_NewRef(PyList_GET_ITEM(configs, b));
+        PyObject *decide_args[3] = {seat, observation, config};
         PyObject *action = PyObject_VectorcallMethod(S_decide, decide_args, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
         Py_DECREF(observation);
+        Py_DECREF(config);
         PyObject *fault = NULL;
         if (!action) {
-            if (!PyErr_ExceptionMatches(seat_fault)) goto done;
+            if (!PyErr_ExceptionMatches(seat_fault)) { Py_DECREF(seat); goto done; }
             PyObject *type, *tb;
             PyErr_Fetch(&type, &fault, &tb);
             PyErr_NormalizeException(&type, &fault, &tb);
             Py_XDECREF(type);
             Py_XDECREF(tb);
-            if (!fault) goto done;
+            if (!fault) { Py_DECREF(seat); goto done; }
         }
         PyObject *seconds;
-        if (LOOKUP_ATTR(seat, S_seconds, &seconds) < 0) { Py_XDECREF(action); Py_XDECREF(fault); goto done; }
+        int looked = LOOKUP_ATTR(seat, S_seconds, &seconds);
+        Py_DECREF(seat);
+        if (looked < 0) { Py_XDECREF(action); Py_XDECREF(fault); goto done; }
         int appended;
         if (seconds == NULL || seconds == Py_None) {
             appended = PyList_Append(times, Py_None);
