@@ -64,6 +64,11 @@ class BotVersion(models.Model):
     #: the validation's plan and results, one run per configuration (validation.configurations):
     #: [{"label": "4 seats", "match": id, "status": "pending|passed|failed", "reason": ""}]
     validation_runs = models.JSONField(default=list, blank=True)
+    #: the newest validation match of this version (a Match id: bots sits below matches, so no foreign
+    #: key), set by validation.services when it queues one; lists read it instead of the version's seats
+    validation_match_id = models.PositiveBigIntegerField(
+        null=True, blank=True, editable=False, help_text="id of the version's newest validation match, or null"
+    )
 
     class Meta:
         ordering = ["bot", "-number"]

@@ -46,14 +46,9 @@ class VersionListView(generics.ListCreateAPIView):
     def get_queryset(self):
         return bot_selectors.bot_versions(self.get_bot()).select_related("bot__owner")
 
-    def get_serializer_context(self):
-        return {**super().get_serializer_context(), "validation_matches": None}
-
     def list(self, request, *args, **kwargs):
         page = self.paginate_queryset(self.get_queryset())
-        context = self.get_serializer_context()
-        context["validation_matches"] = match_selectors.validation_matches(v.pk for v in page)
-        body = s.VersionSerializer(page, many=True, context=context).data
+        body = s.VersionSerializer(page, many=True, context=self.get_serializer_context()).data
         record_log_reads(request, page, body)
         return self.get_paginated_response(body)
 

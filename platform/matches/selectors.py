@@ -427,16 +427,6 @@ def match_rating_changes(match: Match) -> dict[int, object]:
     return reader(match) if reader is not None else {}
 
 
-def validation_matches(version_ids) -> dict[int, int]:
-    """Version id -> id of its latest validation match, for the given versions."""
-    rows = (
-        MatchSeat.objects.filter(bot_version_id__in=list(version_ids), match__kind="validation")
-        .order_by("match_id")
-        .values_list("bot_version_id", "match_id")
-    )
-    return dict(rows)  # later rows (newer matches) win
-
-
 def match_query(*, bot=None, ladder=None, tournament=None, status=None, kind=None):
     """Matches for the API list: ``bot`` an id, ``ladder`` and ``tournament`` slugs; unknown ones match none.
 

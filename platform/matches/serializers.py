@@ -46,10 +46,7 @@ class VersionSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(NULLABLE_INT)
     def get_validation_match(self, version: BotVersion) -> int | None:
-        known = self.context.get("validation_matches")
-        if known is not None:
-            return known.get(version.pk)
-        return match_selectors.validation_matches([version.pk]).get(version.pk)
+        return version.validation_match_id  # stored on the version when validation queues a match
 
     @extend_schema_field(NULLABLE_STR)
     def get_source(self, version: BotVersion) -> str | None:

@@ -13,10 +13,8 @@ def can_revalidate(version: BotVersion) -> bool:
     failed = next((run for run in version.validation_runs or [] if run.get("status") == "failed"), None)
     if failed is not None:  # the configuration that rejected it: did the platform fail that match?
         return Match.objects.filter(pk=failed["match"], status=Match.Status.FAILED).exists()
-    last = (
-        Match.objects.filter(kind=Match.Kind.VALIDATION, seats__bot_version=version)
-        .order_by("-queued_at", "-pk")
-        .values_list("status", flat=True)
-        .first()
-    )
+    if version.validation_match_id is None:
+        return False
+    # the version's newest validation match, stored on it: one row whatever its history
+    last = Match.objects.filter(pk=version.validation_match_id).values_list("status", flat=True).first()
     return last == Match.Status.FAILED

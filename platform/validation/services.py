@@ -57,6 +57,9 @@ def _queue_waiting(version: BotVersion, runs: list[dict]) -> tuple[list[dict], l
             created.append(match)
             room -= 1
         queued.append(run)
+    if created:  # the version's newest validation match, read by lists instead of its seats
+        version.validation_match_id = created[-1].pk
+        BotVersion.objects.filter(pk=version.pk).update(validation_match_id=version.validation_match_id)
     return queued, created
 
 
@@ -69,13 +72,12 @@ def _legacy_rules(runs_of: dict[int, list[dict]]) -> dict[int, dict]:
 
 def _validated_by_platform(version_ids: list[int]) -> set[int]:
     """Of the versions without a plan, those the platform validated (the single validation match
-    of the time before plans): one query."""
+    of the time before plans): one query on the versions' own rows (``validation_match_id``), never
+    their seats, so it costs the same whatever their history."""
     if not version_ids:
         return set()
     return set(
-        # order_by(): without it the match's default order joins the DISTINCT (one row per seat)
-        MatchSeat.objects.filter(bot_version_id__in=version_ids, match__kind="validation")
-        .order_by().values_list("bot_version_id", flat=True).distinct()
+        BotVersion.objects.filter(pk__in=version_ids, validation_match_id__isnull=False).values_list("pk", flat=True)
     )
 
 
