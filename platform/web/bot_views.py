@@ -178,7 +178,8 @@ def version_detail(request, bot_id: int, number: int):
             "is_owner": selectors.user_is_owner(request.user, bot),
             "can_view_log": can_view_log,
             "can_view_source": selectors.can_view_source(request.user, bot),
-            "playing": selectors.bot_playing_version(bot),
+            # which version plays (the page says whether this one does): never its upload's bytes
+            "playing": selectors.bot_playing_versions([bot], only=()).get(bot.pk),
             "matches": match_list(version=version, limit=RECENT_MATCHES),
             "can_revalidate": validation_selectors.can_revalidate(version),
             "stats": bot_stats.version_stats(version),

@@ -1,8 +1,17 @@
 """``manage.py load_bench``: every page and API list or detail a visitor meets, timed against a running server.
 
 The paths come from the database the command is pointed at (the server's own): the biggest
-ladder, a bot on it with its version, the newest finished match, the match list's first and
-deepest pages, a round robin and the biggest Swiss tournament. Each round requests every path
+ladder and its most played entry (the ladder's pages of a bot), the busiest bot with its newest
+version (the bot's and version's pages and API), the newest finished match, the match list's first
+and deepest pages, a round robin and the biggest Swiss tournament.
+
+The bot's pages are the busiest bot's (most seats) on purpose: their lists are bounded (20 matches
+on the bot's and the version's page, 50 in ``/api/matches/?bot=``), so a bot with fewer seats than
+that shows fewer rows in a small database than in a big one and its pages seem to grow with the
+history when only their row count does (session 12: the ladder's most played entry had 26 seats at
+10,000 matches and 776 at 200,000). The busiest bot fills them at 10,000 matches already (88 seats
+in the seeded 10k database), so the 10k and 200k figures compare the same rows. ``--bot ID`` times
+another bot's pages (the old choice: ``--bot`` the ladder entry's bot) to show the numbers both ways. Each round requests every path
 once, then the trivial view (``/healthz``) once, so the baseline sees the same load as the pages
 (interleaved); the run stops after ``requests`` rounds or ``seconds``, whichever comes first.
 Only loopback addresses are ever requested.
@@ -47,8 +56,22 @@ def check_url(url: str) -> tuple[str, int]:
     return host, parts.port or 80
 
 
-def discover_paths() -> list[tuple[str, str]]:
-    """(label, path) of every page and API list and detail a user meets, with real ids."""
+def busiest_bot_id() -> int | None:
+    """The bot with the most seats (ties: the lowest id), whose bounded match lists are full. One
+    GROUP BY over the seats' (bot, ...) index: a few hundred ms at 200,000 matches, once a run."""
+    from django.db.models import Count
+
+    from matches.models import MatchSeat
+
+    return (
+        MatchSeat.objects.filter(bot__isnull=False).values("bot").annotate(n=Count("pk"))
+        .order_by("-n", "bot").values_list("bot", flat=True).first()
+    )
+
+
+def discover_paths(bot_id: int | None = None) -> list[tuple[str, str]]:
+    """(label, path) of every page and API list and detail a user meets, with real ids; the bot's
+    pages are ``bot_id``'s, else the busiest bot's (``busiest_bot_id``: see the module's docstring)."""
     from django.db.models import Count
     from django.urls import reverse
 
@@ -63,10 +86,15 @@ def discover_paths() -> list[tuple[str, str]]:
     entry = (
         LadderEntry.objects.filter(ladder=ladder).order_by("-matches_played", "pk").first() if ladder else None
     )
-    version = BotVersion.objects.filter(bot_id=entry.bot_id).order_by("-number").first() if entry else \
-        BotVersion.objects.order_by("-pk").first()
+    if bot_id is None:
+        bot_id = busiest_bot_id() or (entry.bot_id if entry else None)
+    version = (
+        BotVersion.objects.filter(bot_id=bot_id).order_by("-number").first() if bot_id is not None
+        else BotVersion.objects.order_by("-pk").first()
+    )
     if match is None or version is None:
-        raise BenchError("the database has no finished match or no bot version: run seed_scale first")
+        raise BenchError("the database has no finished match or no bot version (or no bot of that id): "
+                         "run seed_scale first")
     bot_id = version.bot_id
     swiss = (
         Tournament.objects.filter(format=Tournament.Format.SWISS).annotate(n=Count("entries"))
@@ -219,10 +247,12 @@ def count_queries(paths: list[tuple[str, str]], host: str) -> dict[str, int | st
     return counts
 
 
-def run(url: str, *, requests: int = 20, seconds: float = 120.0, paths=None, progress=None) -> dict:
-    """Time every path against the server at ``url``; returns the report."""
+def run(url: str, *, requests: int = 20, seconds: float = 120.0, paths=None, progress=None,
+        bot: int | None = None) -> dict:
+    """Time every path against the server at ``url`` (``paths``, else ``discover_paths(bot)``);
+    returns the report."""
     host, port = check_url(url)
-    paths = paths or discover_paths()
+    paths = paths or discover_paths(bot)
     status, _, _ = _get(host, port, TRIVIAL)
     if status != 200:
         raise BenchError(f"{url}{TRIVIAL} answered {status or 'nothing'}: is the server running?")

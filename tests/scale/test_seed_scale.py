@@ -110,3 +110,21 @@ def test_the_ladder_work_bench_refuses_a_database_with_real_users(db, django_use
     django_user_model.objects.create_user("someone", password="a real password 1")
     with pytest.raises(CommandError, match="real users"):
         call_command("load_bench", only_ladder_work=True, stdout=StringIO())
+
+
+def test_load_bench_times_the_busiest_bots_pages_so_their_lists_are_full_or_the_bot_it_is_given(db):
+    from bots.models import Bot
+    from django.db.models import Count
+
+    call_command("seed_scale", bots=6, matches=40, ladders=1, tournaments=0, stdout=StringIO())
+    seats = dict(Bot.objects.annotate(n=Count("versions__seats")).values_list("pk", "n"))
+    busiest = max(seats, key=lambda pk: (seats[pk], -pk))
+    assert loadbench.busiest_bot_id() == busiest
+    paths = dict(loadbench.discover_paths())
+    assert paths["bot"] == f"/bots/{busiest}/" and paths["api matches bot"] == f"/api/matches/?bot={busiest}"
+    quietest = min(seats, key=lambda pk: (seats[pk], pk))
+    assert seats[quietest] < seats[busiest]
+    paths = dict(loadbench.discover_paths(quietest))
+    assert paths["bot"] == f"/bots/{quietest}/" and paths["api versions"] == f"/api/bots/{quietest}/versions/"
+    with pytest.raises(loadbench.BenchError, match="no bot of that id"):
+        loadbench.discover_paths(10**9)

@@ -30,6 +30,10 @@ class Command(BaseCommand):
             "seeded databases only)",
         )
         parser.add_argument("--only-ladder-work", action="store_true", help="the ladder work alone, no server")
+        parser.add_argument(
+            "--bot", type=int, default=None,
+            help="the bot whose pages are timed (default: the busiest bot, whose match lists are full)",
+        )
 
     def handle(self, *args, **options):
         if options["requests"] < 1 or options["seconds"] <= 0:
@@ -40,7 +44,7 @@ class Command(BaseCommand):
             try:
                 report = loadbench.run(
                     options["url"], requests=options["requests"], seconds=options["seconds"],
-                    progress=lambda done, _total: bar.update(done),
+                    progress=lambda done, _total: bar.update(done), bot=options["bot"],
                 )
             except loadbench.BenchError as exc:
                 raise CommandError(str(exc)) from None
