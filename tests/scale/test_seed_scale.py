@@ -113,8 +113,9 @@ def test_the_ladder_work_bench_refuses_a_database_with_real_users(db, django_use
 
 
 def test_load_bench_times_the_busiest_bots_pages_so_their_lists_are_full_or_the_bot_it_is_given(db):
-    from bots.models import Bot
     from django.db.models import Count
+
+    from bots.models import Bot
 
     call_command("seed_scale", bots=6, matches=40, ladders=1, tournaments=0, stdout=StringIO())
     seats = dict(Bot.objects.annotate(n=Count("versions__seats")).values_list("pk", "n"))
