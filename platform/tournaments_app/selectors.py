@@ -13,7 +13,6 @@ from django.db.models import (
     IntegerField,
     Max,
     OuterRef,
-    Prefetch,
     Q,
     QuerySet,
     Subquery,
@@ -28,7 +27,7 @@ from tournaments.schedule import meeting_counts
 from tournaments.standings import crosstable
 from tournaments.tables import table_sizes
 
-from .models import Entry, Table, TableSeat, Tournament, TournamentEvent, TournamentRound
+from .models import Entry, Table, TableSeat, Tournament, TournamentEvent
 from .services import (
     history,
     redact_seed,
@@ -262,8 +261,14 @@ class Crosstable:
         return self.page < self.pages
 
 
+def crosstable_page(rows: list[StandingRow], page: int, *, size: int | None = None) -> int:
+    """The crosstable page ``tournament_crosstable`` shows for the asked ``page`` (past the end: the last)."""
+    size = CROSSTABLE_PAGE_SIZE if size is None else size
+    return min(max(1, page), max(1, -(-len(rows) // size)))
+
+
 def tournament_crosstable(tournament: Tournament, rows: list[StandingRow], *, page: int = 1,
-                          size: int = CROSSTABLE_PAGE_SIZE) -> Crosstable | None:
+                          size: int | None = None) -> Crosstable | None:
     """Two-seat events: per standings row of the page, its results against every row (``1``, ``=``, ``0``).
 
     A page holds ``size`` rows against all columns, so a large field's page stays a few thousand
@@ -272,8 +277,9 @@ def tournament_crosstable(tournament: Tournament, rows: list[StandingRow], *, pa
         return None
     results = _computed(tournament)["cells"]
     glyph = {Fraction(1): "1", Fraction(1, 2): "½", Fraction(0): "0"}
+    size = CROSSTABLE_PAGE_SIZE if size is None else size
     pages = max(1, -(-len(rows) // size))
-    page = min(max(1, page), pages)
+    page = crosstable_page(rows, page, size=size)
     start = (page - 1) * size
     out = []
     for row in rows[start : start + size]:
@@ -288,18 +294,80 @@ def tournament_crosstable(tournament: Tournament, rows: list[StandingRow], *, pa
     return Crosstable(out, len(rows), start + 1, page, pages)
 
 
-#: what a tournament's rounds read of their matches: the id and the status (a match row holds its
-#: replay, megabytes over a field, and a dozen columns the rounds never show)
-ROUND_MATCH_FIELDS = ("match__id", "match__status")
-
-
 #: rounds the tournament page shows at once (the newest); each older one is a page of its own
 ROUNDS_SHOWN = 2
 
 
+def digest(*parts) -> str:
+    """A short name for what ``parts`` hold (their ``repr``): a cache key made of what a page or
+    answer shows, so that any change of it is a new key."""
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+
+
+def entries_digest(entries: list[Entry]) -> str:
+    """A name for what the page and the API show of ``entries`` (as read by ``tournament_entries``):
+    name, bot and owner, version, status and seeding of each."""
+    return digest([
+        (e.pk, e.name, e.bot_id, e.bot.owner_id, e.version_id, e.version.number if e.version_id else None, e.status,
+         e.seed_position, e.seed_rating)
+        for e in entries
+    ])
+
+
+@dataclass(frozen=True)
+class SeatShown:
+    """A seat of a table as the rounds show it: the entry (an ``Entry``), its rank, game points, forfeit."""
+
+    seat: int
+    entry: Entry
+    rank: int | None
+    score: float | None
+    forfeited: bool
+
+
+@dataclass(frozen=True)
+class TableShown:
+    """A table of a round (or a bye): its number, whether its result is in, its current match's id and
+    status (None: no match), and its seats in seat order."""
+
+    number: int
+    bye: bool
+    done: bool
+    match_id: int | None
+    match_status: str | None
+    seats: list[SeatShown]
+
+
+@dataclass(frozen=True)
+class RoundShown:
+    number: int
+    status: str
+    explanation: list[str]
+    tables: list[TableShown]  # in table order, byes last
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """Rounds as read for a page or an answer, newest first, and ``key``: a name for everything they
+    show (every value read, and the seated entries' names), so a new result, a rerun's match, a match
+    that starts or a new round is a new key: what shows them may be cached under it."""
+
+    rounds: list[RoundShown]
+    key: str
+
+    def __iter__(self):
+        return iter(self.rounds)
+
+    def __getitem__(self, index):
+        return self.rounds[index]
+
+    def __len__(self) -> int:
+        return len(self.rounds)
+
+
 def tournament_rounds_shown(
     tournament: Tournament, choice: str | None, entries: list[Entry] | None = None
-) -> tuple[list[TournamentRound], list[int]]:
+) -> tuple[Rounds, list[int]]:
     """The rounds the page shows (round ``choice`` when it is one, else the ``ROUNDS_SHOWN`` newest)
     and the numbers of every paired round, newest first, for the links to the others."""
     numbers = list(range(tournament.current_round, 0, -1))  # rounds are paired 1, 2, ... current
@@ -312,29 +380,40 @@ def tournament_rounds_shown(
 
 def tournament_rounds(
     tournament: Tournament, *, numbers: list[int] | None = None, entries: list[Entry] | None = None
-) -> list[TournamentRound]:
-    """Rounds (only ``numbers`` when given), newest first, with their tables (and byes), seats (in seat order) and
-    matches (their id and status).
+) -> Rounds:
+    """Rounds (only ``numbers`` when given), newest first, with their tables (and byes), seats (in seat
+    order) and matches (their id and status), in three queries of plain values whatever the field.
 
     ``entries``: every entry of the tournament when already read (``tournament_entries``); each seat's
-    ``entry`` is then that object rather than a row joined again per seat (a 64-entry Swiss shows 128
-    seats a page, its API 384)."""
-    seats = TableSeat.objects.order_by("seat")
+    ``entry`` is one of them (a 64-entry Swiss shows 128 seats a page, its API 384)."""
     if entries is None:
-        seats = seats.select_related("entry")
-    tables = (
-        Table.objects.select_related("match").only("round", "number", "bye", "done", "match", *ROUND_MATCH_FIELDS)
-        .prefetch_related(Prefetch("seats", queryset=seats))
-    )
-    rounds = tournament.round_set.all() if numbers is None else tournament.round_set.filter(number__in=numbers)
-    shown = list(rounds.prefetch_related(Prefetch("tables", queryset=tables.order_by("number"))).order_by("-number"))
-    if entries is not None:
-        by_pk = {entry.pk: entry for entry in entries}
-        for round_ in shown:
-            for table in round_.tables.all():
-                for seat in table.seats.all():
-                    seat.entry = by_pk[seat.entry_id]
-    return shown
+        entries = list(tournament_entries(tournament))
+    rounds = tournament.round_set.order_by("-number")
+    if numbers is not None:
+        rounds = rounds.filter(number__in=numbers)
+    round_rows = list(rounds.values_list("pk", "number", "status", "explanation"))
+    ids = [row[0] for row in round_rows]
+    table_rows = list(
+        Table.objects.filter(round__in=ids).order_by("round", "number")
+        .values_list("pk", "round", "number", "bye", "done", "match", "match__status")
+    ) if ids else []
+    seat_rows = list(
+        TableSeat.objects.filter(table__round__in=ids).order_by("table", "seat")
+        .values_list("table", "seat", "entry", "rank", "score", "forfeited")
+    ) if ids else []
+    by_pk = {entry.pk: entry for entry in entries}
+    seats: dict[int, list[SeatShown]] = {}
+    for table, seat, entry, rank, score, forfeited in seat_rows:
+        seats.setdefault(table, []).append(SeatShown(seat, by_pk[entry], rank, score, forfeited))
+    tables: dict[int, list[TableShown]] = {}
+    for pk, round_pk, number, bye, done, match, status in table_rows:
+        tables.setdefault(round_pk, []).append(TableShown(number, bye, done, match, status, seats.get(pk, [])))
+    shown = [
+        RoundShown(number, status, list(explanation or ()), tables.get(pk, []))
+        for pk, number, status, explanation in round_rows
+    ]
+    names = sorted({(seat[2], by_pk[seat[2]].name) for seat in seat_rows})
+    return Rounds(shown, digest(tournament.pk, round_rows, table_rows, seat_rows, names))
 
 
 @dataclass(frozen=True)
