@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
 
+from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db.models import (
     Count,
@@ -157,10 +158,8 @@ def _results_stamp(tournament: Tournament, entries: list[Entry]) -> str:
     """What the standings are computed from: the done tables and byes (how many, the sum of their match
     ids: a rerun's new match changes it, the last one), in one query, and the ``entries`` (all of
     the tournament's, as read for the page) that left."""
-    row = Tournament.objects.filter(pk=tournament.pk).aggregate(
-        done=Count("round_set__tables", filter=Q(round_set__tables__done=True)),
-        ids=Sum("round_set__tables__match_id", filter=Q(round_set__tables__done=True)),
-        last=Max("round_set__tables__pk", filter=Q(round_set__tables__done=True)),
+    row = Table.objects.filter(round__tournament=tournament, done=True).aggregate(
+        done=Count("pk"), ids=Sum("match_id"), last=Max("pk")
     )
     left = sorted((e.pk, e.status) for e in entries if e.status != Entry.Status.ACTIVE)
     return f"{row['done']}.{row['ids']}.{row['last']}.{left}"
@@ -429,10 +428,11 @@ class LogLine:
 def tournament_events(tournament: Tournament, user=None, limit: int = 200) -> list[LogLine]:
     """The log, newest first; the seed's number is hidden from whoever may not see it yet (``seed_visible``)."""
     reveal = seed_visible(tournament, user)
-    events: QuerySet[TournamentEvent] = tournament.events.select_related("actor").order_by("-at", "-pk")[:limit]
+    username = f"actor__{get_user_model().USERNAME_FIELD}"
+    events = tournament.events.order_by("-at", "-pk").values_list("at", "actor", username, "action", "message")
     return [
-        LogLine(event.at, event.who, event.action, event.message if reveal else redact_seed(event.message))
-        for event in events
+        LogLine(at, TournamentEvent.who_of(actor, username), action, message if reveal else redact_seed(message))
+        for at, actor, username, action, message in events[:limit]
     ]
 
 
@@ -491,7 +491,9 @@ def round_robin_pair_coverage(tournament: Tournament) -> PairCoverage | None:
 
 
 def tournament_entries(tournament: Tournament) -> QuerySet[Entry]:
-    return tournament.entries.select_related("bot__owner", "version").defer(*version_deferred("version")).order_by("pk")
+    """Every entry of the tournament with its bot and version (what pages and the API show of them:
+    the owner is the bot's ``owner_id``, the version without its upload and logs)."""
+    return tournament.entries.select_related("bot", "version").defer(*version_deferred("version")).order_by("pk")
 
 
 def can_organize(user) -> bool:

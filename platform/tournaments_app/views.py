@@ -31,7 +31,7 @@ def tournament_detail(request, slug: str):
     """A tournament's page. What it shows of the results, the rounds, the entries and the log is
     rendered once per state and kept (``{% cache %}``) under a name of what it shows (``*_key``): the
     same for every visitor until a result, a match, a round, an entry or an event changes it."""
-    tournament = get_object_or_404(selectors.tournament_list(), slug=slug)  # with the counts of its progress
+    tournament = get_object_or_404(Tournament.objects.select_related("seed_ladder"), slug=slug)
     entries = list(selectors.tournament_entries(tournament))  # read once: standings, seeding, owners
     standings = selectors.tournament_standings(tournament, entries)
     organizer = selectors.can_organize(request.user)
@@ -45,7 +45,9 @@ def tournament_detail(request, slug: str):
         {
             "tournament": tournament,
             "rules_changed": selectors.rules_changed(tournament.rules),
-            "progress": selectors.counted_progress(tournament),
+            "progress": selectors.tournament_progress(
+                tournament, active=sum(entry.status == Entry.Status.ACTIVE for entry in entries)
+            ),
             "standings": standings,
             "podium": selectors.tournament_podium(tournament, standings),
             "tie_break_titles": [selectors.TIE_BREAK_TITLES.get(tb, tb) for tb in tournament.tie_breaks],
