@@ -18,7 +18,7 @@ from ladders.serializers import BotOnLadderSerializer
 from . import selectors as tournament_selectors
 from . import serializers as s
 from . import services as tournament_services
-from .models import Tournament
+from .models import Entry, Tournament
 
 
 def _tournament(slug: str) -> Tournament:
@@ -44,11 +44,15 @@ def _tournament_body(tournament: Tournament) -> dict:
     the entries as read, every value of the rounds), so a result, a rerun, a match that starts, a new
     round or a withdrawal is the next answer at once."""
     body = s.TournamentSerializer(tournament).data
-    body["progress"] = tournament_selectors.tournament_progress(tournament).as_dict()
     entries = list(tournament_selectors.tournament_entries(tournament))  # read once for all three
+    counts = tournament_selectors.table_counts(tournament)  # read once: progress and the standings' key
+    body["progress"] = tournament_selectors.tournament_progress(
+        tournament, done=counts.done, paired=counts.paired,
+        active=sum(entry.status == Entry.Status.ACTIVE for entry in entries),
+    ).as_dict()
     rounds = tournament_selectors.tournament_rounds(tournament, entries=entries)
     key = "api-tournament-lists:" + tournament_selectors.digest(
-        tournament_selectors.tournament_results_key(tournament, entries),
+        tournament_selectors.tournament_results_key(tournament, entries, counts),
         tournament_selectors.entries_digest(entries),
         rounds.key,
     )
@@ -57,7 +61,7 @@ def _tournament_body(tournament: Tournament) -> dict:
         lists = {
             "entries": s.TournamentEntrySerializer(entries, many=True).data,
             "standings": s.TournamentStandingSerializer(
-                tournament_selectors.tournament_standings(tournament, entries), many=True
+                tournament_selectors.tournament_standings(tournament, entries, counts), many=True
             ).data,
             "rounds": s.RoundSerializer(rounds, many=True).data,
         }

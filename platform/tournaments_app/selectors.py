@@ -109,7 +109,8 @@ class Progress:
 
 def tournament_progress(tournament: Tournament, *, done: int | None = None, paired: int | None = None,
                         active: int | None = None) -> Progress:
-    """How far the tournament is; pass the counts when already annotated (tournament_list)."""
+    """How far the tournament is; pass the counts when already read (annotated by tournament_list, or
+    ``table_counts``)."""
     if done is None or paired is None:
         counts = Table.objects.filter(round__tournament=tournament, bye=False).aggregate(
             done=Count("pk", filter=Q(done=True)), paired=Count("pk")
@@ -154,18 +155,36 @@ class StandingRow:
 STANDINGS_CACHE_SECONDS = 600
 
 
-def _results_stamp(tournament: Tournament, entries: list[Entry]) -> str:
-    """What the standings are computed from: the done tables and byes (how many, the sum of their match
-    ids: a rerun's new match changes it, the last one), in one query, and the ``entries`` (all of
-    the tournament's, as read for the page) that left."""
-    row = Table.objects.filter(round__tournament=tournament, done=True).aggregate(
-        done=Count("pk"), ids=Sum("match_id"), last=Max("pk")
+@dataclass(frozen=True)
+class TableCounts:
+    """A tournament's tables counted in one query: its matches ``done`` and ``paired`` (byes left out:
+    the progress) and what its standings are computed from, the done tables and byes (``results``: how
+    many, the sum of their match ids: a rerun's new match changes it, and the last one)."""
+
+    done: int
+    paired: int
+    results: str
+
+
+def table_counts(tournament: Tournament) -> TableCounts:
+    done = Q(done=True)
+    row = Table.objects.filter(round__tournament=tournament).aggregate(
+        matches_done=Count("pk", filter=Q(done=True, bye=False)), matches_paired=Count("pk", filter=Q(bye=False)),
+        results=Count("pk", filter=done), ids=Sum("match_id", filter=done), last=Max("pk", filter=done),
     )
+    return TableCounts(row["matches_done"], row["matches_paired"], f"{row['results']}.{row['ids']}.{row['last']}")
+
+
+def _results_stamp(tournament: Tournament, entries: list[Entry], counts: TableCounts | None = None) -> str:
+    """What the standings are computed from: the done tables and byes (``TableCounts.results``; pass
+    ``counts`` when already read) and the ``entries`` (all of the tournament's, as read for the page)
+    that left."""
+    counts = table_counts(tournament) if counts is None else counts
     left = sorted((e.pk, e.status) for e in entries if e.status != Entry.Status.ACTIVE)
-    return f"{row['done']}.{row['ids']}.{row['last']}.{left}"
+    return f"{counts.results}.{left}"
 
 
-def _computed(tournament: Tournament, entries: list[Entry] | None = None) -> dict:
+def _computed(tournament: Tournament, entries: list[Entry] | None = None, counts: TableCounts | None = None) -> dict:
     """The tournament's standings lines and two-seat crosstable cells, computed once per set of
     results: cached under the tournament, its settings and ``_results_stamp`` (so a new result, a
     rerun or a withdrawal is a new key), and kept on the object for the rest of the request.
@@ -178,7 +197,7 @@ def _computed(tournament: Tournament, entries: list[Entry] | None = None) -> dic
     settings_key = (tournament.status, tournament.current_round, tuple(tournament.tie_breaks), tournament.seats,
                     repr(sorted(tournament.rules.items())))
     key = "tournament-standings:" + hashlib.sha256(
-        f"{tournament.pk}|{settings_key}|{_results_stamp(tournament, entries)}".encode()
+        f"{tournament.pk}|{settings_key}|{_results_stamp(tournament, entries, counts)}".encode()
     ).hexdigest()
     known = cache.get(key)
     if known is None:
@@ -192,13 +211,16 @@ def _computed(tournament: Tournament, entries: list[Entry] | None = None) -> dic
     return known
 
 
-def tournament_results_key(tournament: Tournament, entries: list[Entry] | None = None) -> str:
+def tournament_results_key(tournament: Tournament, entries: list[Entry] | None = None,
+                           counts: TableCounts | None = None) -> str:
     """A name for the tournament's standings and crosstable as they are now: the computed standings'
     cache key once it has started (a new result, rerun, withdrawal or change of settings is a new
-    name), else one name for "not started". The page caches their rendered tables under it."""
+    name), else one name for "not started". The page caches their rendered tables under it.
+
+    ``counts``: the tournament's ``table_counts`` when already read."""
     if tournament.started_at is None:
         return f"{tournament.pk}:not-started"
-    _computed(tournament, entries)
+    _computed(tournament, entries, counts)
     return tournament._computed_key
 
 
@@ -214,10 +236,12 @@ def tournament_podium(tournament: Tournament, standings: list[StandingRow]) -> l
     return [row for row in standings if row.rank <= PODIUM_PLACES and row.status != "disqualified"]
 
 
-def tournament_standings(tournament: Tournament, entries: list[Entry] | None = None) -> list[StandingRow]:
+def tournament_standings(tournament: Tournament, entries: list[Entry] | None = None,
+                         counts: TableCounts | None = None) -> list[StandingRow]:
     """The standings table: rank, entry, points, each tie-break in order, games played, byes, status.
 
-    ``entries``: the tournament's entries when already read (``tournament_entries``)."""
+    ``entries``: the tournament's entries when already read (``tournament_entries``); ``counts``: its
+    ``table_counts``."""
     if tournament.started_at is None:
         return []
     entries = list(tournament_entries(tournament)) if entries is None else entries
@@ -228,7 +252,7 @@ def tournament_standings(tournament: Tournament, entries: list[Entry] | None = N
             tie_breaks=[fmt(line.tie_breaks.get(tb)) for tb in tournament.tie_breaks],
             played=line.played, byes=line.byes, status=line.status,
         )
-        for line in _computed(tournament, entries)["lines"]
+        for line in _computed(tournament, entries, counts)["lines"]
     ]
 
 

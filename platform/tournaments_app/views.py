@@ -33,7 +33,8 @@ def tournament_detail(request, slug: str):
     same for every visitor until a result, a match, a round, an entry or an event changes it."""
     tournament = get_object_or_404(Tournament.objects.select_related("seed_ladder"), slug=slug)
     entries = list(selectors.tournament_entries(tournament))  # read once: standings, seeding, owners
-    standings = selectors.tournament_standings(tournament, entries)
+    counts = selectors.table_counts(tournament)  # read once: progress and the standings' key
+    standings = selectors.tournament_standings(tournament, entries, counts)
     organizer = selectors.can_organize(request.user)
     rounds, round_numbers = selectors.tournament_rounds_shown(tournament, request.GET.get("round"), entries)
     events = selectors.tournament_events(tournament, request.user)
@@ -46,7 +47,8 @@ def tournament_detail(request, slug: str):
             "tournament": tournament,
             "rules_changed": selectors.rules_changed(tournament.rules),
             "progress": selectors.tournament_progress(
-                tournament, active=sum(entry.status == Entry.Status.ACTIVE for entry in entries)
+                tournament, done=counts.done, paired=counts.paired,
+                active=sum(entry.status == Entry.Status.ACTIVE for entry in entries),
             ),
             "standings": standings,
             "podium": selectors.tournament_podium(tournament, standings),
@@ -57,7 +59,7 @@ def tournament_detail(request, slug: str):
             ),
             "cross_page": cross_page,
             # the rendered standings and crosstable are cached under the results they show
-            "results_key": selectors.tournament_results_key(tournament, entries),
+            "results_key": selectors.tournament_results_key(tournament, entries, counts),
             "cache_seconds": selectors.STANDINGS_CACHE_SECONDS,
             "rounds": rounds,
             "round_numbers": round_numbers,
