@@ -22,7 +22,6 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
-from bots.selectors import version_deferred
 from tournaments import tables
 from tournaments.schedule import meeting_counts
 from tournaments.standings import crosstable
@@ -405,7 +404,8 @@ def tournament_rounds(
     tournament: Tournament, *, numbers: list[int] | None = None, entries: list[Entry] | None = None
 ) -> Rounds:
     """Rounds (only ``numbers`` when given), newest first, with their tables (and byes), seats (in seat
-    order) and matches (their id and status), in three queries of plain values whatever the field.
+    order) and matches (their id and status), in two queries of plain values whatever the field: the
+    rounds, then their seats with their tables (a table has its seats from its pairing on).
 
     ``entries``: every entry of the tournament when already read (``tournament_entries``); each seat's
     ``entry`` is one of them (a 64-entry Swiss shows 128 seats a page, its API 384)."""
@@ -415,28 +415,26 @@ def tournament_rounds(
     if numbers is not None:
         rounds = rounds.filter(number__in=numbers)
     round_rows = list(rounds.values_list("pk", "number", "status", "explanation"))
-    ids = [row[0] for row in round_rows]
-    table_rows = list(
-        Table.objects.filter(round__in=ids).order_by("round", "number")
-        .values_list("pk", "round", "number", "bye", "done", "match", "match__status")
-    ) if ids else []
     seat_rows = list(
-        TableSeat.objects.filter(table__round__in=ids).order_by("table", "seat")
-        .values_list("table", "seat", "entry", "rank", "score", "forfeited")
-    ) if ids else []
+        TableSeat.objects.filter(table__round__in=[row[0] for row in round_rows])
+        .order_by("table__round", "table__number", "seat")
+        .values_list("table__round", "table", "table__number", "table__bye", "table__done", "table__match",
+                     "table__match__status", "seat", "entry", "rank", "score", "forfeited")
+    ) if round_rows else []
     by_pk = {entry.pk: entry for entry in entries}
-    seats: dict[int, list[SeatShown]] = {}
-    for table, seat, entry, rank, score, forfeited in seat_rows:
-        seats.setdefault(table, []).append(SeatShown(seat, by_pk[entry], rank, score, forfeited))
     tables: dict[int, list[TableShown]] = {}
-    for pk, round_pk, number, bye, done, match, status in table_rows:
-        tables.setdefault(round_pk, []).append(TableShown(number, bye, done, match, status, seats.get(pk, [])))
+    last = None
+    for round_pk, table, number, bye, done, match, status, seat, entry, rank, score, forfeited in seat_rows:
+        if table != last:
+            tables.setdefault(round_pk, []).append(TableShown(number, bye, done, match, status, []))
+            last = table
+        tables[round_pk][-1].seats.append(SeatShown(seat, by_pk[entry], rank, score, forfeited))
     shown = [
         RoundShown(number, status, list(explanation or ()), tables.get(pk, []))
         for pk, number, status, explanation in round_rows
     ]
-    names = sorted({(seat[2], by_pk[seat[2]].name) for seat in seat_rows})
-    return Rounds(shown, digest(tournament.pk, round_rows, table_rows, seat_rows, names))
+    names = sorted({(row[8], by_pk[row[8]].name) for row in seat_rows})
+    return Rounds(shown, digest(tournament.pk, round_rows, seat_rows, names))
 
 
 @dataclass(frozen=True)
@@ -514,10 +512,16 @@ def round_robin_pair_coverage(tournament: Tournament) -> PairCoverage | None:
     )
 
 
+#: what pages, the API and the standings read of an entry's bot and version (their links, the
+#: version's number, the owner's id): 64 entries' whole bots and versions were a quarter of a Swiss
+#: page's queries' time
+ENTRY_RELATED_FIELDS = ("bot__owner", "version__bot", "version__number")
+
+
 def tournament_entries(tournament: Tournament) -> QuerySet[Entry]:
-    """Every entry of the tournament with its bot and version (what pages and the API show of them:
-    the owner is the bot's ``owner_id``, the version without its upload and logs)."""
-    return tournament.entries.select_related("bot", "version").defer(*version_deferred("version")).order_by("pk")
+    """Every entry of the tournament (all its own fields) with what is shown of its bot and version."""
+    own = [field.name for field in Entry._meta.concrete_fields]
+    return tournament.entries.select_related("bot", "version").only(*own, *ENTRY_RELATED_FIELDS).order_by("pk")
 
 
 def can_organize(user) -> bool:
