@@ -307,4 +307,4 @@ class TournamentEvent(models.Model):
     @staticmethod
     def who_of(actor_id: int | None, username: str | None) -> str:
         """Who acted, for the log: the actor's username, or "system" for what the system did."""
-        return username if actor_id else "system"
+        return username if actor_id and username is not None else "system"

@@ -67,7 +67,7 @@ def tournament_detail(request, slug: str):
             # the entries' table has the owners' "leave" forms (and their CSRF token) while registration is open
             "entries_key": selectors.entries_digest(entries) if enterable is None else None,
             "events": events,
-            "events_key": selectors.digest(events),
+            "events_key": selectors.digest(tournament.pk, events),
             "seed_visible": selectors.seed_visible(tournament, request.user),
             "pair_coverage": selectors.round_robin_pair_coverage(tournament),
             "clocks": selectors.tournament_clocks(tournament),
