@@ -22,7 +22,7 @@ from .models import Entry, Tournament
 
 
 def _tournament(slug: str) -> Tournament:
-    tournament = Tournament.objects.filter(slug=slug).first()
+    tournament = Tournament.objects.select_related("seed_ladder").filter(slug=slug).first()
     if tournament is None:
         raise exceptions.NotFound(f"no tournament {slug!r}")
     return tournament

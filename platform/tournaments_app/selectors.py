@@ -183,13 +183,12 @@ def _results_stamp(tournament: Tournament, entries: list[Entry], counts: TableCo
     return f"{counts.results}.{left}"
 
 
-def _computed(tournament: Tournament, entries: list[Entry] | None = None, counts: TableCounts | None = None) -> dict:
-    """The tournament's standings lines and two-seat crosstable cells, computed once per set of
-    results: cached under the tournament, its settings and ``_results_stamp`` (so a new result, a
-    rerun or a withdrawal is a new key), and kept on the object for the rest of the request.
-
-    ``entries``: every entry of the tournament when already read (``tournament_entries``)."""
-    known = getattr(tournament, "_computed", None)
+def _standings_key(tournament: Tournament, entries: list[Entry] | None = None,
+                   counts: TableCounts | None = None) -> str:
+    """The cache key of the tournament's computed standings: the tournament, its settings and
+    ``_results_stamp`` (a new result, a rerun or a withdrawal is a new key); kept on the object for
+    the rest of the request."""
+    known = getattr(tournament, "_computed_key", None)
     if known is not None:
         return known
     entries = list(tournament_entries(tournament)) if entries is None else entries
@@ -198,6 +197,20 @@ def _computed(tournament: Tournament, entries: list[Entry] | None = None, counts
     key = "tournament-standings:" + hashlib.sha256(
         f"{tournament.pk}|{settings_key}|{_results_stamp(tournament, entries, counts)}".encode()
     ).hexdigest()
+    tournament._computed_key = key
+    return key
+
+
+def _computed(tournament: Tournament, entries: list[Entry] | None = None, counts: TableCounts | None = None) -> dict:
+    """The tournament's standings lines and two-seat crosstable cells, computed once per set of
+    results: cached under ``_standings_key``, and kept on the object for the rest of the request.
+
+    ``entries``: every entry of the tournament when already read (``tournament_entries``)."""
+    known = getattr(tournament, "_computed", None)
+    if known is not None:
+        return known
+    entries = list(tournament_entries(tournament)) if entries is None else entries
+    key = _standings_key(tournament, entries, counts)
     known = cache.get(key)
     if known is None:
         results = history(tournament)  # read once for the standings and the crosstable
@@ -206,7 +219,6 @@ def _computed(tournament: Tournament, entries: list[Entry] | None = None, counts
         known = {"lines": lines, "cells": cells}
         cache.set(key, known, STANDINGS_CACHE_SECONDS)
     tournament._computed = known
-    tournament._computed_key = key
     return known
 
 
@@ -214,13 +226,13 @@ def tournament_results_key(tournament: Tournament, entries: list[Entry] | None =
                            counts: TableCounts | None = None) -> str:
     """A name for the tournament's standings and crosstable as they are now: the computed standings'
     cache key once it has started (a new result, rerun, withdrawal or change of settings is a new
-    name), else one name for "not started". The page caches their rendered tables under it.
+    name), else one name for "not started". The page caches their rendered tables under it, the API
+    its serialized lists; neither needs the standings themselves when that is cached.
 
     ``counts``: the tournament's ``table_counts`` when already read."""
     if tournament.started_at is None:
         return f"{tournament.pk}:not-started"
-    _computed(tournament, entries, counts)
-    return tournament._computed_key
+    return _standings_key(tournament, entries, counts)
 
 
 #: places on a finished tournament's podium
