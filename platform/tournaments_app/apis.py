@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from core.roles import is_organizer
+from django.core.cache import cache
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, generics, permissions, status
 from rest_framework.response import Response
@@ -17,11 +18,11 @@ from ladders.serializers import BotOnLadderSerializer
 from . import selectors as tournament_selectors
 from . import serializers as s
 from . import services as tournament_services
-from .models import Tournament
+from .models import Entry, Tournament
 
 
 def _tournament(slug: str) -> Tournament:
-    tournament = Tournament.objects.filter(slug=slug).first()
+    tournament = Tournament.objects.select_related("seed_ladder").filter(slug=slug).first()
     if tournament is None:
         raise exceptions.NotFound(f"no tournament {slug!r}")
     return tournament
@@ -38,14 +39,34 @@ class TournamentListView(generics.ListAPIView):
 
 
 def _tournament_body(tournament: Tournament) -> dict:
+    """The tournament with its progress, and its entries, standings and rounds: those three lists are
+    serialized once per state and cached under a name of what they show (the standings' results key,
+    the entries as read, every value of the rounds), so a result, a rerun, a match that starts, a new
+    round or a withdrawal is the next answer at once."""
     body = s.TournamentSerializer(tournament).data
-    body["progress"] = tournament_selectors.tournament_progress(tournament).as_dict()
     entries = list(tournament_selectors.tournament_entries(tournament))  # read once for all three
-    body["entries"] = s.TournamentEntrySerializer(entries, many=True).data
-    body["standings"] = s.TournamentStandingSerializer(
-        tournament_selectors.tournament_standings(tournament, entries), many=True
-    ).data
-    body["rounds"] = s.RoundSerializer(tournament_selectors.tournament_rounds(tournament, entries=entries), many=True).data
+    counts = tournament_selectors.table_counts(tournament)  # read once: progress and the standings' key
+    body["progress"] = tournament_selectors.tournament_progress(
+        tournament, done=counts.done, paired=counts.paired,
+        active=sum(entry.status == Entry.Status.ACTIVE for entry in entries),
+    ).as_dict()
+    rounds = tournament_selectors.tournament_rounds(tournament, entries=entries)
+    key = "api-tournament-lists:" + tournament_selectors.digest(
+        tournament_selectors.tournament_results_key(tournament, entries, counts),
+        tournament_selectors.entries_digest(entries),
+        rounds.key,
+    )
+    lists = cache.get(key)
+    if lists is None:
+        lists = {
+            "entries": s.TournamentEntrySerializer(entries, many=True).data,
+            "standings": s.TournamentStandingSerializer(
+                tournament_selectors.tournament_standings(tournament, entries, counts), many=True
+            ).data,
+            "rounds": s.RoundSerializer(rounds, many=True).data,
+        }
+        cache.set(key, lists, tournament_selectors.STANDINGS_CACHE_SECONDS)
+    body.update(lists)
     return body
 
 

@@ -302,4 +302,9 @@ class TournamentEvent(models.Model):
 
     @property
     def who(self) -> str:
-        return self.actor.get_username() if self.actor_id else "system"
+        return self.who_of(self.actor_id, self.actor.get_username() if self.actor_id else None)
+
+    @staticmethod
+    def who_of(actor_id: int | None, username: str | None) -> str:
+        """Who acted, for the log: the actor's username, or "system" for what the system did."""
+        return username if actor_id and username is not None else "system"

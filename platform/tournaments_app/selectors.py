@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
 
+from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db.models import (
     Count,
     IntegerField,
     Max,
     OuterRef,
-    Prefetch,
     Q,
     QuerySet,
     Subquery,
@@ -22,13 +22,12 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
-from bots.selectors import version_deferred
 from tournaments import tables
 from tournaments.schedule import meeting_counts
 from tournaments.standings import crosstable
 from tournaments.tables import table_sizes
 
-from .models import Entry, Table, TableSeat, Tournament, TournamentEvent, TournamentRound
+from .models import Entry, Table, TableSeat, Tournament, TournamentEvent
 from .services import (
     history,
     redact_seed,
@@ -109,7 +108,8 @@ class Progress:
 
 def tournament_progress(tournament: Tournament, *, done: int | None = None, paired: int | None = None,
                         active: int | None = None) -> Progress:
-    """How far the tournament is; pass the counts when already annotated (tournament_list)."""
+    """How far the tournament is; pass the counts when already read (annotated by tournament_list, or
+    ``table_counts``)."""
     if done is None or paired is None:
         counts = Table.objects.filter(round__tournament=tournament, bye=False).aggregate(
             done=Count("pk", filter=Q(done=True)), paired=Count("pk")
@@ -154,34 +154,63 @@ class StandingRow:
 STANDINGS_CACHE_SECONDS = 600
 
 
-def _results_stamp(tournament: Tournament, entries: list[Entry]) -> str:
-    """What the standings are computed from: the done tables and byes (how many, the sum of their match
-    ids: a rerun's new match changes it, the last one), in one query, and the ``entries`` (all of
-    the tournament's, as read for the page) that left."""
-    row = Tournament.objects.filter(pk=tournament.pk).aggregate(
-        done=Count("round_set__tables", filter=Q(round_set__tables__done=True)),
-        ids=Sum("round_set__tables__match_id", filter=Q(round_set__tables__done=True)),
-        last=Max("round_set__tables__pk", filter=Q(round_set__tables__done=True)),
+@dataclass(frozen=True)
+class TableCounts:
+    """A tournament's tables counted in one query: its matches ``done`` and ``paired`` (byes left out:
+    the progress) and what its standings are computed from, the done tables and byes (``results``: how
+    many, the sum of their match ids: a rerun's new match changes it, and the last one)."""
+
+    done: int
+    paired: int
+    results: str
+
+
+def table_counts(tournament: Tournament) -> TableCounts:
+    done = Q(done=True)
+    row = Table.objects.filter(round__tournament=tournament).aggregate(
+        matches_done=Count("pk", filter=Q(done=True, bye=False)), matches_paired=Count("pk", filter=Q(bye=False)),
+        results=Count("pk", filter=done), ids=Sum("match_id", filter=done), last=Max("pk", filter=done),
     )
+    return TableCounts(row["matches_done"], row["matches_paired"], f"{row['results']}.{row['ids']}.{row['last']}")
+
+
+def _results_stamp(tournament: Tournament, entries: list[Entry], counts: TableCounts | None = None) -> str:
+    """What the standings are computed from: the done tables and byes (``TableCounts.results``; pass
+    ``counts`` when already read) and the ``entries`` (all of the tournament's, as read for the page)
+    that left."""
+    counts = table_counts(tournament) if counts is None else counts
     left = sorted((e.pk, e.status) for e in entries if e.status != Entry.Status.ACTIVE)
-    return f"{row['done']}.{row['ids']}.{row['last']}.{left}"
+    return f"{counts.results}.{left}"
 
 
-def _computed(tournament: Tournament, entries: list[Entry] | None = None) -> dict:
-    """The tournament's standings lines and two-seat crosstable cells, computed once per set of
-    results: cached under the tournament, its settings and ``_results_stamp`` (so a new result, a
-    rerun or a withdrawal is a new key), and kept on the object for the rest of the request.
-
-    ``entries``: every entry of the tournament when already read (``tournament_entries``)."""
-    known = getattr(tournament, "_computed", None)
+def _standings_key(tournament: Tournament, entries: list[Entry] | None = None,
+                   counts: TableCounts | None = None) -> str:
+    """The cache key of the tournament's computed standings: the tournament, its settings and
+    ``_results_stamp`` (a new result, a rerun or a withdrawal is a new key); kept on the object for
+    the rest of the request."""
+    known = getattr(tournament, "_computed_key", None)
     if known is not None:
         return known
     entries = list(tournament_entries(tournament)) if entries is None else entries
     settings_key = (tournament.status, tournament.current_round, tuple(tournament.tie_breaks), tournament.seats,
                     repr(sorted(tournament.rules.items())))
     key = "tournament-standings:" + hashlib.sha256(
-        f"{tournament.pk}|{settings_key}|{_results_stamp(tournament, entries)}".encode()
+        f"{tournament.pk}|{settings_key}|{_results_stamp(tournament, entries, counts)}".encode()
     ).hexdigest()
+    tournament._computed_key = key
+    return key
+
+
+def _computed(tournament: Tournament, entries: list[Entry] | None = None, counts: TableCounts | None = None) -> dict:
+    """The tournament's standings lines and two-seat crosstable cells, computed once per set of
+    results: cached under ``_standings_key``, and kept on the object for the rest of the request.
+
+    ``entries``: every entry of the tournament when already read (``tournament_entries``)."""
+    known = getattr(tournament, "_computed", None)
+    if known is not None:
+        return known
+    entries = list(tournament_entries(tournament)) if entries is None else entries
+    key = _standings_key(tournament, entries, counts)
     known = cache.get(key)
     if known is None:
         results = history(tournament)  # read once for the standings and the crosstable
@@ -190,18 +219,20 @@ def _computed(tournament: Tournament, entries: list[Entry] | None = None) -> dic
         known = {"lines": lines, "cells": cells}
         cache.set(key, known, STANDINGS_CACHE_SECONDS)
     tournament._computed = known
-    tournament._computed_key = key
     return known
 
 
-def tournament_results_key(tournament: Tournament, entries: list[Entry] | None = None) -> str:
+def tournament_results_key(tournament: Tournament, entries: list[Entry] | None = None,
+                           counts: TableCounts | None = None) -> str:
     """A name for the tournament's standings and crosstable as they are now: the computed standings'
     cache key once it has started (a new result, rerun, withdrawal or change of settings is a new
-    name), else one name for "not started". The page caches their rendered tables under it."""
+    name), else one name for "not started". The page caches their rendered tables under it, the API
+    its serialized lists; neither needs the standings themselves when that is cached.
+
+    ``counts``: the tournament's ``table_counts`` when already read."""
     if tournament.started_at is None:
         return f"{tournament.pk}:not-started"
-    _computed(tournament, entries)
-    return tournament._computed_key
+    return _standings_key(tournament, entries, counts)
 
 
 #: places on a finished tournament's podium
@@ -216,10 +247,12 @@ def tournament_podium(tournament: Tournament, standings: list[StandingRow]) -> l
     return [row for row in standings if row.rank <= PODIUM_PLACES and row.status != "disqualified"]
 
 
-def tournament_standings(tournament: Tournament, entries: list[Entry] | None = None) -> list[StandingRow]:
+def tournament_standings(tournament: Tournament, entries: list[Entry] | None = None,
+                         counts: TableCounts | None = None) -> list[StandingRow]:
     """The standings table: rank, entry, points, each tie-break in order, games played, byes, status.
 
-    ``entries``: the tournament's entries when already read (``tournament_entries``)."""
+    ``entries``: the tournament's entries when already read (``tournament_entries``); ``counts``: its
+    ``table_counts``."""
     if tournament.started_at is None:
         return []
     entries = list(tournament_entries(tournament)) if entries is None else entries
@@ -230,7 +263,7 @@ def tournament_standings(tournament: Tournament, entries: list[Entry] | None = N
             tie_breaks=[fmt(line.tie_breaks.get(tb)) for tb in tournament.tie_breaks],
             played=line.played, byes=line.byes, status=line.status,
         )
-        for line in _computed(tournament, entries)["lines"]
+        for line in _computed(tournament, entries, counts)["lines"]
     ]
 
 
@@ -262,8 +295,14 @@ class Crosstable:
         return self.page < self.pages
 
 
+def crosstable_page(rows: list[StandingRow], page: int, *, size: int | None = None) -> int:
+    """The crosstable page ``tournament_crosstable`` shows for the asked ``page`` (past the end: the last)."""
+    size = CROSSTABLE_PAGE_SIZE if size is None else size
+    return min(max(1, page), max(1, -(-len(rows) // size)))
+
+
 def tournament_crosstable(tournament: Tournament, rows: list[StandingRow], *, page: int = 1,
-                          size: int = CROSSTABLE_PAGE_SIZE) -> Crosstable | None:
+                          size: int | None = None) -> Crosstable | None:
     """Two-seat events: per standings row of the page, its results against every row (``1``, ``=``, ``0``).
 
     A page holds ``size`` rows against all columns, so a large field's page stays a few thousand
@@ -272,8 +311,9 @@ def tournament_crosstable(tournament: Tournament, rows: list[StandingRow], *, pa
         return None
     results = _computed(tournament)["cells"]
     glyph = {Fraction(1): "1", Fraction(1, 2): "½", Fraction(0): "0"}
+    size = CROSSTABLE_PAGE_SIZE if size is None else size
     pages = max(1, -(-len(rows) // size))
-    page = min(max(1, page), pages)
+    page = crosstable_page(rows, page, size=size)
     start = (page - 1) * size
     out = []
     for row in rows[start : start + size]:
@@ -288,18 +328,80 @@ def tournament_crosstable(tournament: Tournament, rows: list[StandingRow], *, pa
     return Crosstable(out, len(rows), start + 1, page, pages)
 
 
-#: what a tournament's rounds read of their matches: the id and the status (a match row holds its
-#: replay, megabytes over a field, and a dozen columns the rounds never show)
-ROUND_MATCH_FIELDS = ("match__id", "match__status")
-
-
 #: rounds the tournament page shows at once (the newest); each older one is a page of its own
 ROUNDS_SHOWN = 2
 
 
+def digest(*parts) -> str:
+    """A short name for what ``parts`` hold (their ``repr``): a cache key made of what a page or
+    answer shows, so that any change of it is a new key."""
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+
+
+def entries_digest(entries: list[Entry]) -> str:
+    """A name for what the page and the API show of ``entries`` (as read by ``tournament_entries``):
+    name, bot and owner, version, status and seeding of each."""
+    return digest([
+        (e.pk, e.name, e.bot_id, e.bot.owner_id, e.version_id, e.version.number if e.version_id else None, e.status,
+         e.seed_position, e.seed_rating)
+        for e in entries
+    ])
+
+
+@dataclass(frozen=True)
+class SeatShown:
+    """A seat of a table as the rounds show it: the entry (an ``Entry``), its rank, game points, forfeit."""
+
+    seat: int
+    entry: Entry
+    rank: int | None
+    score: float | None
+    forfeited: bool
+
+
+@dataclass(frozen=True)
+class TableShown:
+    """A table of a round (or a bye): its number, whether its result is in, its current match's id and
+    status (None: no match), and its seats in seat order."""
+
+    number: int
+    bye: bool
+    done: bool
+    match_id: int | None
+    match_status: str | None
+    seats: list[SeatShown]
+
+
+@dataclass(frozen=True)
+class RoundShown:
+    number: int
+    status: str
+    explanation: list[str]
+    tables: list[TableShown]  # in table order, byes last
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """Rounds as read for a page or an answer, newest first, and ``key``: a name for everything they
+    show (every value read, and the seated entries' names), so a new result, a rerun's match, a match
+    that starts or a new round is a new key: what shows them may be cached under it."""
+
+    rounds: list[RoundShown]
+    key: str
+
+    def __iter__(self):
+        return iter(self.rounds)
+
+    def __getitem__(self, index):
+        return self.rounds[index]
+
+    def __len__(self) -> int:
+        return len(self.rounds)
+
+
 def tournament_rounds_shown(
     tournament: Tournament, choice: str | None, entries: list[Entry] | None = None
-) -> tuple[list[TournamentRound], list[int]]:
+) -> tuple[Rounds, list[int]]:
     """The rounds the page shows (round ``choice`` when it is one, else the ``ROUNDS_SHOWN`` newest)
     and the numbers of every paired round, newest first, for the links to the others."""
     numbers = list(range(tournament.current_round, 0, -1))  # rounds are paired 1, 2, ... current
@@ -312,29 +414,39 @@ def tournament_rounds_shown(
 
 def tournament_rounds(
     tournament: Tournament, *, numbers: list[int] | None = None, entries: list[Entry] | None = None
-) -> list[TournamentRound]:
-    """Rounds (only ``numbers`` when given), newest first, with their tables (and byes), seats (in seat order) and
-    matches (their id and status).
+) -> Rounds:
+    """Rounds (only ``numbers`` when given), newest first, with their tables (and byes), seats (in seat
+    order) and matches (their id and status), in two queries of plain values whatever the field: the
+    rounds, then their seats with their tables (a table has its seats from its pairing on).
 
     ``entries``: every entry of the tournament when already read (``tournament_entries``); each seat's
-    ``entry`` is then that object rather than a row joined again per seat (a 64-entry Swiss shows 128
-    seats a page, its API 384)."""
-    seats = TableSeat.objects.order_by("seat")
+    ``entry`` is one of them (a 64-entry Swiss shows 128 seats a page, its API 384)."""
     if entries is None:
-        seats = seats.select_related("entry")
-    tables = (
-        Table.objects.select_related("match").only("round", "number", "bye", "done", "match", *ROUND_MATCH_FIELDS)
-        .prefetch_related(Prefetch("seats", queryset=seats))
-    )
-    rounds = tournament.round_set.all() if numbers is None else tournament.round_set.filter(number__in=numbers)
-    shown = list(rounds.prefetch_related(Prefetch("tables", queryset=tables.order_by("number"))).order_by("-number"))
-    if entries is not None:
-        by_pk = {entry.pk: entry for entry in entries}
-        for round_ in shown:
-            for table in round_.tables.all():
-                for seat in table.seats.all():
-                    seat.entry = by_pk[seat.entry_id]
-    return shown
+        entries = list(tournament_entries(tournament))
+    rounds = tournament.round_set.order_by("-number")
+    if numbers is not None:
+        rounds = rounds.filter(number__in=numbers)
+    round_rows = list(rounds.values_list("pk", "number", "status", "explanation"))
+    seat_rows = list(
+        TableSeat.objects.filter(table__round__in=[row[0] for row in round_rows])
+        .order_by("table__round", "table__number", "seat")
+        .values_list("table__round", "table", "table__number", "table__bye", "table__done", "table__match",
+                     "table__match__status", "seat", "entry", "rank", "score", "forfeited")
+    ) if round_rows else []
+    by_pk = {entry.pk: entry for entry in entries}
+    tables: dict[int, list[TableShown]] = {}
+    last = None
+    for round_pk, table, number, bye, done, match, status, seat, entry, rank, score, forfeited in seat_rows:
+        if table != last:
+            tables.setdefault(round_pk, []).append(TableShown(number, bye, done, match, status, []))
+            last = table
+        tables[round_pk][-1].seats.append(SeatShown(seat, by_pk[entry], rank, score, forfeited))
+    shown = [
+        RoundShown(number, status, list(explanation or ()), tables.get(pk, []))
+        for pk, number, status, explanation in round_rows
+    ]
+    names = sorted({(row[8], by_pk[row[8]].name) for row in seat_rows})
+    return Rounds(shown, digest(tournament.pk, round_rows, seat_rows, names))
 
 
 @dataclass(frozen=True)
@@ -350,10 +462,11 @@ class LogLine:
 def tournament_events(tournament: Tournament, user=None, limit: int = 200) -> list[LogLine]:
     """The log, newest first; the seed's number is hidden from whoever may not see it yet (``seed_visible``)."""
     reveal = seed_visible(tournament, user)
-    events: QuerySet[TournamentEvent] = tournament.events.select_related("actor").order_by("-at", "-pk")[:limit]
+    username = f"actor__{get_user_model().USERNAME_FIELD}"
+    events = tournament.events.order_by("-at", "-pk").values_list("at", "actor", username, "action", "message")
     return [
-        LogLine(event.at, event.who, event.action, event.message if reveal else redact_seed(event.message))
-        for event in events
+        LogLine(at, TournamentEvent.who_of(actor, username), action, message if reveal else redact_seed(message))
+        for at, actor, username, action, message in events[:limit]
     ]
 
 
@@ -411,8 +524,16 @@ def round_robin_pair_coverage(tournament: Tournament) -> PairCoverage | None:
     )
 
 
+#: what pages, the API and the standings read of an entry's bot and version (their links, the
+#: version's number, the owner's id): 64 entries' whole bots and versions were a quarter of a Swiss
+#: page's queries' time
+ENTRY_RELATED_FIELDS = ("bot__owner", "version__bot", "version__number")
+
+
 def tournament_entries(tournament: Tournament) -> QuerySet[Entry]:
-    return tournament.entries.select_related("bot__owner", "version").defer(*version_deferred("version")).order_by("pk")
+    """Every entry of the tournament (all its own fields) with what is shown of its bot and version."""
+    own = [field.name for field in Entry._meta.concrete_fields]
+    return tournament.entries.select_related("bot", "version").only(*own, *ENTRY_RELATED_FIELDS).order_by("pk")
 
 
 def can_organize(user) -> bool:

@@ -85,7 +85,7 @@ class PairingSerializer(serializers.Serializer):
 
     @extend_schema_field(NULLABLE_STR)
     def get_match_status(self, pairing) -> str | None:
-        return pairing.match.status if pairing.match_id else None
+        return pairing.match_status
 
 
 class RoundSerializer(serializers.Serializer):

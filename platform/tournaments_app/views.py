@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.functional import SimpleLazyObject
 from django.utils.http import content_disposition_header
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
@@ -27,36 +28,53 @@ def tournament_list(request):
 
 
 def tournament_detail(request, slug: str):
-    tournament = get_object_or_404(selectors.tournament_list(), slug=slug)  # with the counts of its progress
+    """A tournament's page. What it shows of the results, the rounds, the entries and the log is
+    rendered once per state and kept (``{% cache %}``) under a name of what it shows (``*_key``): the
+    same for every visitor until a result, a match, a round, an entry or an event changes it."""
+    tournament = get_object_or_404(Tournament.objects.select_related("seed_ladder"), slug=slug)
     entries = list(selectors.tournament_entries(tournament))  # read once: standings, seeding, owners
-    standings = selectors.tournament_standings(tournament, entries)
+    counts = selectors.table_counts(tournament)  # read once: progress and the standings' key
+    standings = selectors.tournament_standings(tournament, entries, counts)
     organizer = selectors.can_organize(request.user)
     rounds, round_numbers = selectors.tournament_rounds_shown(tournament, request.GET.get("round"), entries)
+    events = selectors.tournament_events(tournament, request.user)
+    enterable = selectors.bots_to_enter(tournament, request.user)
+    cross_page = selectors.crosstable_page(standings, _page(request.GET.get("cross")))
     return render(
         request,
         "tournaments/tournament_detail.html",
         {
             "tournament": tournament,
             "rules_changed": selectors.rules_changed(tournament.rules),
-            "progress": selectors.counted_progress(tournament),
+            "progress": selectors.tournament_progress(
+                tournament, done=counts.done, paired=counts.paired,
+                active=sum(entry.status == Entry.Status.ACTIVE for entry in entries),
+            ),
             "standings": standings,
             "podium": selectors.tournament_podium(tournament, standings),
             "tie_break_titles": [selectors.TIE_BREAK_TITLES.get(tb, tb) for tb in tournament.tie_breaks],
-            "crosstable": selectors.tournament_crosstable(tournament, standings, page=_page(request.GET.get("cross"))),
+            # computed only when its cached table is not: read in the {% cache %} block below
+            "crosstable": SimpleLazyObject(
+                lambda: selectors.tournament_crosstable(tournament, standings, page=cross_page)
+            ),
+            "cross_page": cross_page,
             # the rendered standings and crosstable are cached under the results they show
-            "results_key": selectors.tournament_results_key(tournament, entries),
-            "results_seconds": selectors.STANDINGS_CACHE_SECONDS,
+            "results_key": selectors.tournament_results_key(tournament, entries, counts),
+            "cache_seconds": selectors.STANDINGS_CACHE_SECONDS,
             "rounds": rounds,
             "round_numbers": round_numbers,
             "entries": entries,
-            "events": selectors.tournament_events(tournament, request.user),
+            # the entries' table has the owners' "leave" forms (and their CSRF token) while registration is open
+            "entries_key": selectors.entries_digest(entries) if enterable is None else None,
+            "events": events,
+            "events_key": selectors.digest(tournament.pk, events),
             "seed_visible": selectors.seed_visible(tournament, request.user),
             "pair_coverage": selectors.round_robin_pair_coverage(tournament),
             "clocks": selectors.tournament_clocks(tournament),
             "seeding": selectors.tournament_seeding(tournament, entries),
             "same_owner": selectors.same_owner_entries(tournament, entries),
             "organizer": organizer,
-            "enterable": selectors.bots_to_enter(tournament, request.user),
+            "enterable": enterable,
             "live": tournament.status in (Tournament.Status.RUNNING, Tournament.Status.PAUSED),
         },
     )

@@ -68,7 +68,7 @@ def test_the_cached_standings_and_crosstable_change_with_each_result_and_crossta
     """The page keeps its rendered standings and crosstable under the results they show: the next
     result is on the next view at once, and each crosstable page is its own."""
     # two crosstable pages for the four entries
-    monkeypatch.setitem(selectors.tournament_crosstable.__kwdefaults__, "size", 2)
+    monkeypatch.setattr(selectors, "CROSSTABLE_PAGE_SIZE", 2)
     url = swiss.get_absolute_url()
     before = _results_tables(client.get(url).content.decode())
     assert _results_tables(client.get(url).content.decode()) == before  # the same results: the same tables
