@@ -159,7 +159,7 @@ def _under_probe(ladder_id: int, work) -> dict:
     time.sleep(PROBE_PAUSE * 5)  # a few probes before the work, as a baseline
     wall, cpu = time.perf_counter(), time.thread_time()
     outcome = work()
-    figures = {"wall_s": round(time.perf_counter() - wall, 2), "cpu_s": round(time.thread_time() - cpu, 2)}
+    figures: dict = {"wall_s": round(time.perf_counter() - wall, 2), "cpu_s": round(time.thread_time() - cpu, 2)}
     figures["locks"] = probe.stop()
     return {**figures, **outcome}
 
