@@ -244,18 +244,22 @@ def match_start(match_id: int, *, now: datetime | None = None, worker: str = "")
     return None if match is None else match.attempt_token
 
 
-def match_begin(match_id: int, *, now: datetime | None = None, worker: str = "") -> Match | None:
+def match_begin(match_id: int, *, now: datetime | None = None, worker: str = "", avoid: bool = False) -> Match | None:
     """``match_start``, returning the started match (its seats, bot versions, bots and players
     read with it, as the sandbox needs them) instead of its token; None when it must not start.
 
-    Three round trips in the common case: the row locked with the database's clock in one
-    statement, the update, and the seats once the transaction committed."""
+    ``avoid`` (a worker's task): a queued match whose last attempt hit an infrastructure error on
+    ``worker`` within AVOID_WORKER_SECONDS is handed over (its task sent again, no attempt) when
+    another healthy worker is alive. Three round trips in the common case: the row locked with
+    the database's clock in one statement, the update, and the seats once committed."""
     with transaction.atomic():
         match = Match.objects.select_for_update().annotate(db_now=Now()).filter(pk=match_id).first()
         if match is None:
             logger.warning("match %s does not exist; task dropped", match_id)
             return None
         now = now or _clock(match)
+        if avoid and worker and match.status == Match.Status.QUEUED and _hand_over(match, worker, now):
+            return None
         if match.status == Match.Status.RUNNING:
             expired = match.lease_expires_at is not None and match.lease_expires_at <= now
             overdue = match.deadline is not None and match.deadline < now
@@ -279,6 +283,24 @@ def match_begin(match_id: int, *, now: datetime | None = None, worker: str = "")
         )
     prefetch_related_objects([match], _seats_for_play())
     return match
+
+
+def _hand_over(match: Match, worker: str, now: datetime) -> bool:
+    """Should ``worker`` leave the queued ``match`` (its row locked) to another worker? It does, and
+    sends the match's task again, when its own infrastructure failed the match's last attempt within
+    AVOID_WORKER_SECONDS and another healthy worker is alive."""
+    if match.avoid_worker != worker or match.avoid_until is None or match.avoid_until <= now:
+        return False
+    from matches import worker as worker_health
+
+    if not worker_health.other_healthy_workers(worker):
+        return False
+    logger.warning(
+        "match %s: declined by %s (its last attempt hit an infrastructure error on this worker); offered to "
+        "another worker", match.pk, worker,
+    )
+    match_enqueue(match, countdown=DECLINE_COUNTDOWN)
+    return True
 
 
 def _seats_for_play() -> Prefetch:
@@ -367,35 +389,24 @@ class LeaseKeeper:
 
 
 def _declined(match_id: int, worker: str) -> bool:
-    """Should ``worker`` leave this match to another? It does (and sends the match's task again,
-    without an attempt) when it is unhealthy (matches.worker.health_gate, which also stops its
-    consumers), or when its own infrastructure failed the match's last attempt within
-    AVOID_WORKER_SECONDS and another healthy worker is alive."""
+    """Should ``worker`` leave this match to another because it is unhealthy
+    (matches.worker.health_gate, which also stops its consumers)? It then sends a queued match's
+    task again, without an attempt. (A healthy worker that should avoid the match, its own
+    infrastructure having failed the last attempt, hands it over in ``match_begin``.)"""
     from matches import worker as worker_health
 
     problem = worker_health.health_gate()
     if problem is None:
-        # The common case without a transaction: one read says whether this worker should leave
-        # the match to another. A match that changes meanwhile is match_start's to judge.
-        seen = Match.objects.filter(pk=match_id).values("status", "avoid_worker", "avoid_until").first()
-        if seen is None or seen["status"] != Match.Status.QUEUED or seen["avoid_worker"] != worker or seen["avoid_until"] is None:
-            return False
+        return False  # nothing read: the avoidance is judged under the lock starting takes anyway
     with transaction.atomic():
         match = Match.objects.select_for_update().filter(pk=match_id).first()
         if match is None or match.status != Match.Status.QUEUED:
             # Nothing to hand over: a running match is the sweeper's once its lease expires.
-            if problem is not None:
-                logger.warning("match %s: not taken by %s, which is unhealthy: %s", match_id, worker, problem)
-            return problem is not None
-        if problem is None:
-            if match.avoid_worker != worker or match.avoid_until is None or match.avoid_until <= database_now():
-                return False
-            if not worker_health.other_healthy_workers(worker):
-                return False
-            reason = "its last attempt hit an infrastructure error on this worker"
-        else:
-            reason = f"this worker is unhealthy: {problem}"
-        logger.warning("match %s: declined by %s (%s); offered to another worker", match_id, worker, reason)
+            logger.warning("match %s: not taken by %s, which is unhealthy: %s", match_id, worker, problem)
+            return True
+        logger.warning(
+            "match %s: declined by %s (this worker is unhealthy: %s); offered to another worker", match_id, worker, problem
+        )
         match_enqueue(match, countdown=DECLINE_COUNTDOWN)
     return True
 
@@ -413,7 +424,7 @@ def match_play(match_id: int, *, worker: str = "") -> bool:
     """
     if worker and db_retry(f"match {match_id}: health", _declined, match_id, worker):
         return False
-    match = db_retry(f"match {match_id}: starting", match_begin, match_id, worker=worker)
+    match = db_retry(f"match {match_id}: starting", match_begin, match_id, worker=worker, avoid=True)
     if match is None:
         return False
     token = match.attempt_token
