@@ -304,8 +304,15 @@ def _hand_over(match: Match, worker: str, now: datetime) -> bool:
 
 
 def _seats_for_play() -> Prefetch:
-    """A match's seats in order with what playing and rating them reads (one query, joined)."""
-    return Prefetch("seats", queryset=MatchSeat.objects.select_related("bot_version__bot", "player").order_by("seat"))
+    """A match's seats in order with what playing and rating them reads (one query, joined); a
+    version's validation log and runs, which can be long and which no match reads, stay behind
+    (read if asked for)."""
+    return Prefetch(
+        "seats",
+        queryset=MatchSeat.objects.select_related("bot_version__bot", "player")
+        .defer("bot_version__validation_log", "bot_version__validation_runs")
+        .order_by("seat"),
+    )
 
 
 def _clock(match: Match) -> datetime:
@@ -603,6 +610,8 @@ def match_record_result(match_id: int, token: str, played: SandboxMatchResult) -
         if match.status != Match.Status.RUNNING or match.attempt_token != token:
             logger.warning("match %s: result of a stale attempt discarded", match_id)
             return False
+        # The lock statement's own timestamp: whoever could take the match over meanwhile (a new
+        # attempt, the sweeper) changes its token under this lock, which the check above sees.
         now = _clock(match)
         if match.lease_expires_at is not None and match.lease_expires_at <= now:
             logger.warning("match %s: the attempt's lease expired before its result was stored: abandoned", match_id)
