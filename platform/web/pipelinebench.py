@@ -33,6 +33,11 @@ bots' thinking, the channel and the referee), stop (``runner._stop_all``) and bo
 transaction with its hooks, other tasks such as ladder refits, and the gaps between tasks,
 which are Celery's fetch and acknowledgement). The seat start p50 is of the per-seat times the
 sandbox records in ``Match.timings``.
+
+With ``PIPELINE_BENCH_PROFILE=FOLDER`` in the environment each worker also profiles its tasks
+(cProfile, the task's thread, wall clock) and writes ``FOLDER/worker-<pid>.prof`` when it stops
+(``python -m pstats``): for finding where a step's time goes, not for the report's figures (the
+profiler slows the workers down).
 """
 
 from __future__ import annotations
