@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from core.bulk import bulk_set
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from core.bulk import bulk_set
 from engine.rules import Rules
 from matches import services
 from matches.models import Match, MatchSeat
