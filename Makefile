@@ -10,7 +10,8 @@ PORT   ?= 8000
 $(BIN)/python:
 	@./deploy/ensure-venv.sh "$(PYTHON)" "$(VENV)"
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+# setup.py and engine/_core.c: the compiled core is rebuilt when its source changes
+$(VENV)/.installed: pyproject.toml setup.py engine/_core.c | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev,rl]"
 	@touch $@

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import platform
 import socket
+from collections.abc import Sequence
 
+from django.db import connections, router
+from django.db.models import Model
 from django.db.models.functions import Now
 
 from .models import WorkerHeartbeat
@@ -24,3 +27,36 @@ def worker_heartbeat_record(
     )
     beat.refresh_from_db(fields=["last_seen"])
     return beat
+
+
+def rows_update(objs: Sequence[Model], fields: Sequence[str]) -> int:
+    """Write ``fields`` of each of ``objs`` (rows of one model, saved before) to its row: one
+    ``UPDATE ... WHERE pk = %s`` statement executed for all of them (psycopg pipelines it).
+
+    The same effect as ``Model.objects.bulk_update(objs, fields)``, without its ``CASE WHEN pk = ...``
+    over every row of a batch for every field, which the database evaluates per row: for the
+    1,000 entries of a ladder's refit that took 3-5 s under load and 1 s of Python, in a
+    transaction whose row locks a match's result waits for; this takes tens of milliseconds.
+    Returns the number of rows given. Pre-save hooks (``auto_now``) are not run, as with
+    ``bulk_update``.
+    """
+    if not objs:
+        return 0
+    model = type(objs[0])
+    meta = model._meta
+    connection = connections[router.db_for_write(model)]
+    columns = [meta.get_field(name) for name in fields]
+    quote = connection.ops.quote_name
+    sql = "UPDATE {} SET {} WHERE {} = %s".format(
+        quote(meta.db_table),
+        ", ".join(f"{quote(field.column)} = %s" for field in columns),
+        quote(meta.pk.column),
+    )
+    rows = [
+        [field.get_db_prep_save(getattr(obj, field.attname), connection) for field in columns]
+        + [meta.pk.get_db_prep_value(obj.pk, connection)]
+        for obj in objs
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
+    return len(rows)

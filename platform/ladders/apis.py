@@ -5,6 +5,7 @@ plays under a ladder's rules)."""
 from __future__ import annotations
 
 from core.clientip import client_address
+from django.core.cache import cache
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, generics, permissions, serializers, status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -184,12 +185,30 @@ class LadderHistoryView(generics.ListAPIView):
     serializer_class = s.RatingChangeSerializer
     queryset = Ladder.objects.none()  # for the schema; get_queryset answers
 
+    entry: LadderEntry | None = None
+
+    def _entry(self) -> LadderEntry:
+        if self.entry is None:
+            ladder = _ladder(self.kwargs["slug"], counts=False)
+            entry = ladder_selectors.ladder_entry(ladder, self.kwargs["bot_id"])
+            if entry is None:
+                raise exceptions.NotFound(f"bot {self.kwargs['bot_id']} never entered ladder {ladder.slug!r}")
+            self.entry = entry
+        return self.entry
+
     def get_queryset(self):
-        ladder = _ladder(self.kwargs["slug"], counts=False)
-        entry = LadderEntry.objects.filter(ladder=ladder, bot_id=self.kwargs["bot_id"]).first()
-        if entry is None:
-            raise exceptions.NotFound(f"bot {self.kwargs['bot_id']} never entered ladder {ladder.slug!r}")
-        return ladder_selectors.entry_history(entry)
+        return ladder_selectors.entry_history(self._entry())
+
+    def list(self, request, *args, **kwargs):
+        # A page is kept under the entry's newest change and newest fitted one (a result or a refit is
+        # a new name) and the address asked (page, size, and the host the links are written with).
+        key = f"ladder-history:{ladder_selectors.entry_history_key(self._entry(), request.build_absolute_uri())}"
+        data = cache.get(key)
+        if data is None:
+            response = super().list(request, *args, **kwargs)
+            cache.set(key, response.data, ladder_selectors.EXACT_KEY_SECONDS)
+            return response
+        return Response(data)
 
 
 class LadderEntryView(APIView):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -89,9 +90,21 @@ class LadderStanding:
 TABLE_PAGE_SIZE = 50
 
 
+#: what a table row reads of an entry's bot and owner: their names (a user row holds a password
+#: hash and dates, a bot its description: 4 model rows and 2 dates a row more, for nothing shown)
+ENTRY_ROW_FIELDS = ("bot__name", "bot__owner_id", "bot__owner__username")
+
+
 def _entries_with_stats(entries: QuerySet[LadderEntry]) -> QuerySet[LadderEntry]:
     # wins and the last change are stored columns (the result hook and the refit write them)
     return entries.select_related("bot__owner", "ladder")
+
+
+def _table_rows(entries: QuerySet[LadderEntry], ladder: Ladder) -> QuerySet[LadderEntry]:
+    """A table's entries with their bots' and owners' names; the ladder is the table's own (set on
+    each row as it is read, not joined to every row)."""
+    fields = [f.attname for f in LadderEntry._meta.concrete_fields]
+    return entries.select_related("bot__owner").only(*fields, *ENTRY_ROW_FIELDS)
 
 
 def _table_order(entries: QuerySet[LadderEntry]) -> QuerySet[LadderEntry]:
@@ -162,7 +175,9 @@ class LadderTable:
         """
         if size <= 0:
             return [], False
-        rows = list(_entries_with_stats(_table_order(self.entries))[start : start + size + 1])
+        rows = list(_table_rows(_table_order(self.entries), self.ladder)[start : start + size + 1])
+        for entry in rows:
+            entry.ladder = self.ladder
         active = [e.pk for e in rows if e.status == LadderEntry.Status.ACTIVE]
         ranks = {}
         if active:
@@ -181,6 +196,37 @@ class LadderTable:
                 for s, nxt in zip(standings, [*standings[1:], LadderStanding(None, None, 0, None)], strict=True)
             ]
         return standings[:size], len(rows) > size
+
+
+#: seconds a rendered part of a ladder page is kept. Its key names what it shows, so a result, a
+#: refit, an entry or a departure is a new key at once; the lifetime bounds only what the key leaves
+#: out: a bot renamed in a match list or head-to-head, and a match list's "queued ... ago".
+FRAGMENT_SECONDS = 60
+#: seconds a part is kept whose key holds every value it shows (the table, the API's history)
+EXACT_KEY_SECONDS = 600
+
+
+def _digest(values) -> str:
+    return hashlib.blake2b(repr(values).encode(), digest_size=12).hexdigest()
+
+
+def ladder_table_key(ladder: Ladder, table: TablePage) -> str:
+    """A name for ``table`` as the ladder page shows it: a digest of every value its rows show (rank,
+    bot and owner names, status, rating and interval, LOS and whom it is about, matches, wins, last
+    change), the ladder's format (games per match) and the pager. Any change of these, by a result, a
+    refit, an entry, a departure or a rename, is another name; no hook has to drop it."""
+    shown = [
+        (
+            row.rank, e.pk, e.bot_id, e.bot.name, e.bot.owner.username, e.status, e.rating, e.rating_low,
+            e.rating_high, e.los_below, row.below.bot.name if row.below else None, e.matches_played, row.wins,
+            row.last_change,
+        )
+        for row in table.rows
+        for e in [row.entry]
+    ]
+    page = (ladder.slug, ladder.seats, ladder.deals, ladder.duplicate, table.number, table.has_next, table.total,
+            table.query)
+    return f"{ladder.pk}:{_digest((page, shown))}"
 
 
 def _ranks(ranked: QuerySet[LadderEntry], pks: list[int]) -> dict[int, int]:
@@ -242,10 +288,18 @@ def ladder_matches(ladder: Ladder, *, entry: LadderEntry | None = None, limit: i
     return shown
 
 
+def ladder_matches_key(ladder: Ladder, *, entry: LadderEntry | None = None, limit: int = 20) -> str:
+    """A name for the list ``ladder_matches`` shows now, from one light query: its matches' ids and
+    statuses (a new match, a start, a result) and the ladder's ``refit_through`` (the refit that fills
+    its rating changes' deltas). Left to FRAGMENT_SECONDS: renamed bots, "queued ... ago"."""
+    rows = list(ladder_matches_query(ladder, entry=entry, limit=limit).values_list("pk", "status"))
+    return f"{ladder.pk}:{entry.pk if entry else 0}:{ladder.refit_through}:{_digest(rows)}"
+
+
 def entry_standing(ladder: Ladder, bot_id: int) -> LadderStanding:
     """The standing of bot ``bot_id`` on ``ladder`` (LadderEntry.DoesNotExist when it never entered)."""
     entry = (
-        _entries_with_stats(LadderEntry.objects.filter(ladder=ladder))
+        _with_newest_changes(_entries_with_stats(LadderEntry.objects.filter(ladder=ladder)))
         .select_related("rated_version")
         .defer("rated_version__source", "rated_version__validation_log")
         .get(bot_id=bot_id)
@@ -255,6 +309,41 @@ def entry_standing(ladder: Ladder, bot_id: int) -> LadderStanding:
         above = LadderEntry.objects.filter(ladder=ladder, status=LadderEntry.Status.ACTIVE, rating__gt=entry.rating)
         rank = above.count() + 1
     return LadderStanding(rank, entry, entry.wins, entry.last_change)
+
+
+def _with_newest_changes(entries: QuerySet[LadderEntry]) -> QuerySet[LadderEntry]:
+    """``entries`` with their newest rating change's id (``newest_change``) and newest fitted one's
+    (``newest_fitted``), two lookups on the (entry, -id) index: what the keys of an entry's kept
+    head-to-head, chart and history are made of."""
+    changes = RatingChange.objects.filter(entry=OuterRef("pk")).order_by("-pk").values("pk")[:1]
+    fitted = RatingChange.objects.filter(entry=OuterRef("pk"), after__isnull=False).order_by("-pk").values("pk")[:1]
+    return entries.annotate(newest_change=Subquery(changes), newest_fitted=Subquery(fitted))
+
+
+def ladder_entry(ladder: Ladder, bot_id: int) -> LadderEntry | None:
+    """Bot ``bot_id``'s entry on ``ladder`` (None when it never entered), with its newest changes."""
+    return _with_newest_changes(LadderEntry.objects.filter(ladder=ladder, bot_id=bot_id)).first()
+
+
+def entry_history_key(entry: LadderEntry, address: str) -> str:
+    """A name for the page at ``address`` of the entry's rating history as it is now: its newest change
+    (a result) and newest fitted one (a refit fills the pending ones in order). Needs
+    ``ladder_entry``'s or ``entry_standing``'s entry."""
+    return f"{entry.pk}:{entry.newest_change or 0}:{entry.newest_fitted or 0}:{_digest(address)}"
+
+
+def entry_head_to_head_key(entry: LadderEntry) -> str:
+    """A name for the entry's head-to-head as it is now: its newest rating change (every change of its
+    matches, its opponents' too, is written with its own, ``ladder_match_finish``). Needs the entry
+    from ``entry_standing``. Left to FRAGMENT_SECONDS: renamed opponents."""
+    return f"{entry.pk}:{entry.newest_change or 0}"
+
+
+def entry_chart_key(entry: LadderEntry) -> str:
+    """A name for the entry's rating chart as it is now: its newest fitted change (a refit fills the
+    pending ones in order, so the window of ``entry_chart_changes`` ends there). Needs the entry from
+    ``entry_standing``. Its label names the bot and its number of matches: they are in the key too."""
+    return f"{entry.pk}:{entry.newest_fitted or 0}:{entry.matches_played}:{_digest(entry.bot.name)}"
 
 
 #: points of a bot's rating chart at most: its newest fitted changes

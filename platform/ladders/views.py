@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 from core import ratelimit
@@ -24,6 +25,8 @@ from .models import Ladder, LadderEntry
 
 #: opponents shown on a bot's ladder page (the most met first)
 HEAD_TO_HEAD_ROWS = 30
+#: matches in a ladder's and a bot's "Recent matches"
+RECENT_MATCHES = 20
 
 
 def ladder_list(request):
@@ -45,7 +48,13 @@ def ladder_detail(request, slug: str):
             "table": table,
             "standings": table.rows,
             "provisional_margin": ratings.PROVISIONAL_MARGIN,
-            "matches": selectors.ladder_matches(ladder, limit=20),
+            # the rendered table and match list are kept under names of what they show (the
+            # template's {% cache %}); the match list is read only when its name is new
+            "table_key": selectors.ladder_table_key(ladder, table),
+            "table_seconds": selectors.EXACT_KEY_SECONDS,
+            "matches_key": selectors.ladder_matches_key(ladder, limit=RECENT_MATCHES),
+            "matches": functools.partial(selectors.ladder_matches, ladder, limit=RECENT_MATCHES),
+            "fragment_seconds": selectors.FRAGMENT_SECONDS,
             "pending": selectors.ladder_pending_count(ladder),
         },
     )
@@ -62,10 +71,39 @@ def entry_detail(request, slug: str, bot_id: int):
         before = int(request.GET["before"]) if "before" in request.GET else None
     except ValueError:
         raise Http404("before must be a rating change id") from None
-    head_to_head, opponents = selectors.entry_head_to_head_top(entry, limit=HEAD_TO_HEAD_ROWS)
-    # the chart: the newest fitted changes only (a bounded window of a long history)
-    window = selectors.entry_chart_changes(entry)
     is_owner = user_is_owner_or_staff(request.user, entry.bot)
+    return render(
+        request,
+        "ladders/entry_detail.html",
+        {
+            "ladder": ladder,
+            "entry": entry,
+            "standing": standing,
+            # the chart, the history, the head-to-head and the match list are kept rendered under
+            # names of what they show (the template's {% cache %}): each is computed only when its
+            # name is new
+            "chart_key": selectors.entry_chart_key(entry),
+            "chart_parts": functools.partial(_entry_chart, entry),
+            "head_to_head_key": selectors.entry_head_to_head_key(entry),
+            "head_to_head": functools.partial(selectors.entry_head_to_head_top, entry, limit=HEAD_TO_HEAD_ROWS),
+            "matches_key": selectors.ladder_matches_key(ladder, entry=entry, limit=RECENT_MATCHES),
+            "matches": functools.partial(selectors.ladder_matches, ladder, entry=entry, limit=RECENT_MATCHES),
+            "fragment_seconds": selectors.FRAGMENT_SECONDS,
+            "history_key": selectors.entry_history_key(entry, f"before={before}"),
+            "history_page": functools.partial(selectors.entry_history_page, entry, before=before),
+            "exact_seconds": selectors.EXACT_KEY_SECONDS,
+            "is_owner": is_owner,
+            # an active entry matchmaking holds for its version's validation here (its owner's to know)
+            "held": services.ladder_entry_validation(entry) if is_owner and entry.status == LadderEntry.Status.ACTIVE else "",
+            "provisional_margin": ratings.PROVISIONAL_MARGIN,
+        },
+    )
+
+
+def _entry_chart(entry: LadderEntry) -> dict:
+    """The entry's rating chart over the newest fitted changes only (a bounded window of a long
+    history), and the window's length when it is not the whole history."""
+    window = selectors.entry_chart_changes(entry)
     chart = charts.rating_chart(
         [change.after for change in window],
         labels=[f"match #{c.match_id} (v{c.bot_version.number}, rank {c.rank})" for c in window],
@@ -74,25 +112,7 @@ def entry_detail(request, slug: str, bot_id: int):
         start=window[0].before if window and window[0].matches_after > 1 else None,
         first=window[0].matches_after if window else 1,
     )
-    return render(
-        request,
-        "ladders/entry_detail.html",
-        {
-            "ladder": ladder,
-            "entry": entry,
-            "standing": standing,
-            "chart": chart,
-            "chart_window": len(window) if window and window[0].matches_after > 1 else None,
-            "history": selectors.entry_history_page(entry, before=before),
-            "head_to_head": head_to_head,
-            "opponents": opponents,
-            "matches": selectors.ladder_matches(ladder, entry=entry, limit=20),
-            "is_owner": is_owner,
-            # an active entry matchmaking holds for its version's validation here (its owner's to know)
-            "held": services.ladder_entry_validation(entry) if is_owner and entry.status == LadderEntry.Status.ACTIVE else "",
-            "provisional_margin": ratings.PROVISIONAL_MARGIN,
-        },
-    )
+    return {"chart": chart, "window": len(window) if window and window[0].matches_after > 1 else None}
 
 
 def _owned_bot(request, bot_id: int) -> Bot:

@@ -82,6 +82,10 @@ class Match(models.Model):
             models.Index(fields=["-queued_at", "-id"], name="match_list_order_idx"),
             # the lease sweeper: running matches whose lease expired
             models.Index(fields=["status", "lease_expires_at"], name="match_status_lease_idx"),
+            # validation matches among all (a few per version): which versions the platform validated
+            # before validation plans (validation.services._validated_by_platform, read by every
+            # matchmaking pass) without a scan of every match
+            models.Index(fields=["id"], condition=models.Q(kind="validation"), name="match_validation_idx"),
         ]
         constraints = [
             models.CheckConstraint(

@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from celery.exceptions import SoftTimeLimitExceeded
-from core.bulk import bulk_set
+from core.services import rows_update
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import InterfaceError, OperationalError, connection, transaction
@@ -623,7 +623,7 @@ def match_record_result(match_id: int, token: str, played: SandboxMatchResult) -
         for seat, values in zip(seats, columns, strict=True):
             for name, value in values.items():
                 setattr(seat, name, value)
-        bulk_set(seats, list(columns[0]))
+        rows_update(seats, list(columns[0]))
         match.status = Match.Status.DONE
         match.finished_at = now  # started_at is on this clock too
         result = played.result

@@ -73,8 +73,9 @@ def _validated_by_platform(version_ids: list[int]) -> set[int]:
     if not version_ids:
         return set()
     return set(
+        # order_by(): without it the match's default order joins the DISTINCT (one row per seat)
         MatchSeat.objects.filter(bot_version_id__in=version_ids, match__kind="validation")
-        .values_list("bot_version_id", flat=True).distinct()
+        .order_by().values_list("bot_version_id", flat=True).distinct()
     )
 
 

@@ -11,8 +11,10 @@ What it writes is shaped exactly as the platform writes it:
   stored as the runner returned it, and the ladder's result hook); every other
   match is a bulk copy of one of those stored rows (its replay, decision times, timings and seat
   results, the seed that made them) seated with other bots that upload the same code, so its
-  replay is true for it; its rating changes are computed with ``ladders.ratings.rate_match``
-  in match order, as the hook does;
+  replay is true for it; its rating changes' history points are computed with
+  ``ladders.ratings.rate_match`` in match order, and the entries' stored ratings, intervals and
+  likelihoods of superiority are then the ladder's batch fit (``ladders.services.ladder_refit``),
+  as the worker's refit writes them, so ``recompute_ratings --check`` finds them true;
 - finished round-robin and Swiss tournaments, every match played for real in-process and stored
   through ``match_start``/``match_record_result``, the tournament hook pairing each next round.
 
@@ -33,7 +35,7 @@ from datetime import timedelta
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Max
 from django.utils import timezone
 
 #: every user seed_scale creates has a username starting with this and an unusable password
@@ -306,7 +308,7 @@ def _seed_ladder_matches(ladder_rows, versions, total: int, rng, out: Seeded, pr
     from ladders import ratings
     from ladders.checks import ladder_match_format
     from ladders.models import LadderEntry, LadderMatch, RatingChange
-    from ladders.services import ladder_counts_rewrite
+    from ladders.services import ladder_counts_rewrite, ladder_refit
     from matches.models import Match, MatchSeat
     from matches.services import match_create
 
@@ -419,6 +421,14 @@ def _seed_ladder_matches(ladder_rows, versions, total: int, rng, out: Seeded, pr
             entry.last_matched_at = last_matched.get(bot_id, entry.last_matched_at)
         LadderEntry.objects.bulk_update(list(entries.values()), ["rating", "matches_played", "last_matched_at"],
                                         batch_size=BATCH)
+        # The stored ratings are the batch fit of every result, as the worker's refit writes them, so
+        # recompute_ratings --check finds them true. The history's points above come from the cheap
+        # match-by-match ratings.rate_match (a refit per result would take hours at 200,000 matches);
+        # each entry's newest point waits for this refit, as the points of results stored since the
+        # last refit do on the platform, and gets the fit's rating.
+        newest = RatingChange.objects.filter(ladder=ladder).values("entry_id").annotate(newest=Max("pk"))
+        RatingChange.objects.filter(pk__in=newest.values("newest")).update(after=None, after_low=None, after_high=None)
+        ladder_refit(ladder, force=True)
         # the counts the result hook and the refit keep (wins, last change), from the rows copied
         ladder_counts_rewrite(ladder)
 

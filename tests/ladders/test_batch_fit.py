@@ -325,3 +325,33 @@ def test_the_table_is_paginated_and_searchable_in_a_constant_number_of_queries()
     found = Client().get(reverse("ladders:detail", args=[big.slug]) + "?q=t100-04").context
     assert [r.entry.bot.name for r in found["standings"]] == [f"t100-04{i}" for i in range(9, -1, -1)]
     assert [r.rank for r in found["standings"]] == list(range(51, 61))  # ranks in the whole table
+
+
+def test_the_refit_writes_each_changed_entry_in_one_statement_run_per_row_not_a_case_over_all():
+    """core.services.rows_update: the values land on their own rows (a Decimal, a foreign key, a
+    None among them), other rows and columns keep theirs, and the SQL is one UPDATE by primary key
+    (bulk_update's CASE over every row of a batch took seconds at 1,000 entries under the lock)."""
+    from core.services import rows_update
+
+    on = ladder()
+    bots = [active_bot(name) for name in ("a", "b", "c")]
+    for bot in bots:
+        services.ladder_enter(on, bot)
+    first, second, third = LadderEntry.objects.filter(ladder=on).order_by("pk")
+    version = bot_playing_version(bots[0])
+    first.rating, first.rated_version_id, first.los_below = D("1612.25"), version.pk, None
+    second.rating, second.rated_version_id, second.los_below = D("1388.50"), None, 0.75
+    third.rating = D("1999.00")  # changed in memory, not written: not in the rows given
+    with CaptureQueriesContext(connection) as queries:
+        assert rows_update([first, second], ["rating", "rated_version", "los_below"]) == 2
+    assert [q["sql"].count("CASE") for q in queries.captured_queries] == [0] * len(queries.captured_queries)
+    stored = {e.pk: e for e in LadderEntry.objects.filter(ladder=on)}
+    assert (stored[first.pk].rating, stored[first.pk].rated_version_id, stored[first.pk].los_below) == (
+        D("1612.25"), version.pk, None
+    )
+    assert (stored[second.pk].rating, stored[second.pk].rated_version_id, stored[second.pk].los_below) == (
+        D("1388.50"), None, 0.75
+    )
+    assert stored[third.pk].rating != D("1999.00")
+    assert stored[first.pk].matches_played == first.matches_played  # a column not named is left as it was
+    assert rows_update([], ["rating"]) == 0

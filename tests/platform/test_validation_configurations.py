@@ -150,3 +150,17 @@ def test_a_started_tournament_adds_nothing_a_new_version_never_plays_there(bot, 
     for status in (Tournament.Status.RUNNING, Tournament.Status.PAUSED):
         Tournament.objects.filter(pk=cup.pk).update(status=status)
         assert [c.label for c in validation.validation_configurations(bot)] == ["2 seats", "4 seats"], status
+
+
+def test_a_stored_rule_sets_key_is_memoised_by_value_and_type_and_still_refuses_what_it_refused():
+    from engine.rules import Rules, RulesError
+    from validation.configurations import rules_key
+
+    written = {"players": 2, "seven_zero": True}
+    assert rules_key(written) == rules_key(Rules(players=2, seven_zero=True)) == rules_key(dict(written))
+    assert rules_key({"players": 2}) != rules_key(written)
+    # 1 == True and hash alike: the memo must not let the int through once the bool is known
+    with pytest.raises(RulesError):
+        rules_key({"players": 2, "seven_zero": 1})
+    with pytest.raises(RulesError):  # a value that cannot be hashed is parsed, and refused, as before
+        rules_key({"players": [2]})

@@ -78,3 +78,35 @@ def test_load_bench_requests_only_this_machine():
             loadbench.check_url(url)
     assert loadbench.check_url("http://127.0.0.1:8123") == ("127.0.0.1", 8123)
     assert loadbench.check_url("http://localhost:9") == ("localhost", 9)
+
+
+@pytest.mark.slow  # seeds a small platform (tens of seconds), left out of make check
+@pytest.mark.django_db(transaction=True)  # the lock probe reads the seeded rows on a connection of its own
+def test_the_ladder_work_bench_times_matchmaking_rolled_back_and_probes_the_locks_of_the_check_and_refit():
+    from ladders.models import Ladder
+    from matches.models import Match
+    from web import ladderbench
+
+    call_command("seed_scale", bots=20, matches=120, ladders=2, tournaments=0, stdout=StringIO())
+    matches_before = Match.objects.count()
+    report = ladderbench.run(repeat=2)
+    assert Match.objects.count() == matches_before  # every matchmaking pass was rolled back
+    assert {row["ladder"] for row in report["matchmaking"]} == set(Ladder.objects.values_list("slug", flat=True))
+    for row in report["matchmaking"]:
+        assert row["passes"] == 2 and row["matches_made"][0] >= 1
+        assert len(row["queries"]) == 1  # the same count at every pass
+    assert report["check"]["differences"] == 0
+    for work in ("check", "refit"):
+        locks = report[work]["locks"]
+        assert locks["probes"] >= 1 and locks["blocked"] == 0
+    assert report["refit"]["written"] and report["refit"]["entries_moved"] == 20
+    assert ladderbench.run(repeat=1)["check"]["differences"] == 0  # the refit wrote the fit back
+    out = StringIO()
+    call_command("load_bench", only_ladder_work=True, stdout=out)
+    assert "refit of" in out.getvalue() and "lock probes meanwhile" in out.getvalue()
+
+
+def test_the_ladder_work_bench_refuses_a_database_with_real_users(db, django_user_model):
+    django_user_model.objects.create_user("someone", password="a real password 1")
+    with pytest.raises(CommandError, match="real users"):
+        call_command("load_bench", only_ladder_work=True, stdout=StringIO())

@@ -1,0 +1,1823 @@
+/* engine._core: the UNO rules of engine.game in C (docs/engine.md, "Compiled core").
+ *
+ * The same state machine as engine/game.py, decision for decision, drawing
+ * exactly the same cards: the dealer, deal and per-seat draw streams are
+ * Python's random.Random streams (string seeds, MT19937, sample), reimplemented
+ * here number for number (docs/engine.md, "Determinism and seeds"). Cards
+ * are ints (physical ids 0..107, kinds 0..53, as engine.cards); hands are ordered arrays of ids with per-kind and
+ * per-colour counts; events and action records are kept as compact int
+ * records and turned into the replay's dicts only when ``events`` or
+ * ``actions`` is read. engine/game.py stays the reference: the differential
+ * tests (tests/engine/test_compiled.py) compare every event, observation and
+ * legal-action list. Python-level wrapper, selection and fallback:
+ * engine/compiled.py.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* private CPython calls with a public name from 3.13 on */
+#if PY_VERSION_HEX >= 0x030D0000
+#define LOOKUP_ATTR PyObject_GetOptionalAttr
+#define NEW_DICT(n) PyDict_New()
+#else
+#define LOOKUP_ATTR _PyObject_LookupAttr
+#define NEW_DICT(n) _PyDict_NewPresized(n)
+#endif
+
+/* sha256 of this file, given by the build (setup.py, deploy/Dockerfile): engine.compiled
+ * refuses a core built from another version of it (a stale build) */
+#ifndef CORE_SOURCE_SHA256
+#define CORE_SOURCE_SHA256 ""
+#endif
+
+#define DECK_SIZE 108
+#define NUM_KINDS 54
+#define MAX_SEATS 10
+#define WILD_KIND 52
+#define WD4_KIND 53
+#define SKIP 10
+#define REVERSE 11
+#define DRAW_TWO 12
+#define WILD 13
+#define WILD_DRAW_FOUR 14
+#define STRIKE_DRAW 2
+#define MAX_STALLED_ROUNDS 100
+#define NUM_ACTIONS 78
+
+/* action ids: engine.game.ACTIONS */
+#define A_DRAW 0
+#define A_PASS 1
+#define A_ACCEPT 2
+#define A_CHALLENGE 3
+#define A_PLAY0 4
+#define A_SWAP0 64
+#define A_COLOR0 74
+
+/* decisions: engine.game.DECISIONS */
+enum { D_NONE = -1, D_PLAY, D_PLAY_DRAWN, D_CHOOSE_COLOR, D_CHALLENGE, D_STACK, D_JUMP_IN, D_SWAP_TARGET, N_DECISIONS };
+static const char *DECISION_NAMES[N_DECISIONS] = {"play", "play_drawn", "choose_color", "challenge", "stack", "jump_in", "swap_target"};
+
+/* compact events */
+enum {
+    E_TURN, E_PLAY, E_UNO_CAUGHT, E_DRAW, E_RESHUFFLE, E_SKIP, E_DIRECTION, E_PENDING, E_CHALLENGE,
+    E_PASS, E_SWAP, E_PASS_HANDS, E_COLOR, E_OBJ
+};
+enum { R_DRAW, R_PENALTY, R_UNO, R_STRIKE, R_CHALLENGE, N_REASONS };
+static const char *REASON_NAMES[N_REASONS] = {"draw", "penalty", "uno", "strike", "challenge"};
+
+static const char *CODE_TEXT[NUM_KINDS] = {
+    "R0","R1","R2","R3","R4","R5","R6","R7","R8","R9","RS","RR","R+2",
+    "Y0","Y1","Y2","Y3","Y4","Y5","Y6","Y7","Y8","Y9","YS","YR","Y+2",
+    "G0","G1","G2","G3","G4","G5","G6","G7","G8","G9","GS","GR","G+2",
+    "B0","B1","B2","B3","B4","B5","B6","B7","B8","B9","BS","BR","B+2",
+    "W","W+4"};
+static const char *COLOR_TEXT[4] = {"R", "Y", "G", "B"};
+
+static int8_t KIND_COLOR[NUM_KINDS];
+static int8_t KIND_RANK[NUM_KINDS];
+static int8_t KIND_POINTS[NUM_KINDS];
+static uint8_t DECK[DECK_SIZE];
+
+/* Python objects built once */
+static PyObject *CODE[NUM_KINDS], *COLOR_STR[4], *DECISION_STR[N_DECISIONS], *REASON_STR[N_REASONS];
+static PyObject *KIND_BY_CODE;   /* code -> kind (int) */
+static PyObject *TEMPLATE[2][NUM_ACTIONS];  /* action dicts, without and with "uno" */
+static PyObject *SMALL_INT[256];
+static PyObject *S_e, *S_seat, *S_card, *S_color, *S_jump_in, *S_uno, *S_cards, *S_reason, *S_direction,
+    *S_target, *S_honest, *S_type, *S_play, *S_swap, *S_turn, *S_uno_caught, *S_draw, *S_reshuffle, *S_skip,
+    *S_pending, *S_challenge, *S_pass, *S_pass_hands, *S_since, *S_decision, *S_action, *S_fault, *S_kind,
+    *S_strikes, *S_forfeit, *S_players, *S_hand, *S_top_card, *S_current, *S_hand_sizes, *S_scores,
+    *S_draw_pile, *S_discard, *S_pending_draw, *S_round, *S_dealer, *S_legal_actions, *S_random,
+    *S_randrange, *S_sample, *S_round_start, *S_hands, *S_returned, *S_top, *S_round_end, *S_winner,
+    *S_points, *S_game_end, *S_ranks, *S_out, *S_max_turns, *S_accept;
+static PyObject *HOOK_ILLEGAL; /* engine.compiled._illegal(game, what, value): raises IllegalAction */
+
+
+/* wild colour choices are part of the play id */
+static inline int play_id(int k, int c) {
+    if (k < WILD_KIND) return A_PLAY0 + k;
+    return (k == WILD_KIND ? 56 : 60) + c;
+}
+static inline int id_is_play(int id) { return id >= A_PLAY0 && id < A_SWAP0; }
+static inline int id_kind(int id) { return id < 56 ? id - A_PLAY0 : (id < 60 ? WILD_KIND : WD4_KIND); }
+static inline int id_color(int id) { return id < 56 ? KIND_COLOR[id - A_PLAY0] : (id - A_PLAY0) & 3; }
+static inline int mod(int a, int n) { int r = a % n; return r < 0 ? r + n : r; }
+
+static inline PyObject *small_int(long v) {
+    if (v >= 0 && v < 256) { Py_INCREF(SMALL_INT[v]); return SMALL_INT[v]; }
+    return PyLong_FromLong(v);
+}
+
+/* ------------------------------------------------------------------ random streams
+ * Python's random.Random, as the pure engine uses it, reimplemented so that a stream
+ * gives exactly the same numbers without a Python call: seeding from a str (version 2:
+ * the int of the UTF-8 bytes followed by their SHA-512, big-endian, fed to
+ * init_by_array as 32-bit words, least significant first), MT19937, random()
+ * (53 bits), _randbelow (getrandbits of n.bit_length() bits, rejected until < n) and
+ * sample(range(n), k). Checked against random.Random in tests/engine/test_compiled.py.
+ */
+/* SHA-512 (FIPS 180-4): the fractional parts of the cube roots of the first 80 primes, of the square roots of the first 8 */
+static const uint64_t SHA_K[80] = {
+    0x428a2f98d728ae22ULL, 0x7137449123ef65cdULL, 0xb5c0fbcfec4d3b2fULL, 0xe9b5dba58189dbbcULL,
+    0x3956c25bf348b538ULL, 0x59f111f1b605d019ULL, 0x923f82a4af194f9bULL, 0xab1c5ed5da6d8118ULL,
+    0xd807aa98a3030242ULL, 0x12835b0145706fbeULL, 0x243185be4ee4b28cULL, 0x550c7dc3d5ffb4e2ULL,
+    0x72be5d74f27b896fULL, 0x80deb1fe3b1696b1ULL, 0x9bdc06a725c71235ULL, 0xc19bf174cf692694ULL,
+    0xe49b69c19ef14ad2ULL, 0xefbe4786384f25e3ULL, 0x0fc19dc68b8cd5b5ULL, 0x240ca1cc77ac9c65ULL,
+    0x2de92c6f592b0275ULL, 0x4a7484aa6ea6e483ULL, 0x5cb0a9dcbd41fbd4ULL, 0x76f988da831153b5ULL,
+    0x983e5152ee66dfabULL, 0xa831c66d2db43210ULL, 0xb00327c898fb213fULL, 0xbf597fc7beef0ee4ULL,
+    0xc6e00bf33da88fc2ULL, 0xd5a79147930aa725ULL, 0x06ca6351e003826fULL, 0x142929670a0e6e70ULL,
+    0x27b70a8546d22ffcULL, 0x2e1b21385c26c926ULL, 0x4d2c6dfc5ac42aedULL, 0x53380d139d95b3dfULL,
+    0x650a73548baf63deULL, 0x766a0abb3c77b2a8ULL, 0x81c2c92e47edaee6ULL, 0x92722c851482353bULL,
+    0xa2bfe8a14cf10364ULL, 0xa81a664bbc423001ULL, 0xc24b8b70d0f89791ULL, 0xc76c51a30654be30ULL,
+    0xd192e819d6ef5218ULL, 0xd69906245565a910ULL, 0xf40e35855771202aULL, 0x106aa07032bbd1b8ULL,
+    0x19a4c116b8d2d0c8ULL, 0x1e376c085141ab53ULL, 0x2748774cdf8eeb99ULL, 0x34b0bcb5e19b48a8ULL,
+    0x391c0cb3c5c95a63ULL, 0x4ed8aa4ae3418acbULL, 0x5b9cca4f7763e373ULL, 0x682e6ff3d6b2b8a3ULL,
+    0x748f82ee5defb2fcULL, 0x78a5636f43172f60ULL, 0x84c87814a1f0ab72ULL, 0x8cc702081a6439ecULL,
+    0x90befffa23631e28ULL, 0xa4506cebde82bde9ULL, 0xbef9a3f7b2c67915ULL, 0xc67178f2e372532bULL,
+    0xca273eceea26619cULL, 0xd186b8c721c0c207ULL, 0xeada7dd6cde0eb1eULL, 0xf57d4f7fee6ed178ULL,
+    0x06f067aa72176fbaULL, 0x0a637dc5a2c898a6ULL, 0x113f9804bef90daeULL, 0x1b710b35131c471bULL,
+    0x28db77f523047d84ULL, 0x32caab7b40c72493ULL, 0x3c9ebe0a15c9bebcULL, 0x431d67c49c100d4cULL,
+    0x4cc5d4becb3e42b6ULL, 0x597f299cfc657e2aULL, 0x5fcb6fab3ad6faecULL, 0x6c44198c4a475817ULL,
+};
+static const uint64_t SHA_H[8] = {
+    0x6a09e667f3bcc908ULL, 0xbb67ae8584caa73bULL, 0x3c6ef372fe94f82bULL, 0xa54ff53a5f1d36f1ULL,
+    0x510e527fade682d1ULL, 0x9b05688c2b3e6c1fULL, 0x1f83d9abfb41bd6bULL, 0x5be0cd19137e2179ULL,
+};
+
+#define ROTR64(x, n) (((x) >> (n)) | ((x) << (64 - (n))))
+
+static void sha512_block(uint64_t *h, const uint8_t *p) {
+    uint64_t w[80];
+    for (int t = 0; t < 16; t++) {
+        uint64_t v = 0;
+        for (int b = 0; b < 8; b++) v = (v << 8) | p[t * 8 + b];
+        w[t] = v;
+    }
+    for (int t = 16; t < 80; t++) {
+        uint64_t s0 = ROTR64(w[t - 15], 1) ^ ROTR64(w[t - 15], 8) ^ (w[t - 15] >> 7);
+        uint64_t s1 = ROTR64(w[t - 2], 19) ^ ROTR64(w[t - 2], 61) ^ (w[t - 2] >> 6);
+        w[t] = s1 + w[t - 7] + s0 + w[t - 16];
+    }
+    uint64_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (int t = 0; t < 80; t++) {
+        uint64_t t1 = hh + (ROTR64(e, 14) ^ ROTR64(e, 18) ^ ROTR64(e, 41)) + ((e & f) ^ (~e & g)) + SHA_K[t] + w[t];
+        uint64_t t2 = (ROTR64(a, 28) ^ ROTR64(a, 34) ^ ROTR64(a, 39)) + ((a & b) ^ (a & c) ^ (b & c));
+        hh = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    }
+    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+}
+
+static void sha512(const uint8_t *data, size_t len, uint8_t out[64]) {
+    uint64_t h[8];
+    memcpy(h, SHA_H, sizeof h);
+    size_t done = 0;
+    for (; len - done >= 128; done += 128) sha512_block(h, data + done);
+    uint8_t last[256];
+    size_t rest = len - done;
+    memset(last, 0, sizeof last);
+    memcpy(last, data + done, rest);
+    last[rest] = 0x80;
+    size_t total = rest + 1 + 16 <= 128 ? 128 : 256;
+    uint64_t bits = (uint64_t)len * 8;
+    for (int b = 0; b < 8; b++) last[total - 1 - b] = (uint8_t)(bits >> (8 * b));
+    sha512_block(h, last);
+    if (total == 256) sha512_block(h, last + 128);
+    for (int i = 0; i < 8; i++)
+        for (int b = 0; b < 8; b++) out[i * 8 + b] = (uint8_t)(h[i] >> (56 - 8 * b));
+}
+
+#define MT_N 624
+#define MT_M 397
+
+typedef struct {
+    uint32_t mt[MT_N];
+    int index;
+} Stream;
+
+static void mt_init_genrand(Stream *r, uint32_t s) {
+    uint32_t *mt = r->mt;
+    mt[0] = s;
+    for (int i = 1; i < MT_N; i++) mt[i] = 1812433253U * (mt[i - 1] ^ (mt[i - 1] >> 30)) + (uint32_t)i;
+    r->index = MT_N;
+}
+
+/* init_genrand(19650218), where every init_by_array starts: computed once */
+static uint32_t MT_BASE[MT_N];
+
+static void mt_init_by_array(Stream *r, const uint32_t *key, size_t key_length) {
+    uint32_t *mt = r->mt;
+    memcpy(mt, MT_BASE, sizeof MT_BASE);
+    r->index = MT_N;
+    size_t i = 1, j = 0, k = MT_N > key_length ? MT_N : key_length;
+    for (; k; k--) {
+        mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525U)) + key[j] + (uint32_t)j;
+        i++; j++;
+        if (i >= MT_N) { mt[0] = mt[MT_N - 1]; i = 1; }
+        if (j >= key_length) j = 0;
+    }
+    for (k = MT_N - 1; k; k--) {
+        mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1566083941U)) - (uint32_t)i;
+        i++;
+        if (i >= MT_N) { mt[0] = mt[MT_N - 1]; i = 1; }
+    }
+    mt[0] = 0x80000000U;
+}
+
+/* the next 32 bits; the state is twisted one word at a time as it is read (a stream
+ * here reads few words: the whole twist would cost more than the reading). Word kk's
+ * twist reads words kk + 1 (not yet twisted) and kk + M or kk + M - N (twisted
+ * already when below kk), so twisting in reading order gives MT19937's words. */
+static inline uint32_t mt_next(Stream *r) {
+    static const uint32_t mag01[2] = {0x0U, 0x9908b0dfU};
+    uint32_t *mt = r->mt, y;
+    int kk = r->index;
+    if (kk >= MT_N) kk = 0;
+    if (kk < MT_N - MT_M) {
+        y = (mt[kk] & 0x80000000U) | (mt[kk + 1] & 0x7fffffffU);
+        mt[kk] = mt[kk + MT_M] ^ (y >> 1) ^ mag01[y & 1U];
+    } else if (kk < MT_N - 1) {
+        y = (mt[kk] & 0x80000000U) | (mt[kk + 1] & 0x7fffffffU);
+        mt[kk] = mt[kk + (MT_M - MT_N)] ^ (y >> 1) ^ mag01[y & 1U];
+    } else {
+        y = (mt[MT_N - 1] & 0x80000000U) | (mt[0] & 0x7fffffffU);
+        mt[MT_N - 1] = mt[MT_M - 1] ^ (y >> 1) ^ mag01[y & 1U];
+    }
+    r->index = kk + 1;
+    y = mt[kk];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680U;
+    y ^= (y << 15) & 0xefc60000U;
+    y ^= y >> 18;
+    return y;
+}
+
+static inline double mt_random(Stream *r) {
+    uint32_t a = mt_next(r) >> 5, b = mt_next(r) >> 6;
+    return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0);
+}
+
+/* random.Random._randbelow(n) for 0 < n < 2**31 */
+static inline int mt_randbelow(Stream *r, int n) {
+    int k = 0;
+    while ((n >> k) != 0) k++;  /* n.bit_length() */
+    uint32_t v;
+    do v = mt_next(r) >> (32 - k); while (v >= (uint32_t)n);
+    return (int)v;
+}
+
+/* random.Random(text) for a str seed (version 2); -1 on error */
+static int mt_seed_text(Stream *r, PyObject *text) {
+    Py_ssize_t len;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &len);
+    if (!utf8) return -1;
+    size_t total = (size_t)len + 64;
+    uint8_t *bytes = PyMem_Malloc(total + 8);
+    if (!bytes) { PyErr_NoMemory(); return -1; }
+    memcpy(bytes, utf8, (size_t)len);
+    sha512((const uint8_t *)utf8, (size_t)len, bytes + len);
+    /* the big-endian number's significant bytes, then its words least significant first */
+    size_t lead = 0;
+    while (lead < total && bytes[lead] == 0) lead++;
+    size_t sig = total - lead;
+    size_t bits = 0;
+    if (sig) {
+        int top = bytes[lead], b = 0;
+        while (top >> b) b++;
+        bits = (sig - 1) * 8 + (size_t)b;
+    }
+    size_t keyused = bits == 0 ? 1 : (bits - 1) / 32 + 1;
+    uint32_t *key = PyMem_Calloc(keyused, sizeof(uint32_t));
+    if (!key) { PyMem_Free(bytes); PyErr_NoMemory(); return -1; }
+    for (size_t i = 0; i < sig; i++) key[i / 4] |= (uint32_t)bytes[total - 1 - i] << (8 * (i % 4));
+    mt_init_by_array(r, key, keyused);
+    PyMem_Free(key);
+    PyMem_Free(bytes);
+    return 0;
+}
+
+/* random.Random.sample(range(n), k) into out */
+static void mt_sample(Stream *r, int n, int k, int *out) {
+    int setsize = 21;
+    if (k > 5) {
+        /* 4 ** ceil(log(k * 3, 4)); 3k is never a power of 4, so no rounding question */
+        int p = 1;
+        while (p < k * 3) p *= 4;
+        setsize += p;
+    }
+    if (n <= setsize) {
+        int pool[256];
+        for (int i = 0; i < n; i++) pool[i] = i;
+        for (int i = 0; i < k; i++) {
+            int j = mt_randbelow(r, n - i);
+            out[i] = pool[j];
+            pool[j] = pool[n - i - 1];
+        }
+    } else {
+        uint8_t selected[256];
+        memset(selected, 0, sizeof selected);
+        for (int i = 0; i < k; i++) {
+            int j = mt_randbelow(r, n);
+            while (selected[j]) j = mt_randbelow(r, n);
+            selected[j] = 1;
+            out[i] = j;
+        }
+    }
+}
+
+/* test hooks: the streams against random.Random (tests/engine/test_compiled.py) */
+static PyObject *stream_check(PyObject *m, PyObject *args) {
+    PyObject *text;
+    int count, below, k;
+    if (!PyArg_ParseTuple(args, "Uiii", &text, &count, &below, &k)) return NULL;
+    if (below < 1 || k < 0 || k > 108 || count < 0) {
+        PyErr_SetString(PyExc_ValueError, "count >= 0, below >= 1, 0 <= k <= 108");
+        return NULL;
+    }
+    Stream r;
+    if (mt_seed_text(&r, text) < 0) return NULL;
+    PyObject *floats = PyList_New(count);
+    if (!floats) return NULL;
+    for (int i = 0; i < count; i++) PyList_SET_ITEM(floats, i, PyFloat_FromDouble(mt_random(&r)));
+    int v = mt_randbelow(&r, below), out[108];
+    mt_sample(&r, DECK_SIZE, k, out);
+    PyObject *sample = PyList_New(k);
+    if (!sample) { Py_DECREF(floats); return NULL; }
+    for (int i = 0; i < k; i++) PyList_SET_ITEM(sample, i, PyLong_FromLong(out[i]));
+    return Py_BuildValue("NiNd", floats, v, sample, mt_random(&r));
+}
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *rules, *seed, *deal_seed;
+    PyObject *events_list, *actions_list, *objs, *aobjs;
+    int n, hand_size, number_only, until_playable, draw_limit, rev_skips, wd4, stacking, uno_penalty,
+        seven_zero, jump_in, penalty_scoring, max_turns;
+    long long target, rounds;
+    long long scores[MAX_SEATS];
+    int round, dealer, over, decision, seat, current, direction, color, pending, turns;
+    uint8_t hand[MAX_SEATS][DECK_SIZE];
+    int hlen[MAX_SEATS];
+    uint8_t kcnt[MAX_SEATS][NUM_KINDS];
+    uint8_t ccnt[MAX_SEATS][4];
+    uint8_t uno[MAX_SEATS];
+    uint8_t discard[DECK_SIZE];
+    int dlen;
+    uint8_t in_pile[DECK_SIZE];
+    int pile_count;
+    uint8_t order[MAX_SEATS][DECK_SIZE];
+    uint8_t seeded[MAX_SEATS];  /* the seat's stream is seeded (at its first draw of the round) */
+    Stream srng[MAX_SEATS];
+    int pos[MAX_SEATS];
+    int drawn_kind, res_player, res_kind, jq[MAX_SEATS], jq_len, jq_head;
+    int wd4_player, wd4_honest, stalled, uno_owed;
+    int legal_valid, nlegal, legal_uno;
+    uint8_t legal[NUM_ACTIONS];
+    int32_t *ev;
+    Py_ssize_t ev_len, ev_cap, ev_count, ev_done_pos;
+    int32_t *ac;
+    Py_ssize_t ac_len, ac_cap, ac_count, ac_done_pos;
+    Py_ssize_t asked_at;
+} Core;
+
+/* ------------------------------------------------------------------ records */
+static int ev_reserve(Core *g, Py_ssize_t extra) {
+    if (g->ev_len + extra <= g->ev_cap) return 0;
+    Py_ssize_t cap = g->ev_cap ? g->ev_cap * 2 : 1024;
+    while (cap < g->ev_len + extra) cap *= 2;
+    int32_t *p = PyMem_Realloc(g->ev, cap * sizeof(int32_t));
+    if (!p) { PyErr_NoMemory(); return -1; }
+    g->ev = p; g->ev_cap = cap;
+    return 0;
+}
+
+/* one event: type, then ``count`` arguments */
+static int emit(Core *g, int type, int count, int a, int b, int c, int d) {
+    if (ev_reserve(g, 5) < 0) return -1;
+    int32_t *p = g->ev + g->ev_len;
+    p[0] = type | (count << 8);
+    p[1] = a; p[2] = b; p[3] = c; p[4] = d;
+    g->ev_len += 1 + count;
+    g->ev_count++;
+    return 0;
+}
+
+/* an event built as a dict now (rare: round start and end, game end, faults) */
+static int emit_obj(Core *g, PyObject *dict) {
+    if (!dict) return -1;
+    Py_ssize_t i = PyList_GET_SIZE(g->objs);
+    int r = PyList_Append(g->objs, dict);
+    Py_DECREF(dict);
+    if (r < 0) return -1;
+    return emit(g, E_OBJ, 1, (int)i, 0, 0, 0);
+}
+
+static int ac_push(Core *g, int32_t a, int32_t b, int32_t c, int32_t d, int32_t e) {
+    if (g->ac_len + 5 > g->ac_cap) {
+        Py_ssize_t cap = g->ac_cap ? g->ac_cap * 2 : 512;
+        int32_t *p = PyMem_Realloc(g->ac, cap * sizeof(int32_t));
+        if (!p) { PyErr_NoMemory(); return -1; }
+        g->ac = p; g->ac_cap = cap;
+    }
+    int32_t *p = g->ac + g->ac_len;
+    p[0] = a; p[1] = b; p[2] = c; p[3] = d; p[4] = e;
+    g->ac_len += 5;
+    g->ac_count++;
+    return 0;
+}
+
+static PyObject *int_list(const long long *v, int n) {
+    PyObject *l = PyList_New(n);
+    if (!l) return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *x = PyLong_FromLongLong(v[i]);
+        if (!x) { Py_DECREF(l); return NULL; }
+        PyList_SET_ITEM(l, i, x);
+    }
+    return l;
+}
+
+static PyObject *codes_list(const uint8_t *ids, int len) {
+    PyObject *l = PyList_New(len);
+    if (!l) return NULL;
+    for (int i = 0; i < len; i++) {
+        PyObject *c = CODE[DECK[ids[i]]];
+        Py_INCREF(c);
+        PyList_SET_ITEM(l, i, c);
+    }
+    return l;
+}
+
+static PyObject *color_obj(int c) {
+    PyObject *o = c < 0 ? Py_None : COLOR_STR[c];
+    Py_INCREF(o);
+    return o;
+}
+
+/* dict from alternating key, value (values are stolen; NULL value: error) */
+static PyObject *make_dict(int pairs, ...) {
+    va_list ap;
+    va_start(ap, pairs);
+    PyObject *d = NEW_DICT(pairs);
+    int ok = d != NULL;
+    for (int i = 0; i < pairs; i++) {
+        PyObject *k = va_arg(ap, PyObject *);
+        PyObject *v = va_arg(ap, PyObject *);
+        if (ok && (v == NULL || PyDict_SetItem(d, k, v) < 0)) ok = 0;
+        Py_XDECREF(v);
+    }
+    va_end(ap);
+    if (!ok) { Py_XDECREF(d); return NULL; }
+    return d;
+}
+
+static PyObject *event_dict(const int32_t *p, PyObject *objs) {
+    int type = p[0] & 0xff;
+    switch (type) {
+    case E_TURN: return make_dict(2, S_e, Py_NewRef(S_turn), S_seat, small_int(p[1]));
+    case E_PLAY: {
+        PyObject *d = make_dict(4, S_e, Py_NewRef(S_play), S_seat, small_int(p[1]),
+                                S_card, Py_NewRef(CODE[p[2]]), S_color, Py_NewRef(COLOR_STR[p[3]]));
+        if (!d) return NULL;
+        if ((p[4] & 1) && PyDict_SetItem(d, S_jump_in, Py_True) < 0) { Py_DECREF(d); return NULL; }
+        if ((p[4] & 2) && PyDict_SetItem(d, S_uno, Py_True) < 0) { Py_DECREF(d); return NULL; }
+        return d;
+    }
+    case E_UNO_CAUGHT: return make_dict(2, S_e, Py_NewRef(S_uno_caught), S_seat, small_int(p[1]));
+    case E_DRAW: {
+        int count = (p[0] >> 8) - 2;
+        PyObject *cards = PyList_New(count);
+        if (!cards) return NULL;
+        for (int i = 0; i < count; i++) PyList_SET_ITEM(cards, i, Py_NewRef(CODE[DECK[p[3 + i]]]));
+        return make_dict(4, S_e, Py_NewRef(S_draw), S_seat, small_int(p[1]), S_cards, cards,
+                         S_reason, Py_NewRef(REASON_STR[p[2]]));
+    }
+    case E_RESHUFFLE: return make_dict(2, S_e, Py_NewRef(S_reshuffle), S_cards, small_int(p[1]));
+    case E_SKIP: return make_dict(2, S_e, Py_NewRef(S_skip), S_seat, small_int(p[1]));
+    case E_DIRECTION: return make_dict(2, S_e, Py_NewRef(S_direction), S_direction, PyLong_FromLong(p[1]));
+    case E_PENDING:
+        return make_dict(3, S_e, Py_NewRef(S_pending), S_seat, small_int(p[1]), S_cards, small_int(p[2]));
+    case E_CHALLENGE:
+        return make_dict(4, S_e, Py_NewRef(S_challenge), S_seat, small_int(p[1]), S_target, small_int(p[2]),
+                         S_honest, PyBool_FromLong(p[3]));
+    case E_PASS: return make_dict(2, S_e, Py_NewRef(S_pass), S_seat, small_int(p[1]));
+    case E_SWAP:
+        return make_dict(3, S_e, Py_NewRef(S_swap), S_seat, small_int(p[1]), S_target, small_int(p[2]));
+    case E_PASS_HANDS: return make_dict(2, S_e, Py_NewRef(S_pass_hands), S_direction, PyLong_FromLong(p[1]));
+    case E_COLOR:
+        return make_dict(3, S_e, Py_NewRef(S_color), S_seat, small_int(p[1]), S_color, Py_NewRef(COLOR_STR[p[2]]));
+    case E_OBJ: return Py_NewRef(PyList_GET_ITEM(objs, p[1]));
+    }
+    PyErr_SetString(PyExc_SystemError, "engine._core: bad event record");
+    return NULL;
+}
+
+/* bring ``events`` up to date: turn the compact records not yet read into dicts */
+static PyObject *materialize_events(Core *g) {
+    if (!g->events_list) {
+        g->events_list = PyList_New(0);
+        if (!g->events_list) return NULL;
+    }
+    while (g->ev_done_pos < g->ev_len) {
+        const int32_t *p = g->ev + g->ev_done_pos;
+        PyObject *d = event_dict(p, g->objs);
+        if (!d) return NULL;
+        int r = PyList_Append(g->events_list, d);
+        Py_DECREF(d);
+        if (r < 0) return NULL;
+        g->ev_done_pos += 1 + (p[0] >> 8);
+    }
+    return g->events_list;
+}
+
+static PyObject *materialize_actions(Core *g) {
+    if (!g->actions_list) {
+        g->actions_list = PyList_New(0);
+        if (!g->actions_list) return NULL;
+    }
+    while (g->ac_done_pos < g->ac_len) {
+        const int32_t *p = g->ac + g->ac_done_pos;
+        PyObject *d;
+        if (p[0] < 0) {
+            d = Py_NewRef(PyList_GET_ITEM(g->aobjs, p[1]));
+        } else {
+            d = make_dict(4, S_since, PyLong_FromLong(p[0]), S_seat, small_int(p[1]),
+                          S_decision, Py_NewRef(DECISION_STR[p[2]]), S_action,
+                          PyDict_Copy(TEMPLATE[p[4]][p[3]]));
+        }
+        if (!d) return NULL;
+        int r = PyList_Append(g->actions_list, d);
+        Py_DECREF(d);
+        if (r < 0) return NULL;
+        g->ac_done_pos += 5;
+    }
+    return g->actions_list;
+}
+
+/* ------------------------------------------------------------------ hands */
+static inline void hand_add(Core *g, int s, int c) {
+    g->hand[s][g->hlen[s]++] = (uint8_t)c;
+    int k = DECK[c];
+    g->kcnt[s][k]++;
+    if (KIND_COLOR[k] >= 0) g->ccnt[s][KIND_COLOR[k]]++;
+}
+
+/* removes the first card of kind k; returns its id */
+static inline int hand_remove_kind(Core *g, int s, int k) {
+    uint8_t *h = g->hand[s];
+    int len = g->hlen[s], i = 0;
+    while (i < len && DECK[h[i]] != k) i++;
+    int c = h[i];
+    memmove(h + i, h + i + 1, (size_t)(len - i - 1));
+    g->hlen[s] = len - 1;
+    g->kcnt[s][k]--;
+    if (KIND_COLOR[k] >= 0) g->ccnt[s][KIND_COLOR[k]]--;
+    return c;
+}
+
+static void hand_clear(Core *g, int s) {
+    g->hlen[s] = 0;
+    memset(g->kcnt[s], 0, NUM_KINDS);
+    memset(g->ccnt[s], 0, 4);
+}
+
+typedef struct {
+    uint8_t hand[DECK_SIZE];
+    int hlen;
+    uint8_t kcnt[NUM_KINDS];
+    uint8_t ccnt[4];
+} HandCopy;
+
+static inline void hand_save(Core *g, int s, HandCopy *h) {
+    memcpy(h->hand, g->hand[s], (size_t)g->hlen[s]);
+    h->hlen = g->hlen[s];
+    memcpy(h->kcnt, g->kcnt[s], NUM_KINDS);
+    memcpy(h->ccnt, g->ccnt[s], 4);
+}
+
+static inline void hand_load(Core *g, int s, const HandCopy *h) {
+    memcpy(g->hand[s], h->hand, (size_t)h->hlen);
+    g->hlen[s] = h->hlen;
+    memcpy(g->kcnt[s], h->kcnt, NUM_KINDS);
+    memcpy(g->ccnt[s], h->ccnt, 4);
+}
+
+/* ------------------------------------------------------------------ rules */
+static int start_turn(Core *g, int s);
+static int start_round(Core *g);
+static int end_round(Core *g, int winner);
+static int after_effect(Core *g, int s, int k);
+static int advance(Core *g, int s, int k);
+
+static inline void ask(Core *g, int seat, int decision) {
+    g->seat = seat;
+    g->decision = decision;
+    g->legal_valid = 0;
+}
+
+/* no card of the active colour (with no colour named yet, as engine.game: no wild) */
+static inline int honest(Core *g, int s) {
+    if (g->color < 0) return g->kcnt[s][WILD_KIND] == 0 && g->kcnt[s][WD4_KIND] == 0;
+    return g->ccnt[s][g->color] == 0;
+}
+
+static inline int top_rank(Core *g) { return KIND_RANK[DECK[g->discard[g->dlen - 1]]]; }
+
+static inline int playable(Core *g, int s, int k) {
+    int kc = KIND_COLOR[k];
+    if (kc >= 0) return kc == g->color || KIND_RANK[k] == top_rank(g);
+    return k == WILD_KIND || g->wd4 != 1 || honest(g, s);
+}
+
+
+static int draw_one(Core *g, int s) {
+    if (!g->seeded[s]) {
+        PyObject *seed = PyUnicode_FromFormat("%U:seat:%d", g->deal_seed, s);
+        if (!seed) return -1;
+        int r = mt_seed_text(&g->srng[s], seed);
+        Py_DECREF(seed);
+        if (r < 0) return -1;
+        g->seeded[s] = 1;
+        for (int i = 0; i < DECK_SIZE; i++) g->order[s][i] = (uint8_t)i;
+        g->pos[s] = 0;
+    }
+    uint8_t *order = g->order[s];
+    int pos = g->pos[s], c;
+    Stream *rnd = &g->srng[s];
+    /* lazy Fisher-Yates over the seat's private order; cards out of the pile are passed over */
+    for (;;) {
+        double r = mt_random(rnd);
+        int j = pos + (int)(r * (double)(DECK_SIZE - pos));
+        c = order[j];
+        order[j] = order[pos];
+        order[pos] = (uint8_t)c;
+        pos++;
+        if (g->in_pile[c]) break;
+    }
+    g->pos[s] = pos;
+    g->in_pile[c] = 0;
+    g->pile_count--;
+    return c;
+}
+
+static int reshuffle(Core *g) {
+    int moved = g->dlen - 1;
+    if (moved <= 0) return 0;
+    for (int i = 0; i < moved; i++) g->in_pile[g->discard[i]] = 1;
+    g->pile_count += moved;
+    g->discard[0] = g->discard[g->dlen - 1];
+    g->dlen = 1;
+    for (int s = 0; s < g->n; s++) g->pos[s] = 0;
+    if (emit(g, E_RESHUFFLE, 1, moved, 0, 0, 0) < 0) return -1;
+    return 1;
+}
+
+static int emit_draw(Core *g, int s, int reason, const uint8_t *cards, int count) {
+    if (ev_reserve(g, 3 + count) < 0) return -1;
+    int32_t *p = g->ev + g->ev_len;
+    p[0] = E_DRAW | ((2 + count) << 8);
+    p[1] = s;
+    p[2] = reason;
+    for (int i = 0; i < count; i++) p[3 + i] = cards[i];
+    g->ev_len += 3 + count;
+    g->ev_count++;
+    return 0;
+}
+
+/* seat s draws ``count`` cards (or until playable); the last card id, -1 for none, -2 on error */
+static int draw(Core *g, int s, int count, int reason, int until_playable) {
+    uint8_t chunk[DECK_SIZE];
+    chunk[0] = 0;
+    int nchunk = 0, last = -1, drawn = 0;
+    while (drawn < count) {
+        if (g->pile_count == 0) {
+            if (nchunk) {
+                if (emit_draw(g, s, reason, chunk, nchunk) < 0) return -2;
+                nchunk = 0;
+            }
+            int r = reshuffle(g);
+            if (r < 0) return -2;
+            if (!r) break;
+        }
+        last = draw_one(g, s);
+        if (last < 0) return -2;
+        hand_add(g, s, last);
+        chunk[nchunk++] = (uint8_t)last;
+        drawn++;
+        if (until_playable && playable(g, s, DECK[last])) break;
+    }
+    if (nchunk || drawn == 0) {
+        if (emit_draw(g, s, reason, chunk, nchunk) < 0) return -2;
+    }
+    if (drawn) g->uno[s] = 0;
+    return last;
+}
+
+/* 1: the turn starts, 0: max_turns ended the round, -1: error */
+static int begin_turn(Core *g, int s) {
+    g->turns++;
+    if (g->turns > g->max_turns) return end_round(g, -1) < 0 ? -1 : 0;
+    g->current = s;
+    return emit(g, E_TURN, 1, s, 0, 0, 0) < 0 ? -1 : 1;
+}
+
+static int start_turn(Core *g, int s) {
+    int r = begin_turn(g, s);
+    if (r < 0) return -1;
+    if (r) ask(g, s, D_PLAY);
+    return 0;
+}
+
+static int go_out(Core *g, int s, int k) {
+    int rank = KIND_RANK[k];
+    if (rank == DRAW_TWO || rank == WILD_DRAW_FOUR) {
+        int value = rank == DRAW_TWO ? 2 : 4;
+        int amount = g->stacking == 2 ? g->pending + value : value;
+        g->pending = 0;
+        if (draw(g, mod(s + g->direction, g->n), amount, R_PENALTY, 0) == -2) return -1;
+    }
+    return end_round(g, s);
+}
+
+static int draw_owed_uno(Core *g) {
+    int s = g->uno_owed;
+    if (s >= 0) {
+        g->uno_owed = -1;
+        if (draw(g, s, g->uno_penalty, R_UNO, 0) == -2) return -1;
+    }
+    return 0;
+}
+
+static int play(Core *g, int s, int k, int color, int uno, int jump) {
+    if (k == WD4_KIND && g->wd4 == 0) {
+        g->wd4_player = s;
+        g->wd4_honest = honest(g, s);
+    }
+    int c = hand_remove_kind(g, s, k);
+    g->discard[g->dlen++] = (uint8_t)c;
+    g->color = color;
+    int left = g->hlen[s], rank = KIND_RANK[k], owed = 0;
+    if (left == 1) {
+        if (emit(g, E_PLAY, 4, s, k, color, jump | (uno ? 2 : 0)) < 0) return -1;
+        g->uno[s] = (uint8_t)uno;
+        if (!uno) {
+            if (emit(g, E_UNO_CAUGHT, 1, s, 0, 0, 0) < 0) return -1;
+            if (g->uno_penalty) {
+                if (g->seven_zero && (rank == 0 || rank == 7)) owed = 1;
+                else if (draw(g, s, g->uno_penalty, R_UNO, 0) == -2) return -1;
+            }
+        }
+    } else {
+        if (emit(g, E_PLAY, 4, s, k, color, jump) < 0) return -1;
+        g->uno[s] = 0;
+        if (!left) return go_out(g, s, k);
+    }
+    if (rank == REVERSE) {
+        g->direction = -g->direction;
+        if (emit(g, E_DIRECTION, 1, g->direction, 0, 0, 0) < 0) return -1;
+    } else if (g->seven_zero) {
+        if (rank == 0) {
+            int n = g->n, d = g->direction;
+            HandCopy old[MAX_SEATS];
+            for (int i = 0; i < n; i++) hand_save(g, i, &old[i]);
+            for (int i = 0; i < n; i++) hand_load(g, i, &old[mod(i - d, n)]);
+            memset(g->uno, 0, sizeof g->uno);
+            if (emit(g, E_PASS_HANDS, 1, d, 0, 0, 0) < 0) return -1;
+            if (owed && draw(g, s, g->uno_penalty, R_UNO, 0) == -2) return -1;
+        } else if (rank == 7) {
+            if (owed) g->uno_owed = s;
+            g->res_player = s;
+            g->res_kind = k;
+            ask(g, s, D_SWAP_TARGET);
+            return 0;
+        }
+    }
+    return g->jump_in ? after_effect(g, s, k) : advance(g, s, k);
+}
+
+static int after_effect(Core *g, int s, int k) {
+    if (g->jump_in && KIND_COLOR[k] >= 0) {
+        int n = g->n, d = g->direction;
+        g->jq_len = g->jq_head = 0;
+        for (int step = 1; step < n; step++) {
+            int seat = mod(s + step * d, n);
+            if (g->kcnt[seat][k]) g->jq[g->jq_len++] = seat;
+        }
+        if (g->jq_len) {
+            g->res_player = s;
+            g->res_kind = k;
+            ask(g, g->jq[g->jq_head++], D_JUMP_IN);
+            return 0;
+        }
+    }
+    return advance(g, s, k);
+}
+
+/* answers to a pending draw: action ids into out, sorted; their count */
+static int answers(Core *g, int s, uint8_t *out) {
+    int tr = top_rank(g), m = 0;
+    for (int k = 0; k < NUM_KINDS; k++) {
+        if (!g->kcnt[s][k]) continue;
+        if (KIND_RANK[k] == DRAW_TWO && (tr == DRAW_TWO || KIND_COLOR[k] == g->color)) {
+            out[m++] = (uint8_t)play_id(k, KIND_COLOR[k]);
+        } else if (k == WD4_KIND && g->stacking == 2 && (g->wd4 != 1 || honest(g, s))) {
+            for (int c = 0; c < 4; c++) out[m++] = (uint8_t)play_id(k, c);
+        }
+    }
+    return m;
+}
+
+static int take_penalty(Core *g, int v) {
+    int amount = g->pending;
+    g->pending = 0;
+    if (draw(g, v, amount, R_PENALTY, 0) == -2) return -1;
+    if (emit(g, E_SKIP, 1, v, 0, 0, 0) < 0) return -1;
+    return start_turn(g, mod(v + g->direction, g->n));
+}
+
+static int penalty(Core *g, int v) {
+    uint8_t tmp[NUM_ACTIONS];
+    if (g->stacking != 0 && answers(g, v, tmp)) {
+        int r = begin_turn(g, v);
+        if (r < 0) return -1;
+        if (r) {
+            if (emit(g, E_PENDING, 2, v, g->pending, 0, 0) < 0) return -1;
+            ask(g, v, D_STACK);
+        }
+        return 0;
+    }
+    return take_penalty(g, v);
+}
+
+static int advance(Core *g, int s, int k) {
+    int n = g->n, d = g->direction, nxt = mod(s + d, n), rank = KIND_RANK[k];
+    if (rank <= 9 || rank == WILD) return start_turn(g, nxt);
+    if (rank == SKIP) {
+        if (emit(g, E_SKIP, 1, nxt, 0, 0, 0) < 0) return -1;
+        return start_turn(g, mod(nxt + d, n));
+    }
+    if (rank == REVERSE) {
+        if (n == 2 && g->rev_skips) {
+            if (emit(g, E_SKIP, 1, nxt, 0, 0, 0) < 0) return -1;
+            return start_turn(g, s);
+        }
+        return start_turn(g, nxt);
+    }
+    if (rank == DRAW_TWO) {
+        g->pending = g->stacking == 2 ? g->pending + 2 : 2;
+        return penalty(g, nxt);
+    }
+    if (g->wd4 == 0) {
+        int r = begin_turn(g, nxt);
+        if (r < 0) return -1;
+        if (r) {
+            g->pending = 4;
+            if (emit(g, E_PENDING, 2, nxt, 4, 0, 0) < 0) return -1;
+            ask(g, nxt, D_CHALLENGE);
+        }
+        return 0;
+    }
+    g->pending = g->stacking == 2 ? g->pending + 4 : 4;
+    return penalty(g, nxt);
+}
+
+static int turn_draw(Core *g, int s) {
+    int last = g->until_playable ? draw(g, s, g->draw_limit, R_DRAW, 1) : draw(g, s, 1, R_DRAW, 0);
+    if (last == -2) return -1;
+    if (last >= 0 && playable(g, s, DECK[last])) {
+        g->drawn_kind = DECK[last];
+        ask(g, s, D_PLAY_DRAWN);
+        return 0;
+    }
+    return start_turn(g, mod(s + g->direction, g->n));
+}
+
+static void compute_ranks(Core *g, long *ranks) {
+    long long keys[MAX_SEATS];
+    for (int s = 0; s < g->n; s++) keys[s] = g->penalty_scoring ? g->scores[s] : -g->scores[s];
+    for (int s = 0; s < g->n; s++) {
+        long r = 1;
+        for (int o = 0; o < g->n; o++) r += keys[o] < keys[s];
+        ranks[s] = r;
+    }
+}
+
+static int end_round(Core *g, int winner) {
+    int n = g->n;
+    long long left[MAX_SEATS], gained[MAX_SEATS], total = 0;
+    for (int s = 0; s < n; s++) {
+        long long p = 0;
+        for (int i = 0; i < g->hlen[s]; i++) p += KIND_POINTS[DECK[g->hand[s][i]]];
+        left[s] = p;
+        total += p;
+        gained[s] = 0;
+    }
+    if (winner >= 0) {
+        if (!g->penalty_scoring) gained[winner] = total;
+        else memcpy(gained, left, sizeof(long long) * (size_t)n);
+    }
+    for (int s = 0; s < n; s++) g->scores[s] += gained[s];
+    g->pending = 0;
+    PyObject *w = winner >= 0 ? small_int(winner) : Py_NewRef(Py_None);
+    if (emit_obj(g, make_dict(6, S_e, Py_NewRef(S_round_end), S_round, PyLong_FromLong(g->round), S_winner, w,
+                              S_reason, Py_NewRef(winner >= 0 ? S_out : S_max_turns),
+                              S_points, int_list(gained, n), S_scores, int_list(g->scores, n))) < 0)
+        return -1;
+    g->stalled = winner < 0 ? g->stalled + 1 : 0;
+    int done;
+    if (g->rounds >= 0) done = g->round >= g->rounds;
+    else {
+        long long best = g->scores[0];
+        for (int s = 1; s < n; s++) if (g->scores[s] > best) best = g->scores[s];
+        done = best >= g->target;
+    }
+    if (done || g->stalled >= MAX_STALLED_ROUNDS) {
+        g->over = 1;
+        g->decision = D_NONE;
+        g->seat = -1;
+        g->legal_valid = 1;
+        g->nlegal = 0;
+        long ranks[MAX_SEATS];
+        compute_ranks(g, ranks);
+        long long r64[MAX_SEATS];
+        for (int s = 0; s < n; s++) r64[s] = ranks[s];
+        return emit_obj(g, make_dict(3, S_e, Py_NewRef(S_game_end), S_scores, int_list(g->scores, n),
+                                     S_ranks, int_list(r64, n)));
+    }
+    return start_round(g);
+}
+
+static int open_round(Core *g, int top, Stream *rng) {
+    int n = g->n;
+    uint8_t returned[DECK_SIZE];
+    int nret = 0;
+    for (;;) {
+        int unfit = g->number_only ? KIND_RANK[DECK[top]] > 9 : DECK[top] == WD4_KIND;
+        if (!unfit) break;
+        uint8_t pile[DECK_SIZE + 1];
+        int m = 0, fit = 0;
+        for (int c = 0; c < DECK_SIZE; c++) if (g->in_pile[c]) pile[m++] = (uint8_t)c;
+        pile[m++] = (uint8_t)top;
+        for (int i = 0; i < m; i++) {
+            int k = DECK[pile[i]];
+            if (!(g->number_only ? KIND_RANK[k] > 9 : k == WD4_KIND)) { fit = 1; break; }
+        }
+        if (!fit) {
+            PyErr_SetString(PyExc_ValueError, "setup: no card left that may start the pile");
+            return -1;
+        }
+        returned[nret++] = (uint8_t)top;
+        g->in_pile[top] = 1;
+        double r = mt_random(rng);
+        top = pile[(int)(r * (double)m)];
+        g->in_pile[top] = 0;
+    }
+    int count = 0;
+    for (int c = 0; c < DECK_SIZE; c++) count += g->in_pile[c];
+    g->pile_count = count;
+    g->discard[0] = (uint8_t)top;
+    g->dlen = 1;
+    int top_kind = DECK[top];
+    g->direction = 1;
+    g->pending = 0;
+    g->turns = 0;
+    memset(g->uno, 0, sizeof g->uno);
+    g->color = KIND_COLOR[top_kind];
+    for (int s = 0; s < MAX_SEATS; s++) {
+        g->seeded[s] = 0;
+        g->pos[s] = 0;
+    }
+    /* the round_start event */
+    PyObject *hands = PyList_New(n);
+    if (!hands) return -1;
+    for (int s = 0; s < n; s++) {
+        PyObject *h = codes_list(g->hand[s], g->hlen[s]);
+        if (!h) { Py_DECREF(hands); return -1; }
+        PyList_SET_ITEM(hands, s, h);
+    }
+    if (emit_obj(g, make_dict(9, S_e, Py_NewRef(S_round_start), S_round, PyLong_FromLong(g->round),
+                              S_dealer, small_int(g->dealer), S_hands, hands, S_returned, codes_list(returned, nret),
+                              S_top, Py_NewRef(CODE[top_kind]), S_color, color_obj(g->color),
+                              S_draw_pile, small_int(g->pile_count), S_scores, int_list(g->scores, n))) < 0)
+        return -1;
+    int first = (g->dealer + 1) % n, rank = KIND_RANK[top_kind];
+    if (rank <= 9) return start_turn(g, first);
+    if (rank == SKIP) {
+        if (emit(g, E_SKIP, 1, first, 0, 0, 0) < 0) return -1;
+        return start_turn(g, (first + 1) % n);
+    }
+    if (rank == REVERSE) {
+        g->direction = -1;
+        if (emit(g, E_DIRECTION, 1, -1, 0, 0, 0) < 0) return -1;
+        return start_turn(g, g->dealer);
+    }
+    if (rank == DRAW_TWO) {
+        if (draw(g, first, 2, R_PENALTY, 0) == -2) return -1;
+        if (emit(g, E_SKIP, 1, first, 0, 0, 0) < 0) return -1;
+        return start_turn(g, (first + 1) % n);
+    }
+    int r = begin_turn(g, first);
+    if (r < 0) return -1;
+    if (r) ask(g, first, D_CHOOSE_COLOR);
+    return 0;
+}
+
+static int start_round(Core *g) {
+    int n = g->n, h = g->hand_size;
+    g->round++;
+    if (g->round > 1) g->dealer = (g->dealer + 1) % n;
+    PyObject *deal_seed = PyUnicode_FromFormat("%S:%d", g->seed, g->round);
+    if (!deal_seed) return -1;
+    Py_XSETREF(g->deal_seed, deal_seed);
+    Stream rng;
+    if (mt_seed_text(&rng, deal_seed) < 0) return -1;
+    int ids[DECK_SIZE];
+    mt_sample(&rng, DECK_SIZE, n * h + 1, ids);
+    memset(g->in_pile, 1, DECK_SIZE);
+    for (int s = 0; s < n; s++) {
+        hand_clear(g, s);
+        for (int i = 0; i < h; i++) hand_add(g, s, ids[s * h + i]);
+    }
+    for (int i = 0; i < n * h + 1; i++) g->in_pile[ids[i]] = 0;
+    return open_round(g, ids[n * h], &rng);
+}
+
+/* ------------------------------------------------------------------ decisions */
+static void compute_legal(Core *g) {
+    if (g->legal_valid) return;
+    int s = g->seat, m = 0;
+    uint8_t *out = g->legal;
+    switch (g->decision) {
+    case D_PLAY: {
+        int color = g->color, tr = top_rank(g);
+        const uint8_t *cnt = g->kcnt[s];
+        for (int k = 0; k < WILD_KIND; k++)
+            if (cnt[k] && (KIND_COLOR[k] == color || KIND_RANK[k] == tr)) out[m++] = (uint8_t)(A_PLAY0 + k);
+        if (cnt[WILD_KIND]) for (int c = 0; c < 4; c++) out[m++] = (uint8_t)(56 + c);
+        if (cnt[WD4_KIND] && (g->wd4 != 1 || honest(g, s))) for (int c = 0; c < 4; c++) out[m++] = (uint8_t)(60 + c);
+        out[m++] = A_DRAW;
+        break;
+    }
+    case D_PLAY_DRAWN: {
+        int k = g->drawn_kind;
+        if (KIND_COLOR[k] >= 0) out[m++] = (uint8_t)play_id(k, KIND_COLOR[k]);
+        else for (int c = 0; c < 4; c++) out[m++] = (uint8_t)play_id(k, c);
+        out[m++] = A_PASS;
+        break;
+    }
+    case D_STACK:
+        m = answers(g, s, out);
+        out[m++] = A_ACCEPT;
+        break;
+    case D_CHALLENGE:
+        out[m++] = A_ACCEPT;
+        out[m++] = A_CHALLENGE;
+        break;
+    case D_JUMP_IN:
+        out[m++] = (uint8_t)play_id(g->res_kind, KIND_COLOR[g->res_kind]);
+        out[m++] = A_PASS;
+        break;
+    case D_SWAP_TARGET:
+        for (int t = 0; t < g->n; t++) if (t != s) out[m++] = (uint8_t)(A_SWAP0 + t);
+        break;
+    case D_CHOOSE_COLOR:
+        for (int c = 0; c < 4; c++) out[m++] = (uint8_t)(A_COLOR0 + c);
+        break;
+    default:
+        break;
+    }
+    g->nlegal = m;
+    g->legal_uno = g->decision >= 0 && g->hlen[s] == 2;
+    g->legal_valid = 1;
+}
+
+static int do_act(Core *g, int id, int uno, int lose_turn) {
+    int s = g->seat, n = g->n, dec = g->decision;
+    switch (dec) {
+    case D_PLAY: case D_PLAY_DRAWN: case D_STACK:
+        if (id_is_play(id)) return play(g, s, id_kind(id), id_color(id), uno, 0);
+        if (id == A_DRAW) return turn_draw(g, s);
+        if (id == A_PASS) {
+            if (emit(g, E_PASS, 1, s, 0, 0, 0) < 0) return -1;
+            return start_turn(g, mod(s + g->direction, n));
+        }
+        return take_penalty(g, s);
+    case D_CHALLENGE: {
+        if (id == A_ACCEPT) return take_penalty(g, s);
+        int p = g->wd4_player, h = g->wd4_honest;
+        g->pending = 0;
+        if (emit(g, E_CHALLENGE, 3, s, p, h, 0) < 0) return -1;
+        if (h) {
+            if (draw(g, s, 6, R_CHALLENGE, 0) == -2) return -1;
+            if (emit(g, E_SKIP, 1, s, 0, 0, 0) < 0) return -1;
+            return start_turn(g, mod(s + g->direction, n));
+        }
+        if (draw(g, p, 4, R_CHALLENGE, 0) == -2) return -1;
+        ask(g, s, D_PLAY);
+        return 0;
+    }
+    case D_JUMP_IN: {
+        int player = g->res_player, k = g->res_kind;
+        if (id_is_play(id)) {
+            g->jq_len = g->jq_head = 0;
+            if (g->stacking == 2 && KIND_RANK[k] == DRAW_TWO) g->pending += 2;
+            int r = begin_turn(g, s);
+            if (r <= 0) return r;
+            return play(g, s, k, id_color(id), uno, 1);
+        }
+        if (emit(g, E_PASS, 1, s, 0, 0, 0) < 0) return -1;
+        if (g->jq_head < g->jq_len) {
+            ask(g, g->jq[g->jq_head++], D_JUMP_IN);
+            return 0;
+        }
+        return advance(g, player, k);
+    }
+    case D_SWAP_TARGET: {
+        int t = id - A_SWAP0;
+        HandCopy a, b;
+        hand_save(g, s, &a);
+        hand_save(g, t, &b);
+        hand_load(g, s, &b);
+        hand_load(g, t, &a);
+        g->uno[s] = g->uno[t] = 0;
+        if (emit(g, E_SWAP, 2, s, t, 0, 0) < 0) return -1;
+        if (draw_owed_uno(g) < 0) return -1;
+        return after_effect(g, g->res_player, g->res_kind);
+    }
+    case D_CHOOSE_COLOR: {
+        int c = id - A_COLOR0;
+        g->color = c;
+        if (emit(g, E_COLOR, 2, s, c, 0, 0) < 0) return -1;
+        if (lose_turn) return start_turn(g, mod(s + g->direction, n));
+        ask(g, s, D_PLAY);
+        return 0;
+    }
+    }
+    PyErr_SetString(PyExc_SystemError, "engine._core: no decision pending");
+    return -1;
+}
+
+/* record and carry out the legal action ``id`` of the seat asked now */
+static int commit(Core *g, int id, int uno) {
+    Py_ssize_t at = g->ev_count;
+    if (ac_push(g, (int32_t)(at - g->asked_at), g->seat, g->decision, id, uno) < 0) return -1;
+    g->asked_at = at;
+    return do_act(g, id, uno, 0);
+}
+
+static int legal_index(Core *g, int id) {
+    compute_legal(g);
+    for (int i = 0; i < g->nlegal; i++) if (g->legal[i] == id) return i;
+    return -1;
+}
+
+/* the legal action a reply stands for (engine.game.Game._match), -1 for none, -2 on error */
+static int match_action(Core *g, PyObject *action, int *uno) {
+    *uno = 0;
+    if (!PyDict_CheckExact(action)) return -1;
+    int has_uno = PyDict_Contains(action, S_uno);
+    if (has_uno < 0) return -2;
+    Py_ssize_t size = PyDict_GET_SIZE(action) - has_uno;
+    PyObject *t = PyDict_GetItemWithError(action, S_type);
+    if (!t) return PyErr_Occurred() ? -2 : -1;
+    if (!PyUnicode_Check(t)) return -1;
+    int id = -1;
+    if (PyUnicode_Compare(t, S_play) == 0) {
+        PyObject *code = PyDict_GetItemWithError(action, S_card);
+        if (!code) return PyErr_Occurred() ? -2 : -1;
+        if (!PyUnicode_CheckExact(code)) return -1;
+        PyObject *kobj = PyDict_GetItemWithError(KIND_BY_CODE, code);
+        if (!kobj) return PyErr_Occurred() ? -2 : -1;
+        int k = (int)PyLong_AsLong(kobj);
+        if (KIND_COLOR[k] >= 0) {
+            if (size != 2) return -1;
+            id = play_id(k, KIND_COLOR[k]);
+        } else {
+            if (size != 3) return -1;
+            PyObject *color = PyDict_GetItemWithError(action, S_color);
+            if (!color) return PyErr_Occurred() ? -2 : -1;
+            if (!PyUnicode_CheckExact(color)) return -1;
+            int ci = -1;
+            for (int c = 0; c < 4; c++) if (PyUnicode_Compare(color, COLOR_STR[c]) == 0) ci = c;
+            if (ci < 0) return -1;
+            id = play_id(k, ci);
+        }
+        if (legal_index(g, id) < 0) return -1;
+        PyObject *u = PyDict_GetItemWithError(action, S_uno);
+        if (!u && PyErr_Occurred()) return -2;
+        *uno = u == Py_True;
+        return id;
+    }
+    if (!PyUnicode_CheckExact(t)) return -1;
+    if (PyUnicode_Compare(t, S_draw) == 0) id = A_DRAW;
+    else if (PyUnicode_Compare(t, S_pass) == 0) id = A_PASS;
+    else if (PyUnicode_Compare(t, S_accept) == 0) id = A_ACCEPT;
+    else if (PyUnicode_Compare(t, S_challenge) == 0) id = A_CHALLENGE;
+    if (id >= 0) return size == 1 && legal_index(g, id) >= 0 ? id : -1;
+    if (PyUnicode_Compare(t, S_swap) == 0 && g->decision == D_SWAP_TARGET) {
+        PyObject *target = PyDict_GetItemWithError(action, S_target);
+        if (!target) return PyErr_Occurred() ? -2 : -1;
+        if (size != 2 || !PyLong_CheckExact(target)) return -1;
+        int overflow = 0;
+        long v = PyLong_AsLongAndOverflow(target, &overflow);
+        if (overflow || v < 0 || v >= MAX_SEATS) return -1;
+        id = A_SWAP0 + (int)v;
+        return legal_index(g, id) >= 0 ? id : -1;
+    }
+    if (PyUnicode_Compare(t, S_color) == 0 && g->decision == D_CHOOSE_COLOR) {
+        PyObject *color = PyDict_GetItemWithError(action, S_color);
+        if (!color) return PyErr_Occurred() ? -2 : -1;
+        if (size != 2 || !PyUnicode_CheckExact(color)) return -1;
+        for (int c = 0; c < 4; c++) if (PyUnicode_Compare(color, COLOR_STR[c]) == 0) return A_COLOR0 + c;
+    }
+    return -1;
+}
+
+static PyObject *illegal(Core *g, const char *what, PyObject *value) {
+    PyObject *r = PyObject_CallFunction(HOOK_ILLEGAL, "OsO", (PyObject *)g, what, value);
+    Py_XDECREF(r);
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "engine._core: the illegal-action hook did not raise");
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ Python methods */
+static PyObject *rules_attr(PyObject *rules, const char *name, long *out) {
+    PyObject *v = PyObject_GetAttrString(rules, name);
+    if (!v) return NULL;
+    if (out) {
+        *out = PyLong_AsLong(v);
+        if (*out == -1 && PyErr_Occurred()) { Py_DECREF(v); return NULL; }
+    }
+    return v;
+}
+
+static int str_is(PyObject *v, const char *text) {
+    return PyUnicode_Check(v) && PyUnicode_CompareWithASCIIString(v, text) == 0;
+}
+
+static int core_init(Core *g, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"rules", "seed", NULL};
+    PyObject *rules, *seed;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO", kwlist, &rules, &seed)) return -1;
+    if (g->rules) {
+        PyErr_SetString(PyExc_RuntimeError, "a compiled game is initialised once");
+        return -1;
+    }
+    long v;
+    PyObject *o;
+#define INT_OPT(field, name) \
+    if (!(o = rules_attr(rules, name, &v))) return -1; \
+    Py_DECREF(o); g->field = (int)v;
+    INT_OPT(n, "players")
+    INT_OPT(hand_size, "hand_size")
+    INT_OPT(draw_limit, "draw_limit")
+    INT_OPT(rev_skips, "two_player_reverse_skips")
+    INT_OPT(uno_penalty, "uno_penalty")
+    INT_OPT(seven_zero, "seven_zero")
+    INT_OPT(jump_in, "jump_in")
+    INT_OPT(max_turns, "max_turns")
+#undef INT_OPT
+    if (g->n < 2 || g->n > MAX_SEATS || g->hand_size < 1 || g->n * g->hand_size + 1 > DECK_SIZE) {
+        PyErr_SetString(PyExc_ValueError, "engine._core: rules out of bounds");
+        return -1;
+    }
+    if (!(o = rules_attr(rules, "first_card", NULL))) return -1;
+    g->number_only = str_is(o, "number_only");
+    Py_DECREF(o);
+    if (!(o = rules_attr(rules, "draw", NULL))) return -1;
+    g->until_playable = str_is(o, "until_playable");
+    Py_DECREF(o);
+    if (!(o = rules_attr(rules, "wd4", NULL))) return -1;
+    g->wd4 = str_is(o, "challenge") ? 0 : str_is(o, "enforced") ? 1 : 2;
+    Py_DECREF(o);
+    if (!(o = rules_attr(rules, "stacking", NULL))) return -1;
+    g->stacking = str_is(o, "off") ? 0 : str_is(o, "deflect") ? 1 : 2;
+    Py_DECREF(o);
+    if (!(o = rules_attr(rules, "scoring", NULL))) return -1;
+    g->penalty_scoring = str_is(o, "penalty");
+    Py_DECREF(o);
+    if (!(o = rules_attr(rules, "target", NULL))) return -1;
+    g->target = o == Py_None ? 0 : PyLong_AsLongLong(o);
+    Py_DECREF(o);
+    if (!(o = rules_attr(rules, "rounds", NULL))) return -1;
+    g->rounds = o == Py_None ? -1 : PyLong_AsLongLong(o);
+    Py_DECREF(o);
+    if (PyErr_Occurred()) return -1;
+
+    g->rules = Py_NewRef(rules);
+    g->seed = Py_NewRef(seed);
+    if (!(g->objs = PyList_New(0)) || !(g->aobjs = PyList_New(0))) return -1;
+    g->decision = D_NONE;
+    g->seat = -1;
+    g->direction = 1;
+    g->color = -1;
+    g->drawn_kind = g->res_player = g->res_kind = -1;
+    g->wd4_player = -1;
+    g->uno_owed = -1;
+    PyObject *dseed = PyUnicode_FromFormat("%S:dealer", seed);
+    if (!dseed) return -1;
+    Stream rng;
+    int r = mt_seed_text(&rng, dseed);
+    Py_DECREF(dseed);
+    if (r < 0) return -1;
+    g->dealer = mt_randbelow(&rng, g->n);
+    return start_round(g);
+}
+
+static void core_dealloc(Core *g) {
+    Py_XDECREF(g->rules);
+    Py_XDECREF(g->seed);
+    Py_XDECREF(g->deal_seed);
+    Py_XDECREF(g->events_list);
+    Py_XDECREF(g->actions_list);
+    Py_XDECREF(g->objs);
+    Py_XDECREF(g->aobjs);
+    PyMem_Free(g->ev);
+    PyMem_Free(g->ac);
+    Py_TYPE(g)->tp_free((PyObject *)g);
+}
+
+static int check_ready(Core *g) {
+    if (!g->rules) {
+        PyErr_SetString(PyExc_RuntimeError, "engine._core: game not initialised");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *legal_dicts(Core *g) {
+    compute_legal(g);
+    PyObject *l = PyList_New(g->nlegal);
+    if (!l) return NULL;
+    PyObject **table = TEMPLATE[g->legal_uno];
+    for (int i = 0; i < g->nlegal; i++) {
+        PyObject *d = PyDict_Copy(table[g->legal[i]]);
+        if (!d) { Py_DECREF(l); return NULL; }
+        PyList_SET_ITEM(l, i, d);
+    }
+    return l;
+}
+
+static PyObject *core_legal_actions(Core *g, PyObject *unused) {
+    if (check_ready(g) < 0) return NULL;
+    if (g->over) return PyList_New(0);
+    return legal_dicts(g);
+}
+
+static PyObject *core_legal_action_ids(Core *g, PyObject *unused) {
+    if (check_ready(g) < 0) return NULL;
+    if (g->over) return PyList_New(0);
+    compute_legal(g);
+    PyObject *l = PyList_New(g->nlegal);
+    if (!l) return NULL;
+    for (int i = 0; i < g->nlegal; i++) PyList_SET_ITEM(l, i, small_int(g->legal[i]));
+    return l;
+}
+
+static PyObject *hand_sizes(Core *g) {
+    PyObject *l = PyList_New(g->n);
+    if (!l) return NULL;
+    for (int s = 0; s < g->n; s++) PyList_SET_ITEM(l, s, small_int(g->hlen[s]));
+    return l;
+}
+
+static PyObject *uno_list(Core *g) {
+    PyObject *l = PyList_New(g->n);
+    if (!l) return NULL;
+    for (int s = 0; s < g->n; s++) PyList_SET_ITEM(l, s, PyBool_FromLong(g->uno[s]));
+    return l;
+}
+
+static PyObject *discard_codes(Core *g) { return codes_list(g->discard, g->dlen); }
+
+static PyObject *core_observation(Core *g, PyObject *unused) {
+    if (check_ready(g) < 0) return NULL;
+    if (g->over) {
+        PyErr_SetString(PyExc_RuntimeError, "the game is over: no seat is asked");
+        return NULL;
+    }
+    int s = g->seat, dec = g->decision;
+    PyObject *legal = legal_dicts(g);
+    if (!legal) return NULL;
+    return make_dict(17, S_seat, small_int(s), S_players, small_int(g->n),
+                     S_hand, codes_list(g->hand[s], g->hlen[s]),
+                     S_top_card, Py_NewRef(CODE[DECK[g->discard[g->dlen - 1]]]),
+                     S_color, color_obj(g->color), S_direction, PyLong_FromLong(g->direction),
+                     S_current, small_int(g->current), S_hand_sizes, hand_sizes(g), S_uno, uno_list(g),
+                     S_scores, int_list(g->scores, g->n), S_draw_pile, small_int(g->pile_count),
+                     S_discard, discard_codes(g),
+                     S_pending_draw, small_int(dec == D_STACK || dec == D_CHALLENGE ? g->pending : 0),
+                     S_round, PyLong_FromLong(g->round), S_dealer, small_int(g->dealer),
+                     S_decision, Py_NewRef(DECISION_STR[dec]), S_legal_actions, legal);
+}
+
+static PyObject *core_apply(Core *g, PyObject *action) {
+    if (check_ready(g) < 0) return NULL;
+    if (g->over) return illegal(g, "over", action);
+    int uno;
+    int id = match_action(g, action, &uno);
+    if (id == -2) return NULL;
+    if (id < 0) return illegal(g, "action", action);
+    if (commit(g, id, id_is_play(id) && uno) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *core_step(Core *g, PyObject *arg) {
+    if (check_ready(g) < 0) return NULL;
+    if (g->over) return illegal(g, "over_id", arg);
+    if (!PyLong_CheckExact(arg)) return illegal(g, "not_id", arg);
+    int overflow = 0;
+    long id = PyLong_AsLongAndOverflow(arg, &overflow);
+    if (overflow || id < 0 || id >= NUM_ACTIONS) return illegal(g, "not_id", arg);
+    if (legal_index(g, (int)id) < 0) return illegal(g, "id", arg);
+    if (commit(g, (int)id, g->legal_uno && id_is_play((int)id)) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *core_apply_fallback(Core *g, PyObject *unused) {
+    if (check_ready(g) < 0) return NULL;
+    if (g->over) return illegal(g, "over", Py_None);
+    compute_legal(g);
+    int id = g->legal[0];
+    int uno = g->legal_uno && id_is_play(id);
+    PyObject *d = PyDict_Copy(TEMPLATE[uno][id]);
+    if (!d) return NULL;
+    if (commit(g, id, uno) < 0) { Py_DECREF(d); return NULL; }
+    return d;
+}
+
+static PyObject *core_fault(Core *g, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"kind", "reason", "strikes", "forfeit", NULL};
+    PyObject *kind, *reason, *strikes = Py_None, *forfeit = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|$OO", kwlist, &kind, &reason, &strikes, &forfeit)) return NULL;
+    if (check_ready(g) < 0) return NULL;
+    if (g->over) {
+        PyErr_SetString(PyExc_RuntimeError, "the game is over: no seat is asked");
+        return NULL;
+    }
+    int s = g->seat;
+    Py_ssize_t at = g->ev_count;
+    PyObject *fault = make_dict(4, S_kind, Py_NewRef(kind), S_reason, Py_NewRef(reason), S_strikes, Py_NewRef(strikes),
+                                S_forfeit, Py_NewRef(forfeit));
+    PyObject *record = make_dict(4, S_since, PyLong_FromSsize_t(at - g->asked_at), S_seat, small_int(s),
+                                 S_decision, Py_NewRef(DECISION_STR[g->decision]), S_fault, fault);
+    if (!record) return NULL;
+    Py_ssize_t i = PyList_GET_SIZE(g->aobjs);
+    int r = PyList_Append(g->aobjs, record);
+    Py_DECREF(record);
+    if (r < 0 || ac_push(g, -1, (int32_t)i, 0, 0, 0) < 0) return NULL;
+    g->asked_at = at;
+    PyObject *event = make_dict(4, S_e, Py_NewRef(S_fault), S_seat, small_int(s), S_kind, Py_NewRef(kind),
+                                S_reason, Py_NewRef(reason));
+    if (event && strikes != Py_None && PyDict_SetItem(event, S_strikes, strikes) < 0) Py_CLEAR(event);
+    if (emit_obj(g, event) < 0) return NULL;
+    if (forfeit != Py_None &&
+        emit_obj(g, make_dict(3, S_e, Py_NewRef(S_forfeit), S_seat, small_int(s), S_reason, Py_NewRef(forfeit))) < 0)
+        return NULL;
+    if (strikes != Py_None) {
+        if (draw(g, s, STRIKE_DRAW, R_STRIKE, 0) == -2) return NULL;
+        /* the decision resolved as a seat that lost its turn */
+        int rc = 0;
+        switch (g->decision) {
+        case D_PLAY: case D_PLAY_DRAWN: rc = start_turn(g, mod(s + g->direction, g->n)); break;
+        case D_CHOOSE_COLOR: rc = do_act(g, A_COLOR0, 0, 1); break;
+        case D_CHALLENGE: case D_STACK: rc = do_act(g, A_ACCEPT, 0, 0); break;
+        case D_JUMP_IN: rc = do_act(g, A_PASS, 0, 0); break;
+        case D_SWAP_TARGET:
+            rc = draw_owed_uno(g);
+            if (rc == 0) rc = after_effect(g, g->res_player, g->res_kind);
+            break;
+        }
+        if (rc < 0) return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *core_ranks(Core *g, PyObject *unused) {
+    if (check_ready(g) < 0) return NULL;
+    long ranks[MAX_SEATS];
+    compute_ranks(g, ranks);
+    long long r64[MAX_SEATS];
+    for (int s = 0; s < g->n; s++) r64[s] = ranks[s];
+    return int_list(r64, g->n);
+}
+
+/* The referee's turn loop for in-process seats (engine.match._play_turns), only the
+ * seat's ``decide`` (and the rare paths: faults, timed seats, the live hook) in Python.
+ * ``charge(b, fault, action)`` books a fault (action: the refused reply, fault None) and
+ * records it in the game; ``timed(b, seconds)`` books a seat's reported time and gives
+ * the ``times`` entry. Returns the decision count. */
+static PyObject *core_play_turns(Core *g, PyObject *args) {
+    PyObject *seats, *seat_bot, *configs, *forfeits, *times, *on_step, *step_game, *charge, *timed, *seat_fault,
+        *collect;
+    long long decisions, gc_every;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OOLOOOOL", &PyList_Type, &seats, &PyList_Type, &seat_bot, &PyList_Type,
+                          &configs, &PyList_Type, &forfeits, &PyList_Type, &times, &on_step, &step_game, &decisions,
+                          &charge, &timed, &seat_fault, &collect, &gc_every))
+        return NULL;
+    if (check_ready(g) < 0) return NULL;
+    if (PyList_GET_SIZE(seat_bot) != g->n) {
+        PyErr_SetString(PyExc_ValueError, "seat_bot must have one bot per seat");
+        return NULL;
+    }
+    PyObject *S_decide = PyUnicode_InternFromString("decide");
+    PyObject *S_seconds = PyUnicode_InternFromString("last_decision_seconds");
+    if (!S_decide || !S_seconds) return NULL;
+    PyObject *result = NULL;
+    while (!g->over) {
+        long b = PyLong_AsLong(PyList_GET_ITEM(seat_bot, g->seat));
+        if (b == -1 && PyErr_Occurred()) goto done;
+        if (b < 0 || b >= PyList_GET_SIZE(seats) || b >= PyList_GET_SIZE(forfeits) || b >= PyList_GET_SIZE(configs)) {
+            PyErr_SetString(PyExc_IndexError, "a bot index out of range");
+            goto done;
+        }
+        if (PyList_GET_ITEM(forfeits, b) != Py_None) {
+            compute_legal(g);
+            int id = g->legal[0];
+            if (commit(g, id, g->legal_uno && id_is_play(id)) < 0 || PyList_Append(times, Py_None) < 0) goto done;
+            continue;
+        }
+        decisions++;
+        if (decisions % gc_every == 0) {
+            PyObject *r = PyObject_CallOneArg(collect, SMALL_INT[0]);
+            if (!r) goto done;
+            Py_DECREF(r);
+        }
+        PyObject *observation = core_observation(g, NULL);
+        if (!observation) goto done;
+        if (on_step != Py_None) {
+            PyObject *ev = materialize_events(g), *ac = ev ? materialize_actions(g) : NULL;
+            PyObject *r = ac ? PyObject_CallFunctionObjArgs(on_step, step_game, ev, ac, NULL) : NULL;
+            if (!r) { Py_DECREF(observation); goto done; }
+            Py_DECREF(r);
+        }
+        /* strong references: a seat may change the lists it was not given while it decides */
+        PyObject *seat = Py_NewRef(PyList_GET_ITEM(seats, b)), *config = Py_NewRef(PyList_GET_ITEM(configs, b));
+        PyObject *decide_args[3] = {seat, observation, config};
+        PyObject *action = PyObject_VectorcallMethod(S_decide, decide_args, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        Py_DECREF(observation);
+        Py_DECREF(config);
+        PyObject *fault = NULL;
+        if (!action) {
+            if (!PyErr_ExceptionMatches(seat_fault)) { Py_DECREF(seat); goto done; }
+            PyObject *type, *tb;
+            PyErr_Fetch(&type, &fault, &tb);
+            PyErr_NormalizeException(&type, &fault, &tb);
+            Py_XDECREF(type);
+            Py_XDECREF(tb);
+            if (!fault) { Py_DECREF(seat); goto done; }
+        }
+        PyObject *seconds;
+        int looked = LOOKUP_ATTR(seat, S_seconds, &seconds);
+        Py_DECREF(seat);
+        if (looked < 0) { Py_XDECREF(action); Py_XDECREF(fault); goto done; }
+        int appended;
+        if (seconds == NULL || seconds == Py_None) {
+            appended = PyList_Append(times, Py_None);
+        } else {
+            PyObject *entry = PyObject_CallFunction(timed, "lO", b, seconds);
+            appended = entry ? PyList_Append(times, entry) : -1;
+            Py_XDECREF(entry);
+        }
+        Py_XDECREF(seconds);
+        if (appended < 0) { Py_XDECREF(action); Py_XDECREF(fault); goto done; }
+        if (!fault) {
+            int uno;
+            int id = match_action(g, action, &uno);
+            if (id == -2) { Py_DECREF(action); goto done; }
+            if (id >= 0) {
+                Py_DECREF(action);
+                if (commit(g, id, id_is_play(id) && uno) < 0) goto done;
+                continue;
+            }
+            PyObject *r = PyObject_CallFunction(charge, "lOO", b, Py_None, action);
+            Py_DECREF(action);
+            if (!r) goto done;
+            Py_DECREF(r);
+        } else {
+            PyObject *r = PyObject_CallFunction(charge, "lOO", b, fault, Py_None);
+            Py_DECREF(fault);
+            if (!r) goto done;
+            Py_DECREF(r);
+        }
+    }
+    result = PyLong_FromLongLong(decisions);
+done:
+    Py_DECREF(S_decide);
+    Py_DECREF(S_seconds);
+    return result;
+}
+
+/* every card id of each hand, in order */
+static PyObject *get_hands(Core *g, void *c) {
+    PyObject *l = PyList_New(g->n);
+    if (!l) return NULL;
+    for (int s = 0; s < g->n; s++) {
+        PyObject *h = PyList_New(g->hlen[s]);
+        if (!h) { Py_DECREF(l); return NULL; }
+        for (int i = 0; i < g->hlen[s]; i++) PyList_SET_ITEM(h, i, small_int(g->hand[s][i]));
+        PyList_SET_ITEM(l, s, h);
+    }
+    return l;
+}
+
+static PyObject *get_hand_codes(Core *g, void *c) {
+    PyObject *l = PyList_New(g->n);
+    if (!l) return NULL;
+    for (int s = 0; s < g->n; s++) {
+        PyObject *h = codes_list(g->hand[s], g->hlen[s]);
+        if (!h) { Py_DECREF(l); return NULL; }
+        PyList_SET_ITEM(l, s, h);
+    }
+    return l;
+}
+
+static PyObject *get_discard(Core *g, void *c) {
+    PyObject *l = PyList_New(g->dlen);
+    if (!l) return NULL;
+    for (int i = 0; i < g->dlen; i++) PyList_SET_ITEM(l, i, small_int(g->discard[i]));
+    return l;
+}
+
+static PyObject *get_events(Core *g, void *c) {
+    if (check_ready(g) < 0) return NULL;
+    PyObject *l = materialize_events(g);
+    return l ? Py_NewRef(l) : NULL;
+}
+
+static PyObject *get_actions(Core *g, void *c) {
+    if (check_ready(g) < 0) return NULL;
+    PyObject *l = materialize_actions(g);
+    return l ? Py_NewRef(l) : NULL;
+}
+
+static PyObject *get_event_count(Core *g, void *c) { return PyLong_FromSsize_t(g->ev_count); }
+static PyObject *get_rules(Core *g, void *c) { return Py_NewRef(g->rules ? g->rules : Py_None); }
+static PyObject *get_seed(Core *g, void *c) { return Py_NewRef(g->seed ? g->seed : Py_None); }
+static PyObject *get_n(Core *g, void *c) { return PyLong_FromLong(g->n); }
+static PyObject *get_scores(Core *g, void *c) { return int_list(g->scores, g->n); }
+static PyObject *get_round(Core *g, void *c) { return PyLong_FromLong(g->round); }
+static PyObject *get_dealer(Core *g, void *c) { return PyLong_FromLong(g->dealer); }
+static PyObject *get_over(Core *g, void *c) { return PyBool_FromLong(g->over); }
+static PyObject *get_decision(Core *g, void *c) {
+    return Py_NewRef(g->decision < 0 ? Py_None : DECISION_STR[g->decision]);
+}
+static PyObject *get_seat(Core *g, void *c) { return g->seat < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(g->seat); }
+static PyObject *get_current(Core *g, void *c) { return PyLong_FromLong(g->current); }
+static PyObject *get_direction(Core *g, void *c) { return PyLong_FromLong(g->direction); }
+static PyObject *get_color(Core *g, void *c) { return PyLong_FromLong(g->color); }
+static PyObject *get_pending(Core *g, void *c) { return PyLong_FromLong(g->pending); }
+static PyObject *get_turns(Core *g, void *c) { return PyLong_FromLong(g->turns); }
+static PyObject *get_pile_count(Core *g, void *c) { return PyLong_FromLong(g->pile_count); }
+static PyObject *get_uno(Core *g, void *c) { return uno_list(g); }
+static PyObject *get_discard_codes(Core *g, void *c) { return discard_codes(g); }
+
+static PyGetSetDef core_getset[] = {
+    {"rules", (getter)get_rules, NULL, "the rule set", NULL},
+    {"seed", (getter)get_seed, NULL, "the game seed", NULL},
+    {"n", (getter)get_n, NULL, "seats", NULL},
+    {"scores", (getter)get_scores, NULL, "game score per seat (a fresh list)", NULL},
+    {"events", (getter)get_events, NULL, "every event so far (one list, grows as it is read)", NULL},
+    {"actions", (getter)get_actions, NULL, "every action record so far (one list, grows as it is read)", NULL},
+    {"event_count", (getter)get_event_count, NULL, "len(events) without building them", NULL},
+    {"round", (getter)get_round, NULL, NULL, NULL},
+    {"dealer", (getter)get_dealer, NULL, NULL, NULL},
+    {"over", (getter)get_over, NULL, NULL, NULL},
+    {"decision", (getter)get_decision, NULL, NULL, NULL},
+    {"seat", (getter)get_seat, NULL, NULL, NULL},
+    {"current", (getter)get_current, NULL, NULL, NULL},
+    {"direction", (getter)get_direction, NULL, NULL, NULL},
+    {"color", (getter)get_color, NULL, "active colour number, -1 for none", NULL},
+    {"pending", (getter)get_pending, NULL, NULL, NULL},
+    {"turns", (getter)get_turns, NULL, NULL, NULL},
+    {"pile_count", (getter)get_pile_count, NULL, NULL, NULL},
+    {"uno", (getter)get_uno, NULL, NULL, NULL},
+    {"hands", (getter)get_hands, NULL, "card ids per seat (fresh lists)", NULL},
+    {"hand_codes", (getter)get_hand_codes, NULL, "card codes per seat (fresh lists)", NULL},
+    {"discard", (getter)get_discard, NULL, "card ids of the discard pile", NULL},
+    {"discard_codes", (getter)get_discard_codes, NULL, NULL, NULL},
+    {NULL}
+};
+
+static PyMethodDef core_methods[] = {
+    {"legal_actions", (PyCFunction)core_legal_actions, METH_NOARGS, "every action allowed now (fresh dicts)"},
+    {"legal_action_ids", (PyCFunction)core_legal_action_ids, METH_NOARGS, "the legal action ids"},
+    {"observation", (PyCFunction)core_observation, METH_NOARGS, "the observation of the seat asked now"},
+    {"apply", (PyCFunction)core_apply, METH_O, "apply the reply of the seat asked now"},
+    {"step", (PyCFunction)core_step, METH_O, "apply the legal action id"},
+    {"apply_fallback", (PyCFunction)core_apply_fallback, METH_NOARGS, "play the first legal action"},
+    {"fault", (PyCFunction)(void (*)(void))core_fault, METH_VARARGS | METH_KEYWORDS, "record a fault of the seat asked"},
+    {"ranks", (PyCFunction)core_ranks, METH_NOARGS, "rank per seat by game score"},
+    {"_play_turns", (PyCFunction)core_play_turns, METH_VARARGS, "the referee's turn loop (engine.compiled.play_turns)"},
+    {NULL}
+};
+
+static PyTypeObject CoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "engine._core.Core",
+    .tp_basicsize = sizeof(Core),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "One UNO game in C: engine.game.Game's state machine (engine.compiled.CompiledGame).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)core_init,
+    .tp_dealloc = (destructor)core_dealloc,
+    .tp_methods = core_methods,
+    .tp_getset = core_getset,
+};
+
+static PyObject *set_hook(PyObject *m, PyObject *hook) {
+    Py_XSETREF(HOOK_ILLEGAL, Py_NewRef(hook));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"set_illegal_hook", set_hook, METH_O, "hook(game, what, value): raises IllegalAction with the message"},
+    {"stream_check", stream_check, METH_VARARGS,
+     "stream_check(seed, count, below, k): a stream's first ``count`` random(), then _randbelow(below), "
+     "sample(range(108), k), random(), as random.Random(seed) gives them (tests)"},
+    {NULL}
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT, "engine._core", "The UNO rules of engine.game in C (docs/engine.md, 'Compiled core').",
+    -1, module_methods,
+};
+
+static PyObject *intern(const char *text) { return PyUnicode_InternFromString(text); }
+
+PyMODINIT_FUNC PyInit__core(void) {
+    {
+        static Stream base;
+        mt_init_genrand(&base, 19650218U);
+        memcpy(MT_BASE, base.mt, sizeof MT_BASE);
+    }
+    /* the card tables, as engine.cards builds them */
+    for (int k = 0; k < 52; k++) {
+        KIND_COLOR[k] = (int8_t)(k / 13);
+        KIND_RANK[k] = (int8_t)(k % 13);
+        KIND_POINTS[k] = (int8_t)(k % 13 < 10 ? k % 13 : 20);
+    }
+    KIND_COLOR[WILD_KIND] = KIND_COLOR[WD4_KIND] = -1;
+    KIND_RANK[WILD_KIND] = WILD;
+    KIND_RANK[WD4_KIND] = WILD_DRAW_FOUR;
+    KIND_POINTS[WILD_KIND] = KIND_POINTS[WD4_KIND] = 50;
+    int c = 0;
+    for (int color = 0; color < 4; color++) {
+        DECK[c++] = (uint8_t)(color * 13);
+        for (int rank = 1; rank < 13; rank++) {
+            DECK[c++] = (uint8_t)(color * 13 + rank);
+            DECK[c++] = (uint8_t)(color * 13 + rank);
+        }
+    }
+    for (int i = 0; i < 4; i++) DECK[c++] = WILD_KIND;
+    for (int i = 0; i < 4; i++) DECK[c++] = WD4_KIND;
+
+    for (int i = 0; i < 256; i++) if (!(SMALL_INT[i] = PyLong_FromLong(i))) return NULL;
+    if (!(KIND_BY_CODE = PyDict_New())) return NULL;
+    for (int k = 0; k < NUM_KINDS; k++) {
+        if (!(CODE[k] = intern(CODE_TEXT[k]))) return NULL;
+        if (PyDict_SetItem(KIND_BY_CODE, CODE[k], SMALL_INT[k]) < 0) return NULL;
+    }
+    for (int i = 0; i < 4; i++) if (!(COLOR_STR[i] = intern(COLOR_TEXT[i]))) return NULL;
+    for (int i = 0; i < N_DECISIONS; i++) if (!(DECISION_STR[i] = intern(DECISION_NAMES[i]))) return NULL;
+    for (int i = 0; i < N_REASONS; i++) if (!(REASON_STR[i] = intern(REASON_NAMES[i]))) return NULL;
+#define S(name) if (!(S_##name = intern(#name))) return NULL;
+    S(e) S(seat) S(card) S(color) S(jump_in) S(uno) S(cards) S(reason) S(direction) S(target) S(honest) S(type)
+    S(play) S(swap) S(turn) S(uno_caught) S(draw) S(reshuffle) S(skip) S(pending) S(challenge) S(pass)
+    S(pass_hands) S(since) S(decision) S(action) S(fault) S(kind) S(strikes) S(forfeit) S(players) S(hand)
+    S(top_card) S(current) S(hand_sizes) S(scores) S(draw_pile) S(discard) S(pending_draw) S(round) S(dealer)
+    S(legal_actions) S(random) S(randrange) S(sample) S(round_start) S(hands) S(returned) S(top) S(round_end)
+    S(winner) S(points) S(game_end) S(ranks) S(out) S(max_turns) S(accept)
+#undef S
+    /* the action dicts of engine.game.ACTIONS, without and with "uno" */
+    static const char *SIMPLE[4] = {"draw", "pass", "accept", "challenge"};
+    for (int uno = 0; uno < 2; uno++) {
+        for (int id = 0; id < NUM_ACTIONS; id++) {
+            PyObject *d;
+            if (id < A_PLAY0) {
+                d = make_dict(1, S_type, intern(SIMPLE[id]));
+            } else if (id < A_SWAP0) {
+                int k = id_kind(id);
+                d = make_dict(2, S_type, Py_NewRef(S_play), S_card, Py_NewRef(CODE[k]));
+                if (d && KIND_COLOR[k] < 0 && PyDict_SetItem(d, S_color, COLOR_STR[id_color(id)]) < 0) return NULL;
+                if (d && uno && PyDict_SetItem(d, S_uno, Py_True) < 0) return NULL;
+            } else if (id < A_COLOR0) {
+                d = make_dict(2, S_type, Py_NewRef(S_swap), S_target, small_int(id - A_SWAP0));
+            } else {
+                d = make_dict(2, S_type, Py_NewRef(S_color), S_color, Py_NewRef(COLOR_STR[id - A_COLOR0]));
+            }
+            if (!d) return NULL;
+            TEMPLATE[uno][id] = d;
+        }
+    }
+
+    if (PyType_Ready(&CoreType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&core_module);
+    if (!m) return NULL;
+    Py_INCREF(&CoreType);
+    if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) return NULL;
+    PyModule_AddIntConstant(m, "NUM_ACTIONS", NUM_ACTIONS);
+    PyModule_AddStringConstant(m, "SOURCE_SHA256", CORE_SOURCE_SHA256);
+    return m;
+}

@@ -1,0 +1,50 @@
+"""Types of the compiled core (engine/_core.c); see engine.compiled."""
+
+from typing import Any
+
+from engine.rules import Rules
+
+NUM_ACTIONS: int
+SOURCE_SHA256: str
+
+def set_illegal_hook(hook: Any) -> None: ...
+def stream_check(seed: str, count: int, below: int, k: int) -> tuple[list[float], int, list[int], float]: ...
+
+class Core:
+    rules: Rules
+    seed: int
+    n: int
+    scores: list[int]
+    events: list[dict[str, Any]]
+    actions: list[dict[str, Any]]
+    event_count: int
+    round: int
+    dealer: int
+    over: bool
+    decision: str | None
+    seat: int | None
+    current: int
+    direction: int
+    color: int
+    pending: int
+    turns: int
+    pile_count: int
+    uno: list[bool]
+    hands: list[list[int]]
+    hand_codes: list[list[str]]
+    discard: list[int]
+    discard_codes: list[str]
+    def __init__(self, rules: Rules, seed: int) -> None: ...
+    def legal_actions(self) -> list[dict[str, Any]]: ...
+    def legal_action_ids(self) -> list[int]: ...
+    def observation(self) -> dict[str, Any]: ...
+    def apply(self, action: Any) -> None: ...
+    def step(self, action_id: int) -> None: ...
+    def apply_fallback(self) -> dict[str, Any]: ...
+    def fault(self, kind: str, reason: str, *, strikes: int | None = None, forfeit: str | None = None) -> None: ...
+    def ranks(self) -> list[int]: ...
+    def _play_turns(
+        self, seats: list[Any], seat_bot: list[int], configs: list[dict[str, Any]], forfeits: list[Any],
+        times: list[float | None], on_step: Any, step_game: dict[str, Any], decisions: int, charge: Any,
+        timed: Any, seat_fault: type[BaseException], collect: Any, gc_every: int,
+    ) -> int: ...

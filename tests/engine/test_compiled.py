@@ -1,0 +1,355 @@
+"""The compiled core (engine._core) plays exactly the games of the pure engine (engine.game).
+
+Differential tests: both engines from the same rules, seed and replies, compared on
+every observation, legal-action list (dicts and ids), event, action record, error
+message, score and rank; and the golden corpus replayed byte for byte with the core.
+They skip when the core is not built, and fail then under ARENA_REQUIRE_SERVICES=1
+(CI must run both engines). The selection (ARENA_ENGINE) and the fallback without
+the core are tested in subprocesses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from testsupport import REQUIRE_SERVICES
+from uno_scenarios import rule_sets
+
+import engine.compiled
+import engine.match
+from engine.faults import SeatFault
+from engine.game import Game, IllegalAction
+from engine.match import AgentSeat, play_match
+from engine.rules import Rules
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def core_built():
+    if engine.compiled._core is None:
+        why = f"the compiled core engine._core is not built ({engine.compiled.CORE_ERROR})"
+        if REQUIRE_SERVICES:
+            pytest.fail(f"{why}; CI must test both engines (ARENA_REQUIRE_SERVICES=1)", pytrace=False)
+        pytest.skip(why)
+
+
+def _outcome(call, *args):
+    """What a call did: None, or the IllegalAction message it raised."""
+    try:
+        call(*args)
+    except IllegalAction as exc:
+        return str(exc)
+    return None
+
+
+def play_both(rules: Rules, seed: int, choices: int) -> tuple[Game, object]:
+    """Play one game in both engines with the same replies, comparing every step.
+
+    The replies, drawn from ``random.Random(choices)``: mostly a legal action by id or as
+    a dict (sometimes with a stray ``"uno"``), and now and then a strike, a forfeit
+    fault, an illegal reply or an id that is not legal (the same message from both).
+    """
+    pure, core = Game(rules, seed), engine.compiled.CompiledGame(rules, seed)
+    rng = random.Random(choices)
+    step = 0
+    while not pure.over:
+        assert not core.over, f"step {step}: the core's game ended first"
+        observation = pure.observation()
+        assert core.observation() == observation, f"step {step}"
+        assert json.dumps(core.observation()) == json.dumps(observation)
+        ids = pure.legal_action_ids()
+        assert core.legal_action_ids() == ids
+        assert core.legal_actions() == pure.legal_actions() == observation["legal_actions"]
+        assert (core.seat, core.decision, core.current, core.pending, core.round) == (
+            pure.seat, pure.decision, pure.current, pure.pending, pure.round)
+        x = rng.random()
+        if x < 0.02:
+            strikes = rng.randrange(1, 4)
+            for game in (pure, core):
+                game.fault("timeout", "too slow", strikes=strikes, forfeit=None if strikes < 3 else "strikes: 3")
+        elif x < 0.03:
+            for game in (pure, core):
+                game.fault("crash", "gone", forfeit="crash: gone")
+                game.apply_fallback()
+        elif x < 0.05:
+            reply = rng.choice([{"type": "play", "card": "R1", "uno": 1}, {"type": "draw", "x": 1}, "draw",
+                                {"type": "swap", "target": True}, {"type": "color", "color": "R"}, None])
+            assert _outcome(core.apply, reply) == _outcome(pure.apply, reply)
+            wrong = rng.choice([rng.randrange(-1, 80), True, 3.0])
+            assert _outcome(core.step, wrong) == _outcome(pure.step, wrong)
+        elif x < 0.5:
+            reply = dict(observation["legal_actions"][rng.randrange(len(ids))])
+            if rng.random() < 0.2:
+                reply["uno"] = rng.choice([True, 1])
+            pure.apply(reply)
+            core.apply(dict(reply))
+        else:
+            pick = ids[rng.randrange(len(ids))]
+            pure.step(pick)
+            core.step(pick)
+        step += 1
+    assert core.over
+    assert core.events == pure.events
+    assert core.actions == pure.actions
+    assert json.dumps(core.events) == json.dumps(pure.events)
+    assert json.dumps(core.actions) == json.dumps(pure.actions)
+    assert (core.scores, core.ranks(), core.round) == (pure.scores, pure.ranks(), pure.round)
+    assert core.legal_action_ids() == core.legal_actions() == []
+    assert _outcome(core.apply, {"type": "draw"}) == _outcome(pure.apply, {"type": "draw"})
+    assert _outcome(core.step, 0) == _outcome(pure.step, 0)
+    return pure, core
+
+
+@pytest.mark.parametrize("players", range(2, 11))
+def test_default_rules_play_the_same_games_at_every_seat_count(players):
+    for seed in range(4):
+        play_both(Rules(players=players, rounds=2), seed, seed)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules=rule_sets(), seed=st.integers(0, 2**63 - 1), choices=st.integers(0, 2**32))
+def test_any_rule_set_plays_the_same_game_in_both_engines(rules, seed, choices):
+    play_both(rules, seed, choices)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules=rule_sets(rounds=st.none(), max_turns=st.integers(1, 40)), seed=st.integers(0, 10**6))
+def test_games_to_a_target_and_stalled_games_end_alike(rules, seed):
+    """``rounds=none``: played to the target, or ended after 100 stalled rounds (short max_turns)."""
+    play_both(Rules(**{**rules.to_dict(), "target": 60}), seed, seed)
+
+
+def test_events_read_while_the_game_runs_are_one_growing_list():
+    """``events``/``actions`` may be read at any time (the live hook does): one list, grown."""
+    core = engine.compiled.CompiledGame(Rules(players=3), 5)
+    pure = Game(Rules(players=3), 5)
+    events = core.events
+    while not core.over:
+        assert core.events is events and core.event_count == len(events) == len(pure.events)
+        action = pure.legal_actions()[0]
+        pure.apply(action)
+        core.apply(action)
+    assert core.events is events and events == pure.events
+
+
+def test_the_compiled_game_views_and_states_as_the_pure_one():
+    pure, core = Game(Rules(players=4), 11), engine.compiled.CompiledGame(Rules(players=4), 11)
+    for _ in range(40):
+        assert core.state() == pure.state()
+        assert [core.view(s) for s in range(4)] == [pure.view(s) for s in range(4)]
+        assert core.hands == pure.hands and core.discard == pure.discard
+        action = pure.legal_actions()[-1]
+        pure.apply(action)
+        core.apply(action)
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.one_of(st.text(max_size=300), st.integers().map(lambda i: f"{i}:{i % 7}:seat:{i % 10}")),
+       count=st.integers(0, 700), below=st.integers(1, 200), k=st.integers(0, 108))
+def test_the_cores_random_streams_are_random_random_number_for_number(seed, count, below, k):
+    """String seeding (SHA-512), MT19937, random(), _randbelow and sample(range(108), k) as Python's."""
+    rng = random.Random(seed)
+    expected = ([rng.random() for _ in range(count)], rng._randbelow(below), rng.sample(range(108), k), rng.random())
+    assert engine.compiled._core.stream_check(seed, count, below, k) == expected
+
+
+def test_rules_that_are_not_rules_are_refused():
+    with pytest.raises(TypeError, match="engine.rules.Rules"):
+        engine.compiled.CompiledGame({"players": 2}, 1)  # type: ignore[arg-type]
+
+
+def _use_core(monkeypatch, loop: bool, made: list | None = None) -> None:
+    """Make ``play_match`` play its games with the core (and its turn loop in C with ``loop``).
+
+    Patched both where ``engine.match`` makes its games today and where it asks
+    ``engine.compiled.new_game`` once wired to it.
+    """
+
+    class Counted(engine.compiled.CompiledGame):
+        __slots__ = ()
+
+        def __init__(self, rules, seed):
+            if made is not None:
+                made.append(seed)
+            super().__init__(rules, seed)
+
+    monkeypatch.setattr(engine.match, "Game", Counted)
+    monkeypatch.setattr(engine.compiled, "CompiledGame", Counted)
+    monkeypatch.setattr(engine.compiled, "COMPILED", True)
+    if loop:
+        python_loop = engine.match._play_turns
+
+        def play_turns(game, *args):
+            if isinstance(game, engine.compiled.CompiledGame):
+                return engine.compiled.play_turns(game, *args)
+            return python_loop(game, *args)
+
+        monkeypatch.setattr(engine.match, "_play_turns", play_turns)
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["python-loop", "c-loop"])
+def test_the_golden_corpus_replays_observes_and_ranks_byte_for_byte_with_the_core(monkeypatch, loop):
+    import test_regression_corpus as corpus
+
+    made: list[int] = []
+    _use_core(monkeypatch, loop, made)
+    entries = json.loads(corpus.CORPUS.read_text())
+    differ = []
+    for i, entry in enumerate(entries):
+        got = corpus.fingerprint(entry)
+        if got != entry["expect"]:
+            changed = ", ".join(k for k in got if got[k] != entry["expect"][k])
+            differ.append(f"entry {i} (rules {entry['rules']}, bots {entry['bots']}): {changed}")
+    assert not differ, "\n".join(differ[:20])
+    assert len(made) == sum(e["games"] * (len(e["bots"]) if e["duplicate"] else 1) for e in entries)
+
+
+class Flaky:
+    """A timed seat that now and then times out, replies illegally, crashes or fails to start."""
+
+    def __init__(self, name: str, crash_at: int = 0):
+        self.name = name
+        self.calls = 0
+        self.crash_at = crash_at
+        self.last_decision_seconds: object = None
+
+    def begin_game(self, index):
+        if index == 2 and self.name == "late":
+            raise SeatFault("timeout", "slow start")
+
+    def decide(self, observation, configuration):
+        self.calls += 1
+        self.last_decision_seconds = [0.001 * (self.calls % 7), True, None, "x", 2][self.calls % 5]
+        if self.crash_at and self.calls == self.crash_at:
+            raise SeatFault("crash", "gone")
+        if self.calls % 13 == 0:
+            raise SeatFault("timeout", "slow")
+        if self.calls % 17 == 0:
+            return {"type": "play", "card": "W"}
+        if self.calls % 19 == 0:
+            return [1]
+        return observation["legal_actions"][self.calls % len(observation["legal_actions"])]
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["python-loop", "c-loop"])
+def test_a_match_with_faulty_timed_seats_and_a_live_hook_is_the_same_in_both_engines(monkeypatch, loop):
+    def match():
+        steps = []
+
+        def on_step(game, events, actions):
+            steps.append((json.dumps(game), len(events), len(actions), json.dumps(events[-3:]), json.dumps(actions[-2:])))
+
+        seats = [Flaky("flaky"), AgentSeat(lambda o, c: o["legal_actions"][0], "first"), Flaky("late"),
+                 Flaky("crash", crash_at=40)]
+        rules = Rules(players=4, max_strikes=5, jump_in=True, seven_zero=True, rounds=2)
+        result = play_match(rules, seats, seed=9, deals=2, duplicate=True, on_step=on_step)
+        return result, steps
+
+    pure, pure_steps = match()
+    _use_core(monkeypatch, loop)
+    core, core_steps = match()
+    assert json.dumps(core.replay) == json.dumps(pure.replay)
+    assert core.players == pure.players and any(p.forfeit for p in core.players)
+    assert (core.timings, core.decision_ms, core.games, core.rounds) == (
+        pure.timings, pure.decision_ms, pure.games, pure.rounds)
+    assert core_steps == pure_steps
+
+
+def test_an_infrastructure_error_goes_through_the_c_loop_untouched(monkeypatch):
+    from engine.faults import InfrastructureError
+
+    class Broken:
+        name = "broken"
+
+        def decide(self, observation, configuration):
+            raise InfrastructureError("docker gone")
+
+    _use_core(monkeypatch, loop=True)
+    with pytest.raises(InfrastructureError, match="docker gone"):
+        play_match(Rules(players=2), [Broken(), Broken()], seed=1)
+
+
+def _python(code: str, **env: str) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k != "ARENA_ENGINE"}
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**environ, **env},
+                          capture_output=True, text=True, timeout=60)
+
+
+SHOW = "from engine.compiled import new_game; from engine.rules import Rules; print(type(new_game(Rules(), 1)).__name__)"
+
+
+def test_the_core_plays_by_default_and_arena_engine_pure_selects_the_pure_engine():
+    assert _python(SHOW).stdout.strip() == "CompiledGame"
+    assert _python(SHOW, ARENA_ENGINE="compiled").stdout.strip() == "CompiledGame"
+    pure = _python(SHOW, ARENA_ENGINE="pure")
+    assert (pure.stdout.strip(), pure.stderr) == ("Game", "")
+    wrong = _python(SHOW, ARENA_ENGINE="fast")
+    assert wrong.returncode != 0 and "ARENA_ENGINE='fast' is not one of auto, pure, compiled" in wrong.stderr
+
+
+def test_without_the_core_the_pure_engine_plays_with_a_one_line_note():
+    hide = "import sys; sys.modules['engine._core'] = None; "
+    missing = _python(hide + SHOW)
+    assert missing.returncode == 0 and missing.stdout.strip() == "Game"
+    assert len(missing.stderr.splitlines()) == 1 and "pure-Python engine plays" in missing.stderr
+    # asked for the core by name: an error, not a silent fallback
+    forced = _python(hide + SHOW, ARENA_ENGINE="compiled")
+    assert forced.returncode != 0 and "ARENA_ENGINE=compiled but the compiled core" in forced.stderr
+
+
+def test_replay_verification_and_the_environments_run_on_the_core(monkeypatch):
+    """The other places that make games (engine.replay, engine.envs) work with a CompiledGame."""
+    import engine.replay
+
+    result = play_match(Rules(players=3, jump_in=True, seven_zero=True, rounds=3),
+                        [AgentSeat(lambda o, c: o["legal_actions"][-1], "last")] * 3, seed=4, deals=2)
+    document = json.loads(json.dumps(result.replay))
+    pure_states = [engine.replay.state_at(document, 0, i) for i in (0, 30, 60)]
+    checked = engine.replay.verify(document)
+    monkeypatch.setattr(engine.replay, "Game", engine.compiled.CompiledGame)
+    assert engine.replay.verify(document) == checked > 0
+    assert [engine.replay.state_at(document, 0, i) for i in (0, 30, 60)] == pure_states
+    document["games"][1]["events"][40]["seat"] = 99
+    with pytest.raises(engine.replay.ReplayError):
+        engine.replay.verify(document)
+    pytest.importorskip("pettingzoo")
+    import engine.envs
+
+    pure_env = engine.envs.env(players=3)
+    monkeypatch.setattr(engine.envs, "Game", engine.compiled.CompiledGame)
+    core_env = engine.envs.env(players=3)
+    for e in (pure_env, core_env):
+        e.reset(seed=3)
+    for agent in pure_env.agent_iter(max_iter=500):
+        assert core_env.agent_selection == agent
+        pure_last, core_last = pure_env.last(), core_env.last()
+        assert (pure_last[0]["observation"] == core_last[0]["observation"]).all()
+        assert (pure_last[0]["action_mask"] == core_last[0]["action_mask"]).all()
+        assert pure_last[1:4] == core_last[1:4]
+        action = None if pure_last[2] or pure_last[3] else int(pure_last[0]["action_mask"].nonzero()[0][-1])
+        pure_env.step(action)
+        core_env.step(action)
+
+
+def test_a_core_built_from_another_source_is_stale(tmp_path):
+    source = tmp_path / "_core.c"
+    source.write_bytes(b"int x;\n")
+    digest = hashlib.sha256(b"int x;\n").hexdigest()
+    assert engine.compiled.stale(digest, "core.so", source) is None
+    assert engine.compiled.stale("", "core.so", source) is None  # built without the hash: trusted
+    assert engine.compiled.stale(digest, "core.so", tmp_path / "gone.c") is None  # no source beside it
+    source.write_bytes(b"int y;\n")
+    assert "stale: core.so was built from another _core.c; rebuild it" in engine.compiled.stale(digest, "core.so", source)
+    # the core this checkout loaded was built from the source beside it
+    assert engine.compiled._core.SOURCE_SHA256 == hashlib.sha256(
+        (ROOT / "engine" / "_core.c").read_bytes()).hexdigest()
