@@ -451,14 +451,19 @@ def container_options(client, limits: Limits, match_id: str, seat: int, seat_dir
     }
 
 
-def start_seat(package: BotPackage, limits: Limits, *, match_id: str, seat: int, client=None, image: str | None = None) -> DockerSeatHandle:
-    """Start the container of one seat (or take a warm one) and accept its host's connection."""
+def start_seat(package: BotPackage, limits: Limits, *, match_id: str, seat: int, client=None, image: str | None = None,
+               defer_refill: bool = False) -> DockerSeatHandle:
+    """Start the container of one seat (or take a warm one) and accept its host's connection.
+
+    ``defer_refill``: a warm seat taken is replaced only at ``refill_warm_pool()`` (the runner
+    calls it once its seats are ready, so the replacements' Docker work does not compete with
+    the bots' imports), not at once."""
     shared = client is None
     client = get_client(client)
     image = image or IMAGE
     pool = warm_pool() if shared else None
     if pool is not None:
-        handle = pool.take(client, image, limits, package)
+        handle = pool.take(client, image, limits, package, refill=not defer_refill)
         if handle is not None:
             return handle
     seat_dir = make_seat_dir(f"{match_id}-{seat}", WORK_DIR)
@@ -594,6 +599,15 @@ class WarmPool:
         self.count = 0
         self.fillers: list[threading.Thread] = []
         self.pid = os.getpid()
+        #: refills asked for by ``take(refill=False)``, run by ``refill_deferred``
+        self.deferred: dict[tuple, tuple] = {}
+
+    def refill_deferred(self) -> None:
+        """Run the refills that ``take(refill=False)`` put off."""
+        with self.lock:
+            asked, self.deferred = list(self.deferred.values()), {}
+        for client, image, limits in asked:
+            self.refill(client, image, limits)
 
     @staticmethod
     def key(image: str, limits: Limits) -> tuple:
@@ -601,8 +615,9 @@ class WarmPool:
         return (image, limits.memory_bytes, limits.cpus, limits.cpu_seconds, limits.processes,
                 limits.tmp_bytes, limits.tmp_inodes, limits.frame_bytes, limits.log_bytes, limits.start_seconds)
 
-    def take(self, client, image: str, limits: Limits, package: BotPackage) -> DockerSeatHandle | None:
-        """A warm seat running ``package``, or None (the caller starts one cold); refills behind."""
+    def take(self, client, image: str, limits: Limits, package: BotPackage, *, refill: bool = True) -> DockerSeatHandle | None:
+        """A warm seat running ``package``, or None (the caller starts one cold); refills behind
+        (``refill`` False: at the next ``refill_deferred``)."""
         key = self.key(image, limits)
         handle = None
         stale = []
@@ -616,7 +631,11 @@ class WarmPool:
                 stale.append(warm)
                 continue
             handle = warm.activate(package, limits)
-        self.refill(client, image, limits)
+        if refill:
+            self.refill(client, image, limits)
+        else:
+            with self.lock:
+                self.deferred[key] = (client, image, limits)
         for warm in stale:
             warm.discard()
         return handle
@@ -761,6 +780,14 @@ def warm_pool() -> WarmPool | None:
             _pool = WarmPool(size)
             atexit.register(_pool.close)
         return _pool
+
+
+def refill_warm_pool() -> None:
+    """Replace the warm seats this process's matches took with ``start_seat(defer_refill=True)``."""
+    with _client_lock:
+        pool = _pool if _pool_pid == os.getpid() else None
+    if pool is not None:
+        pool.refill_deferred()
 
 
 def configure_warm_pool(size: int, *, defer_stops: bool = False) -> WarmPool | None:

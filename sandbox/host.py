@@ -990,6 +990,8 @@ class Supervisor:
                 if op == "decide":
                     self.thaw()
                 self.child_out += raw
+                # Hand it on now (the socket almost always takes it whole), not one more select later.
+                self.to_child()
 
     def run(self) -> None:
         self.start_game(0)

@@ -114,24 +114,32 @@ def play_sandboxed_match(
         start_seconds[index] = time.monotonic() - started
 
     try:
-        if backend == "docker":
-            # Creating containers is slow API work: one thread per seat.
-            with ThreadPoolExecutor(max_workers=max(1, len(bots)), thread_name_prefix=f"seat-{match_id}") as pool:
-                errors = [f.exception() for f in [pool.submit(start, i) for i in range(len(bots))]]
-            for error in errors:
-                if error is not None:
-                    raise error
-        else:
-            # Processes are forked from this thread: bwrap's --die-with-parent is
-            # bound to the forking thread, so a pool thread's exit would kill it.
-            for index in range(len(bots)):
-                start(index)
-        # The hosts import their bots concurrently; wait for each in turn.
-        for index, seat in enumerate(seats):
-            if isinstance(seat, SandboxSeat):
-                started = time.monotonic()
-                seat.wait_ready()
-                start_seconds[index] += time.monotonic() - started
+        try:
+            if backend == "docker":
+                # Creating containers is slow API work: one thread per seat.
+                with ThreadPoolExecutor(max_workers=max(1, len(bots)), thread_name_prefix=f"seat-{match_id}") as pool:
+                    errors = [f.exception() for f in [pool.submit(start, i) for i in range(len(bots))]]
+                for error in errors:
+                    if error is not None:
+                        raise error
+            else:
+                # Processes are forked from this thread: bwrap's --die-with-parent is
+                # bound to the forking thread, so a pool thread's exit would kill it.
+                for index in range(len(bots)):
+                    start(index)
+            # The hosts import their bots concurrently; wait for each in turn.
+            for index, seat in enumerate(seats):
+                if isinstance(seat, SandboxSeat):
+                    started = time.monotonic()
+                    seat.wait_ready()
+                    start_seconds[index] += time.monotonic() - started
+        finally:
+            if backend == "docker":
+                # The warm seats taken are replaced now that the bots imported, not while
+                # they did (the replacements' Docker work would compete with the imports).
+                from sandbox import docker_backend
+
+                docker_backend.refill_warm_pool()
         result = engine_match.play_match(
             rules,
             seats,
@@ -188,7 +196,8 @@ def _start_seat(
     else:
         from sandbox import docker_backend
 
-        handle = docker_backend.start_seat(bot, limits, match_id=match_id, seat=index, client=docker_client)
+        handle = docker_backend.start_seat(bot, limits, match_id=match_id, seat=index, client=docker_client,
+                                           defer_refill=True)
     return SandboxSeat(handle, limits, name)
 
 

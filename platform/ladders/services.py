@@ -22,14 +22,24 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, DecimalField, F, IntegerField, OuterRef, Subquery, Value
+from django.db.models import (
+    Count,
+    DecimalField,
+    F,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    Subquery,
+    Value,
+    prefetch_related_objects,
+)
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from bots.models import Bot, BotVersion
 from bots.selectors import bot_playing_version, bot_playing_versions
 from engine.rules import Rules, RulesError
-from matches.models import Challenge, Match
+from matches.models import Challenge, Match, MatchSeat
 from matches.services import MatchError, match_create
 from tournaments import rating as fit_model
 
@@ -382,16 +392,23 @@ def ladder_match_finish(match: Match) -> None:
     a ``ladder_refit`` task refits the ladder. A failed match (platform
     trouble, no bot to blame) stores nothing and counts no fault.
     """
-    link = LadderMatch.objects.filter(match=match).first()
+    if match.status != Match.Status.DONE:
+        return
+    # The ladder's row lock orders all result writes of a ladder: pk order is rating order. The
+    # link and its ladder are locked by one statement (only this match's result, whose row the
+    # caller holds locked, ever locks the link).
+    link = (
+        LadderMatch.objects.select_for_update(of=("self", "ladder")).select_related("ladder").filter(match=match).first()
+    )
     if link is None:
         logger.warning("ladder match %s has no ladder; not rated", match.pk)
         return
-    # The ladder's row lock orders all result writes of a ladder: pk order is rating order.
-    ladder = Ladder.objects.select_for_update().get(pk=link.ladder_id)
-    link = LadderMatch.objects.select_for_update().get(pk=link.pk)
-    if link.rated or match.status != Match.Status.DONE:
+    ladder = link.ladder
+    if link.rated:
         return
-    seats = [s for s in match.seats.select_related("bot_version").order_by("seat") if s.bot_version_id]
+    # the seats the result's transaction read (and wrote) when it prefetched them, else read here
+    prefetch_related_objects([match], Prefetch("seats", queryset=MatchSeat.objects.select_related("bot_version")))
+    seats = sorted((s for s in match.seats.all() if s.bot_version_id), key=lambda s: s.seat)
     entries = {
         e.bot_id: e
         for e in LadderEntry.objects.select_for_update().filter(
@@ -428,11 +445,11 @@ def ladder_match_finish(match: Match) -> None:
         _track_faults(ladder, entry, seat, match, counted=len(rated) >= 2)
         if entry.status != was:
             transaction.on_commit(lambda: _request_refit(ladder.pk, force=True))
-        entry.save(
-            update_fields=["matches_played", "wins", "fault_streak", "status", "suspended_reason", "suspended_version"]
-        )
-    link.rated = True
-    link.save(update_fields=["rated"])
+    rows_update(
+        [entry for _, entry in rated],
+        ["matches_played", "wins", "fault_streak", "status", "suspended_reason", "suspended_version"],
+    )
+    LadderMatch.objects.filter(pk=link.pk).update(rated=True)
     Ladder.objects.filter(pk=ladder.pk).update(rated_matches=F("rated_matches") + 1)  # its row is locked
 
 

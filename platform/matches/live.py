@@ -120,17 +120,24 @@ class LivePublisher:
         points = self.points[index]
         ttl = self.ended_ttl if self.games[index]["over"] else LIVE_TTL_SECONDS
         try:
+            # One round trip with Redis (a pipeline, no transaction: the head is set last, so a
+            # reader never sees counts ahead of the lists), not six: the referee waits for it
+            # between two decisions.
+            pipeline = getattr(self.store, "pipeline", None)
+            store = pipeline(transaction=False) if pipeline is not None else self.store
             if (done_events, done_points) == (0, 0):
                 # a game's first write starts its lists afresh: nothing another run left under the key counts
-                self.store.delete(f"{prefix}:events", f"{prefix}:points")
+                store.delete(f"{prefix}:events", f"{prefix}:points")
             for key, items in ((f"{prefix}:events", [json.dumps(e, separators=(",", ":")) for e in events[done_events:]]),
                                (f"{prefix}:points", [str(p) for p in points[done_points:]])):
                 if items:
-                    self.store.rpush(key, *items)
-                self.store.expire(key, ttl)
-            self.written[index] = (len(events), len(points))
+                    store.rpush(key, *items)
+                store.expire(key, ttl)
             self.games[index]["events"] = len(events)
-            self.store.set(self.key, json.dumps({"attempt": self.attempt, "games": self.games}), ex=LIVE_TTL_SECONDS)
+            store.set(self.key, json.dumps({"attempt": self.attempt, "games": self.games}), ex=LIVE_TTL_SECONDS)
+            if store is not self.store:
+                store.execute()
+            self.written[index] = (len(events), len(points))
         except Exception:
             self.failed = True
             logger.exception("live events of %s could not be published; the match plays on without them", self.key)

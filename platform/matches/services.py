@@ -24,10 +24,11 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from celery.exceptions import SoftTimeLimitExceeded
+from core.services import rows_update
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import InterfaceError, OperationalError, connection, transaction
-from django.db.models import Q
+from django.db.models import Prefetch, Q, prefetch_related_objects
 from django.db.models.functions import Now
 from django.utils import timezone
 
@@ -239,12 +240,26 @@ def match_start(match_id: int, *, now: datetime | None = None, worker: str = "")
     database) or that passed its deadline, may start; anything else means another attempt has
     it or it is finished. ``now`` (tests) stands for the database's clock.
     """
+    match = match_begin(match_id, now=now, worker=worker)
+    return None if match is None else match.attempt_token
+
+
+def match_begin(match_id: int, *, now: datetime | None = None, worker: str = "", avoid: bool = False) -> Match | None:
+    """``match_start``, returning the started match (its seats, bot versions, bots and players
+    read with it, as the sandbox needs them) instead of its token; None when it must not start.
+
+    ``avoid`` (a worker's task): a queued match whose last attempt hit an infrastructure error on
+    ``worker`` within AVOID_WORKER_SECONDS is handed over (its task sent again, no attempt) when
+    another healthy worker is alive. Three round trips in the common case: the row locked with
+    the database's clock in one statement, the update, and the seats once committed."""
     with transaction.atomic():
-        match = Match.objects.select_for_update().filter(pk=match_id).first()
+        match = Match.objects.select_for_update().annotate(db_now=Now()).filter(pk=match_id).first()
         if match is None:
             logger.warning("match %s does not exist; task dropped", match_id)
             return None
-        now = now or database_now()
+        now = now or _clock(match)
+        if avoid and worker and match.status == Match.Status.QUEUED and _hand_over(match, worker, now):
+            return None
         if match.status == Match.Status.RUNNING:
             expired = match.lease_expires_at is not None and match.lease_expires_at <= now
             overdue = match.deadline is not None and match.deadline < now
@@ -266,7 +281,46 @@ def match_start(match_id: int, *, now: datetime | None = None, worker: str = "")
         match.save(
             update_fields=["status", "attempts", "attempt_token", "started_at", "deadline", "lease_expires_at", "worker"]
         )
-        return match.attempt_token
+    prefetch_related_objects([match], _seats_for_play())
+    return match
+
+
+def _hand_over(match: Match, worker: str, now: datetime) -> bool:
+    """Should ``worker`` leave the queued ``match`` (its row locked) to another worker? It does, and
+    sends the match's task again, when its own infrastructure failed the match's last attempt within
+    AVOID_WORKER_SECONDS and another healthy worker is alive."""
+    if match.avoid_worker != worker or match.avoid_until is None or match.avoid_until <= now:
+        return False
+    from matches import worker as worker_health
+
+    if not worker_health.other_healthy_workers(worker):
+        return False
+    logger.warning(
+        "match %s: declined by %s (its last attempt hit an infrastructure error on this worker); offered to "
+        "another worker", match.pk, worker,
+    )
+    match_enqueue(match, countdown=DECLINE_COUNTDOWN)
+    return True
+
+
+def _seats_for_play() -> Prefetch:
+    """A match's seats in order with what playing and rating them reads (one query, joined); a
+    version's validation log and runs, which can be long and which no match reads, stay behind
+    (read if asked for)."""
+    return Prefetch(
+        "seats",
+        queryset=MatchSeat.objects.select_related("bot_version__bot", "player")
+        .defer("bot_version__validation_log", "bot_version__validation_runs")
+        .order_by("seat"),
+    )
+
+
+def _clock(match: Match) -> datetime:
+    """The database's clock as read with ``match`` (annotated ``db_now=Now()``; SQLite: this host's)."""
+    value = getattr(match, "db_now", None)
+    if connection.vendor != "postgresql" or value is None:
+        return database_now()
+    return value
 
 
 def match_lease_renew(match_id: int, token: str) -> bool:
@@ -342,29 +396,24 @@ class LeaseKeeper:
 
 
 def _declined(match_id: int, worker: str) -> bool:
-    """Should ``worker`` leave this match to another? It does (and sends the match's task again,
-    without an attempt) when it is unhealthy (matches.worker.health_gate, which also stops its
-    consumers), or when its own infrastructure failed the match's last attempt within
-    AVOID_WORKER_SECONDS and another healthy worker is alive."""
+    """Should ``worker`` leave this match to another because it is unhealthy
+    (matches.worker.health_gate, which also stops its consumers)? It then sends a queued match's
+    task again, without an attempt. (A healthy worker that should avoid the match, its own
+    infrastructure having failed the last attempt, hands it over in ``match_begin``.)"""
     from matches import worker as worker_health
 
     problem = worker_health.health_gate()
+    if problem is None:
+        return False  # nothing read: the avoidance is judged under the lock starting takes anyway
     with transaction.atomic():
         match = Match.objects.select_for_update().filter(pk=match_id).first()
         if match is None or match.status != Match.Status.QUEUED:
             # Nothing to hand over: a running match is the sweeper's once its lease expires.
-            if problem is not None:
-                logger.warning("match %s: not taken by %s, which is unhealthy: %s", match_id, worker, problem)
-            return problem is not None
-        if problem is None:
-            if match.avoid_worker != worker or match.avoid_until is None or match.avoid_until <= database_now():
-                return False
-            if not worker_health.other_healthy_workers(worker):
-                return False
-            reason = "its last attempt hit an infrastructure error on this worker"
-        else:
-            reason = f"this worker is unhealthy: {problem}"
-        logger.warning("match %s: declined by %s (%s); offered to another worker", match_id, worker, reason)
+            logger.warning("match %s: not taken by %s, which is unhealthy: %s", match_id, worker, problem)
+            return True
+        logger.warning(
+            "match %s: declined by %s (this worker is unhealthy: %s); offered to another worker", match_id, worker, problem
+        )
         match_enqueue(match, countdown=DECLINE_COUNTDOWN)
     return True
 
@@ -382,12 +431,10 @@ def match_play(match_id: int, *, worker: str = "") -> bool:
     """
     if worker and db_retry(f"match {match_id}: health", _declined, match_id, worker):
         return False
-    token = db_retry(f"match {match_id}: starting", match_start, match_id, worker=worker)
-    if token is None:
+    match = db_retry(f"match {match_id}: starting", match_begin, match_id, worker=worker, avoid=True)
+    if match is None:
         return False
-    match = db_retry(
-        f"match {match_id}: reading", lambda: Match.objects.prefetch_related("seats__bot_version__bot", "seats__player").get(pk=match_id)
-    )
+    token = match.attempt_token
     with LeaseKeeper(match_id, token) as lease:
         try:
             played = sandboxing.play_match_row(match)
@@ -559,21 +606,26 @@ def match_record_result(match_id: int, token: str, played: SandboxMatchResult) -
     Idempotent: calling it again after a lost connection stores nothing twice.
     """
     with transaction.atomic():
-        match = Match.objects.select_for_update().get(pk=match_id)
+        match = Match.objects.select_for_update().annotate(db_now=Now()).get(pk=match_id)
         if match.status != Match.Status.RUNNING or match.attempt_token != token:
             logger.warning("match %s: result of a stale attempt discarded", match_id)
             return False
-        if match.lease_expires_at is not None and match.lease_expires_at <= database_now():
+        # The lock statement's own timestamp: whoever could take the match over meanwhile (a new
+        # attempt, the sweeper) changes its token under this lock, which the check above sees.
+        now = _clock(match)
+        if match.lease_expires_at is not None and match.lease_expires_at <= now:
             logger.warning("match %s: the attempt's lease expired before its result was stored: abandoned", match_id)
             return False
-        seats = list(match.seats.select_related("bot_version__bot").order_by("seat"))
+        # the seats read once, in order, for this write and for the hooks (match.seats.all())
+        prefetch_related_objects([match], _seats_for_play())
+        seats = list(match.seats.all())
         columns = sandboxing.seat_columns(played)
         for seat, values in zip(seats, columns, strict=True):
             for name, value in values.items():
                 setattr(seat, name, value)
-        MatchSeat.objects.bulk_update(seats, list(columns[0]))
+        rows_update(seats, list(columns[0]))
         match.status = Match.Status.DONE
-        match.finished_at = database_now()  # started_at is on this clock too
+        match.finished_at = now  # started_at is on this clock too
         result = played.result
         match.rounds_played = result.rounds
         match.games_played = result.games
@@ -589,9 +641,16 @@ def match_record_result(match_id: int, token: str, played: SandboxMatchResult) -
         match.attempt_token = ""
         match.lease_expires_at = None
         match.error = ""
-        match.save()
+        match.save(update_fields=RESULT_FIELDS)
         hooks.run(match)
     return True
+
+
+#: the Match columns storing a result writes
+RESULT_FIELDS = [
+    "status", "finished_at", "rounds_played", "games_played", "timings", "replay_gz", "decision_ms_gz",
+    "attempt_token", "lease_expires_at", "error",
+]
 
 
 def match_requeue_expired(match_id: int, *, now: datetime | None = None) -> bool:

@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 #: the queues whose tasks need a healthy sandbox: a sick worker stops consuming these
 MATCH_QUEUES = (queues.MATCHES, queues.VALIDATION)
 #: seconds a health result is reused by tasks (one Docker call per match at most this often)
-HEALTH_CACHE_SECONDS = 2.0
+HEALTH_CACHE_SECONDS = 5.0
 #: a worker counts as alive for handing matches over while its heartbeat is this many intervals old
 ALIVE_INTERVALS = 3
 

@@ -33,10 +33,16 @@ bots' thinking, the channel and the referee), stop (``runner._stop_all``) and bo
 transaction with its hooks, other tasks such as ladder refits, and the gaps between tasks,
 which are Celery's fetch and acknowledgement). The seat start p50 is of the per-seat times the
 sandbox records in ``Match.timings``.
+
+With ``PIPELINE_BENCH_PROFILE=FOLDER`` in the environment each worker also profiles its tasks
+(cProfile, the task's thread, wall clock) and writes ``FOLDER/worker-<pid>.prof`` when it stops
+(``python -m pstats``): for finding where a step's time goes, not for the report's figures (the
+profiler slows the workers down).
 """
 
 from __future__ import annotations
 
+import cProfile
 import functools
 import json
 import os
@@ -56,6 +62,8 @@ from pathlib import Path
 BENCH_PREFIX = "pipeline-bench-"
 #: the worker processes read their Redis key prefix and their records file from these
 PREFIX_ENV = "PIPELINE_BENCH_KEYPREFIX"
+#: a folder: the workers profile their tasks into it (cProfile, one file a worker)
+PROFILE_ENV = "PIPELINE_BENCH_PROFILE"
 RECORDS_ENV = "PIPELINE_BENCH_RECORDS"
 #: the label of the container floor's bare containers (never a sandbox label: the reaper ignores them)
 FLOOR_LABEL = "uno-arena.pipeline-bench"
@@ -116,7 +124,7 @@ def _instrument(recorder: _Recorder) -> None:
     for module, attribute, step in (
         (engine_match, "play_match", "decisions"), (runner, "play_sandboxed_match", "sandbox"), (runner, "_stop_all", "stop"),
         (services, "match_record_result", "record"), (hooks, "run", "hooks"), (services, "_declined", "health"),
-        (services, "match_start", "start"), (sandboxing, "bots_of", "packages"),
+        (services, "match_begin", "start"), (sandboxing, "bots_of", "packages"),
     ):
         # a step the code no longer has (renamed) is left out, and the report says which were timed
         if callable(getattr(module, attribute, None)):
@@ -133,13 +141,22 @@ def _instrument(recorder: _Recorder) -> None:
 
     sandboxing.play_match_row = play
 
+    # PIPELINE_BENCH_PROFILE=FOLDER: each worker also profiles its tasks (cProfile, the task's
+    # thread) and writes FOLDER/worker-<pid>.prof when it stops (for looking into a step)
+    profile_folder = os.environ.get(PROFILE_ENV)
+    profiler = cProfile.Profile() if profile_folder else None
+
     def prerun(task=None, args=None, **_):
+        if profiler is not None:
+            profiler.enable()
         recorder.local.row = {
             "pid": os.getpid(), "task": task.name, "match": args[0] if task.name.endswith(".match_play") and args else None,
             "t0": time.monotonic(), "cpu0": time.process_time(), "own0": time.thread_time(), "steps": {},
         }
 
     def postrun(retval=None, **_):
+        if profiler is not None:
+            profiler.disable()
         row = getattr(recorder.local, "row", None)
         if row is None:
             return
@@ -155,7 +172,12 @@ def _instrument(recorder: _Recorder) -> None:
         recorder.write({"pid": os.getpid(), "ready": time.monotonic(), "warm_seats": warm() if warm else None,
                         "timed": timed})
 
+    def shutdown(**_):
+        if profiler is not None:
+            profiler.dump_stats(str(Path(profile_folder) / f"worker-{os.getpid()}.prof"))
+
     signals.task_prerun.connect(prerun, weak=False)
+    signals.worker_shutdown.connect(shutdown, weak=False)
     signals.task_postrun.connect(postrun, weak=False)
     signals.worker_ready.connect(ready, weak=False)
 

@@ -158,3 +158,22 @@ def test_deferred_stops_remove_a_match_s_seats_in_the_background_and_the_pool_re
     finally:
         docker_backend.configure_warm_pool(0)
     assert docker_backend.DEFER_STOPS is False
+
+
+def test_a_deferred_refill_starts_no_replacement_until_the_match_s_bots_imported(pool):
+    fill(pool)
+    handle = docker_backend.start_seat(bot_returning(0), LIMITS, match_id="defer1", seat=0, defer_refill=True)
+    seat = SandboxSeat(handle, LIMITS, "bot0")
+    try:
+        key = pool.key(docker_backend.IMAGE, LIMITS)
+        with pool.lock:
+            assert (len(pool.idle[key]), pool.starting.get(key, 0)) == (1, 0)  # nothing started behind it
+        seat.wait_ready()
+        docker_backend.refill_warm_pool()  # what the runner does once every seat said hello
+        with pool.lock:
+            assert len(pool.idle[key]) + pool.starting.get(key, 0) == 2
+            assert pool.deferred == {}
+        assert seat.decide(OBS, {}) == {"type": "draw"}
+    finally:
+        seat.stop()
+    fill(pool)
