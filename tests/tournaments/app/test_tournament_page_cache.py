@@ -28,14 +28,6 @@ from tournaments_app.models import Table
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def swiss(owner):
-    """A 2-seat Swiss of 4 entries (2 rounds) with round 1 played: round 2's two matches are queued."""
-    tournament = tournament_with(field(4, owner), name="Cache Swiss", format="swiss")
-    play_round(tournament)
-    return refreshed(tournament)
-
-
 def _section(page: str, start: str, end: str) -> str:
     return page.split(start, 1)[1].split(end, 1)[0]
 

@@ -26,14 +26,6 @@ from tournaments_app.models import Entry, Table, Tournament
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def swiss(owner):
-    """A 2-seat Swiss of 4 entries with round 1 played (seat 0 won each table)."""
-    tournament = tournament_with(field(4, owner), name="Spring Swiss", format="swiss")
-    play_round(tournament)
-    return refreshed(tournament)
-
-
 def test_list_shows_status_format_entries_and_progress(client, swiss):
     services.tournament_create(name="Later Cup", rules=["players=3"])
     page = client.get(reverse("tournaments:list")).content.decode()
