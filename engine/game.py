@@ -16,8 +16,10 @@ Cards are ints inside (``engine.cards``); dicts only at the edge
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from random import Random
+from types import MappingProxyType
 from typing import Any
 
 from engine.cards import (
@@ -40,6 +42,7 @@ from engine.cards import (
     kind_of,
 )
 from engine.rules import BOUNDS, Rules
+from engine.snapshot import Snapshot
 
 #: the decision kinds of BOT_CONTRACT.md
 DECISIONS = ("play", "play_drawn", "choose_color", "challenge", "stack", "jump_in", "swap_target")
@@ -100,6 +103,14 @@ NUM_ACTIONS = len(ACTIONS)
 # every action dict prebuilt: the hot loop only copies them
 _DICTS = {a: _action_dict(a, False) for a in ACTIONS}
 _DICTS_UNO = {a: _action_dict(a, a[0] == PLAY) for a in ACTIONS}
+#: a listed action in a ``Snapshot``: a read-only view of a prebuilt dict
+View = MappingProxyType[str, Any]
+# id of a prebuilt dict -> its one read-only view (the prebuilt dicts live as long as the module)
+_VIEW_OF: dict[int, View] = {id(d): MappingProxyType(d) for t in (_DICTS, _DICTS_UNO) for d in t.values()}
+
+
+def _views(dicts: Sequence[dict[str, Any]]) -> tuple[View, ...]:
+    return tuple(_VIEW_OF[id(d)] for d in dicts)
 
 
 # kinds playable on (active colour, top card rank), wilds included
@@ -123,20 +134,22 @@ _DRAW_ACT = (DRAW,)
 _DRAW_DICT = _DICTS[_DRAW_ACT]
 # kind -> (legal actions, their dicts) of a "play_drawn" decision, without and with "uno"
 _DRAWN_LEGAL = tuple(
-    [((*acts, (PASS,)), (*dicts[k], _DICTS[(PASS,)])) for k, acts in enumerate(_PLAYS)]
+    [
+        ((*acts, (PASS,)), (*dicts[k], _DICTS[(PASS,)]), _views((*dicts[k], _DICTS[(PASS,)])))
+        for k, acts in enumerate(_PLAYS)
+    ]
     for dicts in (_PLAY_DICTS, _PLAY_DICTS_UNO)
 )
-_LegalCache = dict[frozenset[str], tuple[tuple[Act, ...], tuple[dict[str, Any], ...]]]
-# playable card codes (frozenset) -> (legal actions, their dicts) of a "play"
-# decision, without and with "uno"; filled as positions come up
+_Legal = tuple[tuple[Act, ...], tuple[dict[str, Any], ...], tuple[View, ...]]
+_LegalCache = dict[frozenset[str], _Legal]
+# playable card codes (frozenset) -> (legal actions, their dicts, their views) of a
+# "play" decision, without and with "uno"; filled as positions come up
 _PLAY_LEGAL: tuple[_LegalCache, _LegalCache] = ({}, {})
 #: bound on each of those caches (well under 1 KiB an entry): cleared when reached
 PLAY_CACHE_SIZE = 20_000
 
 
-def _play_legal(
-    playable: frozenset[str], uno: bool
-) -> tuple[tuple[Act, ...], tuple[dict[str, Any], ...]]:
+def _play_legal(playable: frozenset[str], uno: bool) -> _Legal:
     legal: list[Act] = []
     dicts: list[dict[str, Any]] = []
     play_dicts = _PLAY_DICTS_UNO if uno else _PLAY_DICTS
@@ -148,7 +161,7 @@ def _play_legal(
     cache = _PLAY_LEGAL[uno]
     if len(cache) >= PLAY_CACHE_SIZE:
         cache.clear()
-    entry = cache[playable] = (tuple(legal), tuple(dicts))
+    entry = cache[playable] = (tuple(legal), tuple(dicts), _views(dicts))
     return entry
 
 
@@ -173,7 +186,7 @@ class Game:
         "rules", "seed", "n", "scores", "events", "actions", "round", "dealer", "over", "decision",
         "seat", "current", "direction", "color", "pending", "turns", "hands", "uno", "discard",
         "discard_codes", "in_pile", "pile_count", "_stacking", "_wd4", "_jump_in", "_seven_zero",
-        "_max_turns", "_hand_codes", "_legal", "_templates", "_given", "_drawn_kind", "_resolving",
+        "_max_turns", "_hand_codes", "_legal", "_templates", "_views", "_given", "_drawn_kind", "_resolving",
         "_jump_queue", "_wd4_player", "_wd4_honest", "_forced", "_deal_seed", "_order", "_pos", "_srng",
         "_asked_at", "_stalled", "_uno_owed",
     )
@@ -181,6 +194,17 @@ class Game:
     def __init__(self, rules: Rules, seed: int):
         self._init(rules, seed)
         self._start_round()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Game:
+        """A deep copy (tests explore positions from one), sharing the read-only action views."""
+        for view in self._views or ():
+            memo[id(view)] = view  # a MappingProxyType cannot be copied, and needs not be
+        other = object.__new__(type(self))
+        memo[id(self)] = other
+        for name in self.__slots__:
+            if hasattr(self, name):
+                setattr(other, name, copy.deepcopy(getattr(self, name), memo))
+        return other
 
     @classmethod
     def setup(
@@ -292,7 +316,10 @@ class Game:
         # last observation handed out: a reply that *is* one of them is matched
         # without parsing it
         self._templates: Sequence[dict[str, Any]] = []
-        self._given: list[dict[str, Any]] | None = None
+        # their read-only views (``snapshot``), built when first asked for
+        self._views: tuple[View, ...] | None = None
+        # what the last observation handed out: its copies of the templates, or their views
+        self._given: Sequence[dict[str, Any] | View] | None = None
         self._drawn_kind = -1
         self._resolving: tuple[int, int] | None = None
         self._jump_queue: list[int] = []
@@ -717,6 +744,7 @@ class Game:
             self.seat = None
             self._legal = []
             self._templates = []
+            self._views = ()
             self._given = None
             self.events.append({"e": "game_end", "scores": list(self.scores), "ranks": self.ranks()})
         else:
@@ -742,10 +770,10 @@ class Game:
                 playable = playable - {_WILD_DRAW_FOUR_CODE}
             uno = len(hand) == 2
             entry = _PLAY_LEGAL[uno].get(playable) or _play_legal(playable, uno)
-            self._legal, self._templates = entry
+            self._legal, self._templates, self._views = entry
             return entry[0]
         elif decision == "play_drawn":
-            self._legal, self._templates = entry = _DRAWN_LEGAL[len(hand) == 2][self._drawn_kind]
+            self._legal, self._templates, self._views = entry = _DRAWN_LEGAL[len(hand) == 2][self._drawn_kind]
             return entry[0]
         elif decision == "stack":
             legal = self._answers(s)  # type: ignore[arg-type]
@@ -764,6 +792,7 @@ class Game:
         self._legal = legal
         table = _DICTS_UNO if len(hand) == 2 else _DICTS
         self._templates = [table[a] for a in legal]
+        self._views = None
         return legal
 
     def legal_actions(self) -> list[dict[str, Any]]:
@@ -827,6 +856,49 @@ class Game:
             "legal_actions": given,
         }
 
+    def snapshot(self) -> Snapshot:
+        """The observation of the seat asked now as a read-only, lazy ``engine.snapshot.Snapshot``.
+
+        Same keys, order and content as ``observation()`` (``to_dict()`` gives
+        that dict); sequences are tuples and ``legal_actions`` read-only views
+        shared between decisions. For trusted in-process code only
+        (docs/engine.md, "Observations: plain or snapshot").
+        """
+        if self.over:
+            raise RuntimeError("the game is over: no seat is asked")
+        if self._legal is None:
+            self._legal_internal()
+        views = self._views
+        if views is None:
+            views = self._views = _views(self._templates)
+        self._given = views
+        s = self.seat
+        color = self.color
+        decision = self.decision
+        discard = self.discard_codes
+        return Snapshot(
+            (
+                s,
+                self.n,
+                tuple(self._hand_codes[s]),  # type: ignore[index]
+                discard[-1],
+                None if color < 0 else COLORS[color],
+                self.direction,
+                self.current,
+                tuple(map(len, self.hands)),
+                tuple(self.uno),
+                tuple(self.scores),
+                self.pile_count,
+                len(discard),  # the snapshot reads the pile's first codes when asked
+                self.pending if decision == "stack" or decision == "challenge" else 0,
+                self.round,
+                self.dealer,
+                decision,
+                views,
+            ),
+            discard,
+        )
+
     def state(self) -> dict[str, Any]:
         """The full state (every hand), as ``engine.replay.state_at`` rebuilds it."""
         return {
@@ -847,7 +919,7 @@ class Game:
     # ------------------------------------------------------------- applying
     def _match(self, action: Any) -> Act | None:
         """The legal internal action a reply stands for, or None."""
-        if type(action) is not dict:
+        if type(action) is not dict and type(action) is not MappingProxyType:
             return None
         size = len(action) - ("uno" in action)
         t = action.get("type")
@@ -890,14 +962,17 @@ class Game:
         if given is not None:
             # the usual reply is one of the dicts the observation handed out;
             # a bot may have changed it since, hence the comparison by value
+            # (a snapshot's read-only view of the template cannot have changed)
             i = 0
             for d in given:
                 if d is action:
                     template = self._templates[i]
                     uno = "uno" in template
                     # exact JSON types, as _match checks them: True is not 1
-                    if action == template and (not uno or action["uno"] is True) and (
-                        self.decision != "swap_target" or type(action["target"]) is int
+                    if type(d) is not dict or (
+                        action == template and (not uno or action["uno"] is True) and (
+                            self.decision != "swap_target" or type(action["target"]) is int
+                        )
                     ):
                         act = self._legal[i]  # type: ignore[index]
                         record = template.copy()

@@ -21,7 +21,7 @@ import dataclasses
 import gc
 import hashlib
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from engine import replay
@@ -38,16 +38,28 @@ _NUMBER = (int, float)
 
 
 class AgentSeat:
-    """A trusted in-process ``agent(observation, configuration) -> action`` as a seat."""
+    """A trusted in-process ``agent(observation, configuration) -> action`` as a seat.
+
+    With ``lazy_observation=True`` the agent gets ``Game.snapshot()`` (a read-only
+    ``engine.snapshot.Snapshot``: tuples, shared action views) instead of a fresh
+    plain dict: for agents that only read what they are shown (docs/engine.md,
+    "Observations: plain or snapshot").
+    """
 
     #: an in-process agent is not timed (a subclass or caller may set it)
     last_decision_seconds: float | None = None
 
-    def __init__(self, agent: Callable[[dict[str, Any], dict[str, Any]], Any], name: str = "agent"):
+    def __init__(
+        self, agent: Callable[[Any, dict[str, Any]], Any], name: str = "agent", *, lazy_observation: bool = False
+    ):
         self.agent = agent
         self.name = name
+        if type(lazy_observation) is not bool:
+            raise TypeError(f"lazy_observation must be True or False, got {lazy_observation!r}")
+        #: read by the referee (``play_match``): hand this seat snapshots, not dicts
+        self.lazy_observation = lazy_observation
 
-    def decide(self, observation: dict[str, Any], configuration: dict[str, Any]) -> Any:
+    def decide(self, observation: Mapping[str, Any], configuration: dict[str, Any]) -> Any:
         try:
             return self.agent(observation, configuration)
         except (Exception, SystemExit) as exc:  # any bug in the bot, even sys.exit(), is the bot's fault
@@ -196,6 +208,12 @@ def play_match(
     Before each game, every bot that has not forfeited gets ``seat.begin_game(index)``
     once (when its seat has that method), before the game's first decision.
 
+    A seat whose ``lazy_observation`` attribute is ``True`` (``AgentSeat(...,
+    lazy_observation=True)``, ``sandbox.backends.inprocess.InProcessSeat``'s option
+    of that name) is handed ``Game.snapshot()`` at each decision; every other seat
+    gets ``Game.observation()``, a fresh plain dict (docs/engine.md,
+    "Observations: plain or snapshot").
+
     ``on_game(done, total)`` is called after each game, e.g. to draw a progress bar.
 
     ``on_step(game, events, actions)`` is called before every decision a bot is asked for
@@ -319,11 +337,14 @@ def _play_turns(
 
     ``InfrastructureError`` from a seat goes through untouched: it is not a ``SeatFault``.
     """
-    observe, apply = game.observation, game.apply  # bound once: the loop runs per decision
+    observe, snap, apply = game.observation, game.snapshot, game.apply  # bound once: the loop runs per decision
     forfeits = book.forfeits
+    # the one place that decides what a seat is handed (a seat that opts in gets a snapshot)
+    lazy = [getattr(seats[b], "lazy_observation", False) is True for b in seat_bot]
     step_game = {**head, "over": False}
     while not game.over:
-        b = seat_bot[game.seat]  # type: ignore[index]
+        s = game.seat
+        b = seat_bot[s]  # type: ignore[index]
         if forfeits[b] is not None:
             game.apply_fallback()
             times.append(None)
@@ -331,7 +352,7 @@ def _play_turns(
         decisions += 1
         if decisions % GC_EVERY == 0:
             gc.collect(0)  # cyclic garbage a seat made is freed this late at most
-        observation = observe()
+        observation = snap() if lazy[s] else observe()  # type: ignore[index]
         if on_step is not None:
             on_step(step_game, game.events, game.actions)
         seat = seats[b]

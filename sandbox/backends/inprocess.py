@@ -50,7 +50,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
@@ -311,14 +311,31 @@ def _restore_environment(saved: dict[str, str] | None) -> None:
 class InProcessSeat(MarksLog):
     """An engine seat calling ``agent`` in this process, with the sandbox's clocks and log.
 
+    ``lazy_observation=True`` (trusted callables only, never with ``copy_json``,
+    which package seats use to see what a sandboxed bot sees): the referee hands
+    the agent ``Game.snapshot()``, a read-only ``engine.snapshot.Snapshot``,
+    instead of a fresh plain dict (docs/engine.md, "Observations: plain or snapshot").
+
     >>> seat = InProcessSeat(lambda o, c: o["legal_actions"][0], Limits(), "first")
     >>> seat.decide({"legal_actions": [{"type": "draw"}]}, {})
     {'type': 'draw'}
     """
 
     def __init__(
-        self, agent: Callable[..., Any] | None, limits: Limits, name: str, *, copy_json: bool = False
+        self,
+        agent: Callable[..., Any] | None,
+        limits: Limits,
+        name: str,
+        *,
+        copy_json: bool = False,
+        lazy_observation: bool = False,
     ) -> None:
+        if type(lazy_observation) is not bool:
+            raise TypeError(f"lazy_observation must be True or False, got {lazy_observation!r}")
+        if lazy_observation and copy_json:
+            raise ValueError("lazy_observation is for trusted in-process agents: a copy_json seat gets plain JSON dicts")
+        #: read by the referee (``engine.match.play_match``): hand this seat snapshots, not dicts
+        self.lazy_observation = lazy_observation
         self.agent = agent
         self.limits = limits
         self.name = name
@@ -398,7 +415,7 @@ class InProcessSeat(MarksLog):
         else:
             self.agent = agent
 
-    def _decide(self, observation: dict[str, Any], configuration: dict[str, Any]) -> dict[str, Any]:
+    def _decide(self, observation: Mapping[str, Any], configuration: dict[str, Any]) -> dict[str, Any]:
         if self.fault is not None:
             raise self.fault
         agent = self.agent
