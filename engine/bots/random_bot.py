@@ -12,12 +12,21 @@ that of strings and bytes is).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
-def agent(observation: dict[str, Any], configuration: dict[str, Any]) -> dict[str, Any]:
+def agent(observation: Mapping[str, Any], configuration: Mapping[str, Any]) -> Any:
     """Pick one of ``observation["legal_actions"]`` uniformly, deterministically."""
-    legal: list[dict[str, Any]] = observation["legal_actions"]
+    return pick(observation, observation["legal_actions"])
+
+
+def pick(observation: Mapping[str, Any], legal: Sequence[Any]) -> Any:
+    """One of ``legal`` (the listed actions, or a part of them) as ``agent`` picks it.
+
+    >>> pick({}, [{"type": "draw"}])
+    {'type': 'draw'}
+    """
     n = len(legal)
     if n == 1:
         return legal[0]

@@ -11,7 +11,7 @@ from arena_cli import bench
 from arena_cli.main import main
 
 
-def test_paired_report_times_every_kernel_and_reports_lazy_as_not_available(monkeypatch, capsys):
+def test_paired_report_times_every_kernel_the_lazy_observation_included(monkeypatch, capsys):
     monkeypatch.setattr(bench, "PAIRED_CHUNK_SECONDS", 0.02)
     assert main(["bench", "--paired", "--repeat", "3", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
@@ -19,10 +19,10 @@ def test_paired_report_times_every_kernel_and_reports_lazy_as_not_available(monk
     has_rlcard = importlib.util.find_spec("rlcard") is not None
     for row in report["results"]:
         rates = row["games_per_cpu_second"]
-        assert rates["lazy_observation"] is None and row["ratios"]["lazy_observation/rlcard_raw"] is None
-        for name in ("rules", "int_actions", "contract"):
+        for name in ("rules", "int_actions", "contract", "lazy_observation"):
             assert rates[name] > 0 and row["decisions_per_cpu_second"][name] > 10 * rates[name]
         if has_rlcard:
+            assert row["ratios"]["lazy_observation/rlcard_raw"]["median"] > 0
             r = row["ratios"]["contract/rlcard_raw"]
             assert r["min"] <= r["median"] <= r["max"]
             assert r["median"] == pytest.approx(
@@ -46,3 +46,24 @@ def test_chunk_spends_at_least_the_cpu_time_asked():
 def test_median_of_paired_ratios():
     assert bench._median([3.0, 1.0, 2.0]) == 2.0
     assert bench._median([4.0, 1.0, 2.0, 3.0]) == 2.5
+
+
+def test_lazy_observation_kernel_plays_the_contract_games_on_snapshots(monkeypatch):
+    """The lazy row is the contract row's games, decision for decision, only on snapshots."""
+    from engine import match
+    from engine.snapshot import Snapshot
+
+    seen = []
+    real = match.AgentSeat.decide
+
+    def decide(self, observation, configuration):
+        seen.append((self.lazy_observation, type(observation)))
+        return real(self, observation, configuration)
+
+    monkeypatch.setattr(match.AgentSeat, "decide", decide)
+    kernels = bench.paired_kernels(4)
+    contract = [kernels["contract"](seed) for seed in range(5)]
+    asked = len(seen)
+    lazy = [kernels["lazy_observation"](seed) for seed in range(5)]
+    assert contract == lazy and sum(lazy) == asked == len(seen) - asked
+    assert set(seen[:asked]) == {(False, dict)} and set(seen[asked:]) == {(True, Snapshot)}
