@@ -109,8 +109,32 @@ View = MappingProxyType[str, Any]
 _VIEW_OF: dict[int, View] = {id(d): MappingProxyType(d) for t in (_DICTS, _DICTS_UNO) for d in t.values()}
 
 
-def _views(dicts: Sequence[dict[str, Any]]) -> tuple[View, ...]:
-    return tuple(_VIEW_OF[id(d)] for d in dicts)
+
+
+class _Listing:
+    """One decision's legal actions: internal actions and their prebuilt dicts, plus their
+    action ids and read-only views, each built when first asked for. ``play`` and
+    ``play_drawn`` listings are cached and shared by every decision listing the same actions."""
+
+    __slots__ = ("ids", "legal", "templates", "views")
+
+    def __init__(self, legal: Sequence[Act], templates: Sequence[dict[str, Any]]):
+        self.legal = legal
+        self.templates = templates
+        self.ids: tuple[int, ...] | None = None
+        self.views: tuple[View, ...] | None = None
+
+    def action_ids(self) -> tuple[int, ...]:
+        ids = self.ids
+        if ids is None:
+            ids = self.ids = tuple(ACTION_ID[a] for a in self.legal)
+        return ids
+
+    def action_views(self) -> tuple[View, ...]:
+        views = self.views
+        if views is None:
+            views = self.views = tuple(_VIEW_OF[id(d)] for d in self.templates)
+        return views
 
 
 # kinds playable on (active colour, top card rank), wilds included
@@ -135,21 +159,20 @@ _DRAW_DICT = _DICTS[_DRAW_ACT]
 # kind -> (legal actions, their dicts) of a "play_drawn" decision, without and with "uno"
 _DRAWN_LEGAL = tuple(
     [
-        ((*acts, (PASS,)), (*dicts[k], _DICTS[(PASS,)]), _views((*dicts[k], _DICTS[(PASS,)])))
+        _Listing((*acts, (PASS,)), (*dicts[k], _DICTS[(PASS,)]))
         for k, acts in enumerate(_PLAYS)
     ]
     for dicts in (_PLAY_DICTS, _PLAY_DICTS_UNO)
 )
-_Legal = tuple[tuple[Act, ...], tuple[dict[str, Any], ...], tuple[View, ...]]
-_LegalCache = dict[frozenset[str], _Legal]
-# playable card codes (frozenset) -> (legal actions, their dicts, their views) of a
-# "play" decision, without and with "uno"; filled as positions come up
+_LegalCache = dict[frozenset[str], _Listing]
+# playable card codes (frozenset) -> the listing of a "play" decision, without and
+# with "uno"; filled as positions come up
 _PLAY_LEGAL: tuple[_LegalCache, _LegalCache] = ({}, {})
 #: bound on each of those caches (well under 1 KiB an entry): cleared when reached
 PLAY_CACHE_SIZE = 20_000
 
 
-def _play_legal(playable: frozenset[str], uno: bool) -> _Legal:
+def _play_legal(playable: frozenset[str], uno: bool) -> _Listing:
     legal: list[Act] = []
     dicts: list[dict[str, Any]] = []
     play_dicts = _PLAY_DICTS_UNO if uno else _PLAY_DICTS
@@ -161,8 +184,8 @@ def _play_legal(playable: frozenset[str], uno: bool) -> _Legal:
     cache = _PLAY_LEGAL[uno]
     if len(cache) >= PLAY_CACHE_SIZE:
         cache.clear()
-    entry = cache[playable] = (tuple(legal), tuple(dicts), _views(dicts))
-    return entry
+    listing = cache[playable] = _Listing(tuple(legal), tuple(dicts))
+    return listing
 
 
 class IllegalAction(ValueError):
@@ -186,7 +209,7 @@ class Game:
         "rules", "seed", "n", "scores", "events", "actions", "round", "dealer", "over", "decision",
         "seat", "current", "direction", "color", "pending", "turns", "hands", "uno", "discard",
         "discard_codes", "in_pile", "pile_count", "_stacking", "_wd4", "_jump_in", "_seven_zero",
-        "_max_turns", "_hand_codes", "_legal", "_templates", "_views", "_given", "_drawn_kind", "_resolving",
+        "_max_turns", "_hand_codes", "_legal", "_templates", "_listing", "_given", "_drawn_kind", "_resolving",
         "_jump_queue", "_wd4_player", "_wd4_honest", "_forced", "_deal_seed", "_order", "_pos", "_srng",
         "_asked_at", "_stalled", "_uno_owed",
     )
@@ -197,8 +220,11 @@ class Game:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Game:
         """A deep copy (tests explore positions from one), sharing the read-only action views."""
-        for view in self._views or ():
-            memo[id(view)] = view  # a MappingProxyType cannot be copied, and needs not be
+        listing = self._listing
+        if listing is not None:
+            memo[id(listing)] = listing  # shared and never changed; holds views, which cannot be copied
+            for view in listing.views or ():
+                memo[id(view)] = view
         other = object.__new__(type(self))
         memo[id(self)] = other
         for name in self.__slots__:
@@ -316,8 +342,8 @@ class Game:
         # last observation handed out: a reply that *is* one of them is matched
         # without parsing it
         self._templates: Sequence[dict[str, Any]] = []
-        # their read-only views (``snapshot``), built when first asked for
-        self._views: tuple[View, ...] | None = None
+        # the ``_Listing`` they come from (with their ids and views)
+        self._listing: _Listing | None = None
         # what the last observation handed out: its copies of the templates, or their views
         self._given: Sequence[dict[str, Any] | View] | None = None
         self._drawn_kind = -1
@@ -744,7 +770,7 @@ class Game:
             self.seat = None
             self._legal = []
             self._templates = []
-            self._views = ()
+            self._listing = None
             self._given = None
             self.events.append({"e": "game_end", "scores": list(self.scores), "ranks": self.ranks()})
         else:
@@ -769,12 +795,15 @@ class Game:
             if _WILD_DRAW_FOUR_CODE in playable and self._wd4 == "enforced" and not self._honest(s):  # type: ignore[arg-type]
                 playable = playable - {_WILD_DRAW_FOUR_CODE}
             uno = len(hand) == 2
-            entry = _PLAY_LEGAL[uno].get(playable) or _play_legal(playable, uno)
-            self._legal, self._templates, self._views = entry
-            return entry[0]
+            listing = self._listing = _PLAY_LEGAL[uno].get(playable) or _play_legal(playable, uno)
+            self._templates = listing.templates
+            legal = self._legal = listing.legal
+            return legal
         elif decision == "play_drawn":
-            self._legal, self._templates, self._views = entry = _DRAWN_LEGAL[len(hand) == 2][self._drawn_kind]
-            return entry[0]
+            listing = self._listing = _DRAWN_LEGAL[len(hand) == 2][self._drawn_kind]
+            self._templates = listing.templates
+            legal = self._legal = listing.legal
+            return legal
         elif decision == "stack":
             legal = self._answers(s)  # type: ignore[arg-type]
             legal.append((ACCEPT,))
@@ -791,8 +820,8 @@ class Game:
             legal = []
         self._legal = legal
         table = _DICTS_UNO if len(hand) == 2 else _DICTS
-        self._templates = [table[a] for a in legal]
-        self._views = None
+        templates = self._templates = [table[a] for a in legal]
+        self._listing = _Listing(legal, templates)
         return legal
 
     def legal_actions(self) -> list[dict[str, Any]]:
@@ -868,10 +897,7 @@ class Game:
             raise RuntimeError("the game is over: no seat is asked")
         if self._legal is None:
             self._legal_internal()
-        views = self._views
-        if views is None:
-            views = self._views = _views(self._templates)
-        self._given = views
+        views = self._given = self._listing.action_views()  # type: ignore[union-attr]
         s = self.seat
         color = self.color
         decision = self.decision
