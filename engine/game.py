@@ -111,30 +111,24 @@ _VIEW_OF: dict[int, View] = {id(d): MappingProxyType(d) for t in (_DICTS, _DICTS
 
 
 
-class _Listing:
-    """One decision's legal actions: internal actions and their prebuilt dicts, plus their
-    action ids and read-only views, each built when first asked for. ``play`` and
-    ``play_drawn`` listings are cached and shared by every decision listing the same actions."""
+#: one decision's legal actions, a list (built in one step: a cache miss is common):
+#: [internal actions, their prebuilt dicts, their action ids or None, their read-only views
+#: or None]; ids and views are built when first asked for. ``play`` and ``play_drawn``
+#: listings are cached and shared by every decision listing the same actions.
+_Listing = list[Any]
+_LEGAL, _TEMPLATES, _IDS, _VIEWS = range(4)
 
-    __slots__ = ("ids", "legal", "templates", "views")
 
-    def __init__(self, legal: Sequence[Act], templates: Sequence[dict[str, Any]]):
-        self.legal = legal
-        self.templates = templates
-        self.ids: tuple[int, ...] | None = None
-        self.views: tuple[View, ...] | None = None
+def _listing_ids(listing: _Listing) -> tuple[int, ...]:
+    ids = listing[_IDS] = tuple(ACTION_ID[a] for a in listing[_LEGAL])
+    return ids
 
-    def action_ids(self) -> tuple[int, ...]:
-        ids = self.ids
-        if ids is None:
-            ids = self.ids = tuple(ACTION_ID[a] for a in self.legal)
-        return ids
 
-    def action_views(self) -> tuple[View, ...]:
-        views = self.views
-        if views is None:
-            views = self.views = tuple(_VIEW_OF[id(d)] for d in self.templates)
-        return views
+def _listing_views(listing: _Listing) -> tuple[View, ...]:
+    views = listing[_VIEWS]
+    if views is None:
+        views = listing[_VIEWS] = tuple(_VIEW_OF[id(d)] for d in listing[_TEMPLATES])
+    return views  # type: ignore[no-any-return]
 
 
 # kinds playable on (active colour, top card rank), wilds included
@@ -159,7 +153,7 @@ _DRAW_DICT = _DICTS[_DRAW_ACT]
 # kind -> (legal actions, their dicts) of a "play_drawn" decision, without and with "uno"
 _DRAWN_LEGAL = tuple(
     [
-        _Listing((*acts, (PASS,)), (*dicts[k], _DICTS[(PASS,)]))
+        [(*acts, (PASS,)), (*dicts[k], _DICTS[(PASS,)]), None, None]
         for k, acts in enumerate(_PLAYS)
     ]
     for dicts in (_PLAY_DICTS, _PLAY_DICTS_UNO)
@@ -184,7 +178,7 @@ def _play_legal(playable: frozenset[str], uno: bool) -> _Listing:
     cache = _PLAY_LEGAL[uno]
     if len(cache) >= PLAY_CACHE_SIZE:
         cache.clear()
-    listing = cache[playable] = _Listing(tuple(legal), tuple(dicts))
+    listing = cache[playable] = [tuple(legal), tuple(dicts), None, None]
     return listing
 
 
@@ -223,7 +217,7 @@ class Game:
         listing = self._listing
         if listing is not None:
             memo[id(listing)] = listing  # shared and never changed; holds views, which cannot be copied
-            for view in listing.views or ():
+            for view in listing[_VIEWS] or ():
                 memo[id(view)] = view
         other = object.__new__(type(self))
         memo[id(self)] = other
@@ -796,14 +790,12 @@ class Game:
                 playable = playable - {_WILD_DRAW_FOUR_CODE}
             uno = len(hand) == 2
             listing = self._listing = _PLAY_LEGAL[uno].get(playable) or _play_legal(playable, uno)
-            self._templates = listing.templates
-            legal = self._legal = listing.legal
-            return legal
+            self._legal, self._templates = listing[0], listing[1]
+            return listing[0]  # type: ignore[no-any-return]
         elif decision == "play_drawn":
             listing = self._listing = _DRAWN_LEGAL[len(hand) == 2][self._drawn_kind]
-            self._templates = listing.templates
-            legal = self._legal = listing.legal
-            return legal
+            self._legal, self._templates = listing[0], listing[1]
+            return listing[0]  # type: ignore[no-any-return]
         elif decision == "stack":
             legal = self._answers(s)  # type: ignore[arg-type]
             legal.append((ACCEPT,))
@@ -821,7 +813,7 @@ class Game:
         self._legal = legal
         table = _DICTS_UNO if len(hand) == 2 else _DICTS
         templates = self._templates = [table[a] for a in legal]
-        self._listing = _Listing(legal, templates)
+        self._listing = [legal, templates, None, None]
         return legal
 
     def legal_actions(self) -> list[dict[str, Any]]:
@@ -897,7 +889,7 @@ class Game:
             raise RuntimeError("the game is over: no seat is asked")
         if self._legal is None:
             self._legal_internal()
-        views = self._given = self._listing.action_views()  # type: ignore[union-attr]
+        views = self._given = _listing_views(self._listing)  # type: ignore[arg-type]
         s = self.seat
         color = self.color
         decision = self.decision
@@ -986,19 +978,17 @@ class Game:
         act = None
         given = self._given
         if given is not None:
-            # the usual reply is one of the dicts the observation handed out;
-            # a bot may have changed it since, hence the comparison by value
-            # (a snapshot's read-only view of the template cannot have changed)
+            # the usual reply is one of the dicts the observation handed out (or one of
+            # a snapshot's read-only views of them); a bot may have changed a dict
+            # since, hence the comparison by value
             i = 0
             for d in given:
                 if d is action:
                     template = self._templates[i]
                     uno = "uno" in template
                     # exact JSON types, as _match checks them: True is not 1
-                    if type(d) is not dict or (
-                        action == template and (not uno or action["uno"] is True) and (
-                            self.decision != "swap_target" or type(action["target"]) is int
-                        )
+                    if action == template and (not uno or action["uno"] is True) and (
+                        self.decision != "swap_target" or type(action["target"]) is int
                     ):
                         act = self._legal[i]  # type: ignore[index]
                         record = template.copy()
@@ -1019,7 +1009,10 @@ class Game:
         """The legal actions now as action ids (``ACTIONS``), in the order of ``legal_actions``."""
         if self.over:
             return []
-        return [ACTION_ID[a] for a in self._legal_internal()]
+        if self._legal is None:
+            self._legal_internal()
+        listing = self._listing
+        return list(listing[_IDS] or _listing_ids(listing))  # type: ignore[index, arg-type]
 
     def step(self, action_id: int) -> None:
         """Apply the legal action ``action_id`` (``ACTIONS``): ``apply`` without dicts.
@@ -1031,17 +1024,18 @@ class Game:
             raise IllegalAction(f"the game is over; got action id {_short(action_id)}")
         if type(action_id) is not int or not 0 <= action_id < NUM_ACTIONS:
             raise IllegalAction(f"not an action id (0..{NUM_ACTIONS - 1}): {_short(action_id)}")
-        act = ACTIONS[action_id]
-        legal = self._legal_internal()
+        if self._legal is None:
+            self._legal_internal()
+        listing = self._listing
         try:
-            i = legal.index(act)
+            i = (listing[_IDS] or _listing_ids(listing)).index(action_id)  # type: ignore[index, arg-type]
         except ValueError:
             raise IllegalAction(
-                f"illegal action id {action_id} ({_short(_DICTS[act])}) for decision {self.decision!r}"
-                f" of seat {self.seat} (legal ids: {self.legal_action_ids()})"
+                f"illegal action id {action_id} ({_short(_DICTS[ACTIONS[action_id]])}) for decision"
+                f" {self.decision!r} of seat {self.seat} (legal ids: {self.legal_action_ids()})"
             ) from None
         template = self._templates[i]
-        self._commit(act, "uno" in template, template.copy())
+        self._commit(self._legal[i], "uno" in template, template.copy())  # type: ignore[index]
 
     def _commit(self, act: Act, uno: bool, record: dict[str, Any]) -> None:
         """Record and carry out the legal internal action ``act`` of the seat asked now."""

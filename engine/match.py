@@ -337,14 +337,13 @@ def _play_turns(
 
     ``InfrastructureError`` from a seat goes through untouched: it is not a ``SeatFault``.
     """
-    observe, snap, apply = game.observation, game.snapshot, game.apply  # bound once: the loop runs per decision
+    apply = game.apply  # bound once: the loop runs per decision
     forfeits = book.forfeits
-    # the one place that decides what a seat is handed (a seat that opts in gets a snapshot)
-    lazy = [getattr(seats[b], "lazy_observation", False) is True for b in seat_bot]
+    # the one place that decides what each seat is handed: a snapshot if it opts in, else a plain dict
+    observe = [game.snapshot if getattr(seat, "lazy_observation", False) is True else game.observation for seat in seats]
     step_game = {**head, "over": False}
     while not game.over:
-        s = game.seat
-        b = seat_bot[s]  # type: ignore[index]
+        b = seat_bot[game.seat]  # type: ignore[index]
         if forfeits[b] is not None:
             game.apply_fallback()
             times.append(None)
@@ -352,7 +351,7 @@ def _play_turns(
         decisions += 1
         if decisions % GC_EVERY == 0:
             gc.collect(0)  # cyclic garbage a seat made is freed this late at most
-        observation = snap() if lazy[s] else observe()  # type: ignore[index]
+        observation = observe[b]()
         if on_step is not None:
             on_step(step_game, game.events, game.actions)
         seat = seats[b]
