@@ -889,7 +889,8 @@ class Game:
             raise RuntimeError("the game is over: no seat is asked")
         if self._legal is None:
             self._legal_internal()
-        views = self._given = _listing_views(self._listing)  # type: ignore[arg-type]
+        listing: _Listing = self._listing  # type: ignore[assignment]
+        views = self._given = listing[_VIEWS] or _listing_views(listing)
         s = self.seat
         color = self.color
         decision = self.decision

@@ -71,7 +71,8 @@ class Snapshot(Mapping[str, Any]):
             return self._values[i]
         discard = self._discard
         if discard is None:
-            discard = self._discard = tuple(self._pile[: self._values[_DISCARD]])
+            pile, n = self._pile, self._values[_DISCARD]
+            discard = self._discard = tuple(pile) if len(pile) == n else tuple(pile[:n])
         return discard
 
     def get(self, key: str, default: Any = None) -> Any:
