@@ -151,7 +151,7 @@ _PLAY_DICTS_UNO = [tuple(_DICTS_UNO[a] for a in acts) for acts in _PLAYS]
 _DRAW_ACT = (DRAW,)
 _DRAW_DICT = _DICTS[_DRAW_ACT]
 # kind -> (legal actions, their dicts) of a "play_drawn" decision, without and with "uno"
-_DRAWN_LEGAL = tuple(
+_DRAWN_LEGAL: tuple[list[_Listing], ...] = tuple(
     [
         [(*acts, (PASS,)), (*dicts[k], _DICTS[(PASS,)]), None, None]
         for k, acts in enumerate(_PLAYS)
