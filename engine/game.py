@@ -109,26 +109,27 @@ View = MappingProxyType[str, Any]
 _VIEW_OF: dict[int, View] = {id(d): MappingProxyType(d) for t in (_DICTS, _DICTS_UNO) for d in t.values()}
 
 
-
-
-#: one decision's legal actions, a list (built in one step: a cache miss is common):
-#: [internal actions, their prebuilt dicts, their action ids or None, their read-only views
-#: or None]; ids and views are built when first asked for. ``play`` and ``play_drawn``
-#: listings are cached and shared by every decision listing the same actions.
-_Listing = list[Any]
-_LEGAL, _TEMPLATES, _IDS, _VIEWS = range(4)
-
-
-def _listing_ids(listing: _Listing) -> tuple[int, ...]:
-    ids = listing[_IDS] = tuple(ACTION_ID[a] for a in listing[_LEGAL])
-    return ids
+#: one decision's legal actions: (internal actions, their prebuilt dicts). ``play`` and
+#: ``play_drawn`` listings are cached and shared by every decision listing the same actions.
+_Listing = tuple[Sequence[Act], Sequence[dict[str, Any]]]
+# id of a listing -> (the listing, its read-only views), built when a snapshot first
+# asks. Holding the listing keeps its id from being reused while its entry is here.
+# Kept beside the listing, not in it: a listing of immutable values is not tracked by
+# the cyclic garbage collector, and the caches hold thousands.
+_VIEWS_OF: dict[int, tuple[_Listing, tuple[View, ...]]] = {}
+#: bound on that table: cleared when reached
+VIEWS_TABLE_SIZE = 40_000
 
 
 def _listing_views(listing: _Listing) -> tuple[View, ...]:
-    views = listing[_VIEWS]
-    if views is None:
-        views = listing[_VIEWS] = tuple(_VIEW_OF[id(d)] for d in listing[_TEMPLATES])
-    return views  # type: ignore[no-any-return]
+    got = _VIEWS_OF.get(id(listing))
+    if got is not None:
+        return got[1]
+    views = tuple(_VIEW_OF[id(d)] for d in listing[1])
+    if len(_VIEWS_OF) >= VIEWS_TABLE_SIZE:
+        _VIEWS_OF.clear()
+    _VIEWS_OF[id(listing)] = (listing, views)
+    return views
 
 
 # kinds playable on (active colour, top card rank), wilds included
@@ -153,7 +154,7 @@ _DRAW_DICT = _DICTS[_DRAW_ACT]
 # kind -> (legal actions, their dicts) of a "play_drawn" decision, without and with "uno"
 _DRAWN_LEGAL: tuple[list[_Listing], ...] = tuple(
     [
-        [(*acts, (PASS,)), (*dicts[k], _DICTS[(PASS,)]), None, None]
+        ((*acts, (PASS,)), (*dicts[k], _DICTS[(PASS,)]))
         for k, acts in enumerate(_PLAYS)
     ]
     for dicts in (_PLAY_DICTS, _PLAY_DICTS_UNO)
@@ -178,7 +179,7 @@ def _play_legal(playable: frozenset[str], uno: bool) -> _Listing:
     cache = _PLAY_LEGAL[uno]
     if len(cache) >= PLAY_CACHE_SIZE:
         cache.clear()
-    listing = cache[playable] = [tuple(legal), tuple(dicts), None, None]
+    listing = cache[playable] = (tuple(legal), tuple(dicts))
     return listing
 
 
@@ -214,11 +215,9 @@ class Game:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Game:
         """A deep copy (tests explore positions from one), sharing the read-only action views."""
-        listing = self._listing
-        if listing is not None:
-            memo[id(listing)] = listing  # shared and never changed; holds views, which cannot be copied
-            for view in listing[_VIEWS] or ():
-                memo[id(view)] = view
+        if self._listing is not None:
+            for view in _listing_views(self._listing):
+                memo[id(view)] = view  # a MappingProxyType cannot be copied, and needs not be
         other = object.__new__(type(self))
         memo[id(self)] = other
         for name in self.__slots__:
@@ -790,12 +789,12 @@ class Game:
                 playable = playable - {_WILD_DRAW_FOUR_CODE}
             uno = len(hand) == 2
             listing = self._listing = _PLAY_LEGAL[uno].get(playable) or _play_legal(playable, uno)
-            self._legal, self._templates = listing[0], listing[1]
-            return listing[0]  # type: ignore[no-any-return]
+            self._legal, self._templates = listing
+            return listing[0]
         elif decision == "play_drawn":
             listing = self._listing = _DRAWN_LEGAL[len(hand) == 2][self._drawn_kind]
-            self._legal, self._templates = listing[0], listing[1]
-            return listing[0]  # type: ignore[no-any-return]
+            self._legal, self._templates = listing
+            return listing[0]
         elif decision == "stack":
             legal = self._answers(s)  # type: ignore[arg-type]
             legal.append((ACCEPT,))
@@ -813,7 +812,7 @@ class Game:
         self._legal = legal
         table = _DICTS_UNO if len(hand) == 2 else _DICTS
         templates = self._templates = [table[a] for a in legal]
-        self._listing = [legal, templates, None, None]
+        self._listing = (legal, templates)
         return legal
 
     def legal_actions(self) -> list[dict[str, Any]]:
@@ -889,8 +888,7 @@ class Game:
             raise RuntimeError("the game is over: no seat is asked")
         if self._legal is None:
             self._legal_internal()
-        listing: _Listing = self._listing  # type: ignore[assignment]
-        views = self._given = listing[_VIEWS] or _listing_views(listing)
+        views = self._given = _listing_views(self._listing)  # type: ignore[arg-type]
         s = self.seat
         color = self.color
         decision = self.decision
@@ -1010,10 +1008,7 @@ class Game:
         """The legal actions now as action ids (``ACTIONS``), in the order of ``legal_actions``."""
         if self.over:
             return []
-        if self._legal is None:
-            self._legal_internal()
-        listing = self._listing
-        return list(listing[_IDS] or _listing_ids(listing))  # type: ignore[index, arg-type]
+        return [ACTION_ID[a] for a in self._legal_internal()]
 
     def step(self, action_id: int) -> None:
         """Apply the legal action ``action_id`` (``ACTIONS``): ``apply`` without dicts.
@@ -1025,18 +1020,17 @@ class Game:
             raise IllegalAction(f"the game is over; got action id {_short(action_id)}")
         if type(action_id) is not int or not 0 <= action_id < NUM_ACTIONS:
             raise IllegalAction(f"not an action id (0..{NUM_ACTIONS - 1}): {_short(action_id)}")
-        if self._legal is None:
-            self._legal_internal()
-        listing = self._listing
+        act = ACTIONS[action_id]
+        legal = self._legal_internal()
         try:
-            i = (listing[_IDS] or _listing_ids(listing)).index(action_id)  # type: ignore[index, arg-type]
+            i = legal.index(act)
         except ValueError:
             raise IllegalAction(
-                f"illegal action id {action_id} ({_short(_DICTS[ACTIONS[action_id]])}) for decision"
-                f" {self.decision!r} of seat {self.seat} (legal ids: {self.legal_action_ids()})"
+                f"illegal action id {action_id} ({_short(_DICTS[act])}) for decision {self.decision!r}"
+                f" of seat {self.seat} (legal ids: {self.legal_action_ids()})"
             ) from None
         template = self._templates[i]
-        self._commit(self._legal[i], "uno" in template, template.copy())  # type: ignore[index]
+        self._commit(act, "uno" in template, template.copy())
 
     def _commit(self, act: Act, uno: bool, record: dict[str, Any]) -> None:
         """Record and carry out the legal internal action ``act`` of the seat asked now."""
