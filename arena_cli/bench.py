@@ -28,6 +28,7 @@ from typing import Any
 from arena_cli.errors import CommandError, FailureError
 from arena_cli.progress import Progress
 from engine.bots.random_bot import pick
+from engine.compiled import new_game
 from engine.faults import InfrastructureError
 from engine.match import AgentSeat, play_match
 from engine.rules import Rules
@@ -319,7 +320,6 @@ def _play_ids() -> frozenset[int]:
 
 def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
     """name -> one game played from a seed (returns its decisions), None when not available."""
-    from engine.game import Game
 
     rules = Rules(players=players, rounds=1)
     plays = _play_ids()
@@ -327,7 +327,7 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
     choice = rng.choice
 
     def rules_alone(seed: int) -> int:
-        g = Game(rules, seed)
+        g = new_game(rules, seed)
         n = 0
         while not g.over:
             ids = g.legal_action_ids()
@@ -341,7 +341,7 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
         return choice(p or ids)
 
     def int_actions(seed: int) -> int:
-        g = Game(rules, seed)
+        g = new_game(rules, seed)
         n = 0
         while not g.over:
             g.step(agent(g.legal_action_ids()))

@@ -2,7 +2,7 @@
 
 Needs the optional extra ``rl`` (``pip install -e '.[rl]'``: pettingzoo,
 gymnasium, numpy); they are imported when an environment is made, never by
-``import engine``. Both drive ``engine.game.Game`` through the int-action API
+``import engine``. Both drive the game of ``engine.compiled.new_game`` (the compiled core where it is built, else ``engine.game.Game``) through the int-action API
 (``legal_action_ids``, ``step``; the encoding ``engine.game.ACTIONS``).
 
 Observation (docs/engine.md, "Environments"): a dict with ``"observation"``,
@@ -21,6 +21,7 @@ from typing import Any
 
 from engine.bots import get
 from engine.cards import DECK, NUM_KINDS
+from engine.compiled import new_game
 from engine.game import DECISIONS, NUM_ACTIONS, Game, IllegalAction
 from engine.rules import BOUNDS, Rules
 
@@ -154,7 +155,7 @@ def raw_env(players: int = 2, rules: Rules | None = None, seed: int | None = Non
                 self._seed = seed
             else:
                 self._seed += 1
-            self.game = Game(self.rules, self._seed)
+            self.game = new_game(self.rules, self._seed)
             self.agents = list(self.possible_agents)
             self.rewards = {a: 0.0 for a in self.agents}
             self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -254,7 +255,7 @@ def gym_env(players: int = 2, seat: int = 0, opponents: str | list[str] = "rando
         def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
             super().reset(seed=seed)
             self._done = False
-            self.game = Game(self.rules, int(self.np_random.integers(0, 2**62)))
+            self.game = new_game(self.rules, int(self.np_random.integers(0, 2**62)))
             self._others()
             obs = self._obs()
             return obs, {"action_mask": obs["action_mask"]}

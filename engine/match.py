@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from engine import replay
+from engine import compiled, replay
 from engine.faults import Fault, SeatFault
 from engine.game import Game, IllegalAction
 from engine.rules import Rules
@@ -237,6 +237,7 @@ def play_match(
     decision_ms: list[list[float | None]] = []
     rounds = decisions = 0
     rotations = n if duplicate else 1
+    lazy = any(_lazy(seat) for seat in seats)
     with _cyclic_gc_paused():
         for deal in range(deals):
             seed_d = game_seed(seed, deal)
@@ -249,7 +250,9 @@ def play_match(
                     _begin_game(seats[b], b, index, book)
                 forfeited = [s for s in range(n) if book.forfeits[seat_bot[s]] is not None]
                 head = replay.game_head(index, deal, rotation, seed_d, seat_bot, [names[b] for b in seat_bot], forfeited)
-                game = Game(rules, seed_d)
+                # the compiled core when it is built and plays these rules (engine.compiled), unless a
+                # seat opts in to snapshots, which only the pure engine hands out so far
+                game = Game(rules, seed_d) if lazy else compiled.new_game(rules, seed_d)
                 # one entry per action record: every decide call and every fallback move adds exactly one
                 times: list[float | None] = []
                 decision_ms.append(times)
@@ -319,6 +322,11 @@ def _begin_game(seat: Any, bot: int, game_index: int, book: StrikeBook) -> None:
         book.charge(bot, fault, game=game_index, round=0)
 
 
+def _lazy(seat: Any) -> bool:
+    """Whether ``seat`` opts in to read-only snapshots (its ``lazy_observation`` is ``True``)."""
+    return getattr(seat, "lazy_observation", False) is True
+
+
 def _play_turns(
     game: Game,
     seats: Sequence[Any],
@@ -337,10 +345,14 @@ def _play_turns(
 
     ``InfrastructureError`` from a seat goes through untouched: it is not a ``SeatFault``.
     """
+    if type(game) is not Game:  # a compiled game: the same loop in C (engine.compiled.play_turns)
+        return compiled.play_turns(
+            game, seats, seat_bot, configs, book, timings, times, head, on_step, decisions  # type: ignore[arg-type]
+        )
     apply = game.apply  # bound once: the loop runs per decision
     forfeits = book.forfeits
     # the one place that decides what each seat is handed: a snapshot if it opts in, else a plain dict
-    observe = [game.snapshot if getattr(seat, "lazy_observation", False) is True else game.observation for seat in seats]
+    observe = [game.snapshot if _lazy(seat) else game.observation for seat in seats]
     step_game = {**head, "over": False}
     while not game.over:
         b = seat_bot[game.seat]  # type: ignore[index]

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from engine.compiled import new_game
 from engine.game import Game, IllegalAction
 from engine.rules import Rules, RulesError
 from engine.seating import BALANCED_CYCLIC
@@ -319,7 +320,7 @@ def _game_at(replay: dict[str, Any], game_index: int, event_index: int) -> Game 
     """The re-simulated game waiting for a decision right after ``event_index`` events, or None."""
     record = _game(replay, game_index)
     try:
-        game = Game(Rules.from_dict(replay["rules"]), record["seed"])
+        game = new_game(Rules.from_dict(replay["rules"]), record["seed"])
         actions = record["actions"]
         points = action_points(actions)
         i = 0
@@ -351,7 +352,7 @@ def _replay_action(game: Game, record: dict[str, Any], i: int, at: int) -> None:
 
 def replay_game(rules: Rules, seed: int, actions: list[dict[str, Any]]) -> Game:
     """Re-simulate one game from its seed and recorded actions; ``ReplayError`` if they don't fit."""
-    game = Game(rules, seed)
+    game = new_game(rules, seed)
     for i, (record, at) in enumerate(zip(actions, action_points(actions), strict=True)):
         if game.over:
             raise ReplayError(f"action {i} recorded after the game ended")

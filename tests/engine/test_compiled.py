@@ -211,7 +211,9 @@ def test_the_golden_corpus_replays_observes_and_ranks_byte_for_byte_with_the_cor
             changed = ", ".join(k for k in got if got[k] != entry["expect"][k])
             differ.append(f"entry {i} (rules {entry['rules']}, bots {entry['bots']}): {changed}")
     assert not differ, "\n".join(differ[:20])
-    assert len(made) == sum(e["games"] * (len(e["bots"]) if e["duplicate"] else 1) for e in entries)
+    # every game on the core twice: played by play_match, then re-simulated by the fingerprint's
+    # replay verification (engine.replay.replay_game, which makes its games with new_game too)
+    assert len(made) == 2 * sum(e["games"] * (len(e["bots"]) if e["duplicate"] else 1) for e in entries)
 
 
 class Flaky:
@@ -353,3 +355,34 @@ def test_a_core_built_from_another_source_is_stale(tmp_path):
     # the core this checkout loaded was built from the source beside it
     assert engine.compiled._core.SOURCE_SHA256 == hashlib.sha256(
         (ROOT / "engine" / "_core.c").read_bytes()).hexdigest()
+
+
+def test_play_match_plays_on_the_core_and_its_c_loop_unless_a_seat_opts_in_to_snapshots(monkeypatch):
+    """engine.match wires the core in: its games come from engine.compiled.new_game and their turns
+    from the C loop, the same match as the pure engine's; a seat that asks for snapshots (only the
+    pure engine hands them out so far) gets its match on the pure engine."""
+    if not engine.compiled.COMPILED:
+        pytest.skip("ARENA_ENGINE=pure: the pure engine plays by choice")
+    looped: list[str] = []
+    c_loop = engine.compiled.play_turns
+
+    def counted(game, *args):
+        looped.append(type(game).__name__)
+        return c_loop(game, *args)
+
+    monkeypatch.setattr(engine.compiled, "play_turns", counted)
+    rules = Rules(players=3, rounds=1)
+
+    def agents(lazy):
+        return [AgentSeat(lambda o, c: o["legal_actions"][0], f"first{i}", lazy_observation=lazy) for i in range(3)]
+
+    on_core = play_match(rules, agents(False), seed=11, deals=2, duplicate=True)
+    assert looped == ["CompiledGame"] * 6
+    looped.clear()
+    monkeypatch.setattr(engine.compiled, "COMPILED", False)  # what ARENA_ENGINE=pure selects
+    pure = play_match(rules, agents(False), seed=11, deals=2, duplicate=True)
+    monkeypatch.setattr(engine.compiled, "COMPILED", True)
+    lazy = play_match(rules, agents(True), seed=11, deals=2, duplicate=True)
+    assert looped == []
+    assert json.dumps(on_core.replay, sort_keys=True) == json.dumps(pure.replay, sort_keys=True)
+    assert json.dumps(lazy.replay, sort_keys=True) == json.dumps(pure.replay, sort_keys=True)
