@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from decimal import Decimal
 
+from core.cachekeys import digest
 from django.db import connection
 from django.db.models import (
     BooleanField,
@@ -100,9 +100,9 @@ def _entries_with_stats(entries: QuerySet[LadderEntry]) -> QuerySet[LadderEntry]
     return entries.select_related("bot__owner", "ladder")
 
 
-def _table_rows(entries: QuerySet[LadderEntry], ladder: Ladder) -> QuerySet[LadderEntry]:
-    """A table's entries with their bots' and owners' names; the ladder is the table's own (set on
-    each row as it is read, not joined to every row)."""
+def _table_rows(entries: QuerySet[LadderEntry]) -> QuerySet[LadderEntry]:
+    """A table's entries with their bots' and owners' names; the ladder is not joined to every row
+    (the caller sets the table's own on each row as it is read)."""
     fields = [f.attname for f in LadderEntry._meta.concrete_fields]
     return entries.select_related("bot__owner").only(*fields, *ENTRY_ROW_FIELDS)
 
@@ -175,7 +175,7 @@ class LadderTable:
         """
         if size <= 0:
             return [], False
-        rows = list(_table_rows(_table_order(self.entries), self.ladder)[start : start + size + 1])
+        rows = list(_table_rows(_table_order(self.entries))[start : start + size + 1])
         for entry in rows:
             entry.ladder = self.ladder
         active = [e.pk for e in rows if e.status == LadderEntry.Status.ACTIVE]
@@ -206,10 +206,6 @@ FRAGMENT_SECONDS = 60
 EXACT_KEY_SECONDS = 600
 
 
-def _digest(values) -> str:
-    return hashlib.blake2b(repr(values).encode(), digest_size=12).hexdigest()
-
-
 def ladder_table_key(ladder: Ladder, table: TablePage) -> str:
     """A name for ``table`` as the ladder page shows it: a digest of every value its rows show (rank,
     bot and owner names, status, rating and interval, LOS and whom it is about, matches, wins, last
@@ -226,7 +222,7 @@ def ladder_table_key(ladder: Ladder, table: TablePage) -> str:
     ]
     page = (ladder.slug, ladder.seats, ladder.deals, ladder.duplicate, table.number, table.has_next, table.total,
             table.query)
-    return f"{ladder.pk}:{_digest((page, shown))}"
+    return f"{ladder.pk}:{digest((page, shown))}"
 
 
 def _ranks(ranked: QuerySet[LadderEntry], pks: list[int]) -> dict[int, int]:
@@ -293,7 +289,7 @@ def ladder_matches_key(ladder: Ladder, *, entry: LadderEntry | None = None, limi
     statuses (a new match, a start, a result) and the ladder's ``refit_through`` (the refit that fills
     its rating changes' deltas). Left to FRAGMENT_SECONDS: renamed bots, "queued ... ago"."""
     rows = list(ladder_matches_query(ladder, entry=entry, limit=limit).values_list("pk", "status"))
-    return f"{ladder.pk}:{entry.pk if entry else 0}:{ladder.refit_through}:{_digest(rows)}"
+    return f"{ladder.pk}:{entry.pk if entry else 0}:{ladder.refit_through}:{digest(rows)}"
 
 
 def entry_standing(ladder: Ladder, bot_id: int) -> LadderStanding:
@@ -329,7 +325,7 @@ def entry_history_key(entry: LadderEntry, address: str) -> str:
     """A name for the page at ``address`` of the entry's rating history as it is now: its newest change
     (a result) and newest fitted one (a refit fills the pending ones in order). Needs
     ``ladder_entry``'s or ``entry_standing``'s entry."""
-    return f"{entry.pk}:{entry.newest_change or 0}:{entry.newest_fitted or 0}:{_digest(address)}"
+    return f"{entry.pk}:{entry.newest_change or 0}:{entry.newest_fitted or 0}:{digest(address)}"
 
 
 def entry_head_to_head_key(entry: LadderEntry) -> str:
@@ -343,7 +339,7 @@ def entry_chart_key(entry: LadderEntry) -> str:
     """A name for the entry's rating chart as it is now: its newest fitted change (a refit fills the
     pending ones in order, so the window of ``entry_chart_changes`` ends there). Needs the entry from
     ``entry_standing``. Its label names the bot and its number of matches: they are in the key too."""
-    return f"{entry.pk}:{entry.newest_fitted or 0}:{entry.matches_played}:{_digest(entry.bot.name)}"
+    return f"{entry.pk}:{entry.newest_fitted or 0}:{entry.matches_played}:{digest(entry.bot.name)}"
 
 
 #: points of a bot's rating chart at most: its newest fitted changes
