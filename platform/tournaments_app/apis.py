@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.cachekeys import digest
 from core.roles import is_organizer
 from django.core.cache import cache
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -18,7 +19,7 @@ from ladders.serializers import BotOnLadderSerializer
 from . import selectors as tournament_selectors
 from . import serializers as s
 from . import services as tournament_services
-from .models import Entry, Tournament
+from .models import Tournament
 
 
 def _tournament(slug: str) -> Tournament:
@@ -46,12 +47,9 @@ def _tournament_body(tournament: Tournament) -> dict:
     body = s.TournamentSerializer(tournament).data
     entries = list(tournament_selectors.tournament_entries(tournament))  # read once for all three
     counts = tournament_selectors.table_counts(tournament)  # read once: progress and the standings' key
-    body["progress"] = tournament_selectors.tournament_progress(
-        tournament, done=counts.done, paired=counts.paired,
-        active=sum(entry.status == Entry.Status.ACTIVE for entry in entries),
-    ).as_dict()
+    body["progress"] = tournament_selectors.page_progress(tournament, entries, counts).as_dict()
     rounds = tournament_selectors.tournament_rounds(tournament, entries=entries)
-    key = "api-tournament-lists:" + tournament_selectors.digest(
+    key = "api-tournament-lists:" + digest(
         tournament_selectors.tournament_results_key(tournament, entries, counts),
         tournament_selectors.entries_digest(entries),
         rounds.key,

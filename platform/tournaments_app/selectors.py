@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
 
+from core.cachekeys import digest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db.models import (
@@ -139,6 +139,15 @@ def counted_progress(tournament: Tournament) -> Progress:
     )
 
 
+def page_progress(tournament: Tournament, entries: list[Entry], counts: TableCounts) -> Progress:
+    """The progress of a tournament whose entries (all of them, ``tournament_entries``) and
+    ``table_counts`` its page or API answer read already (no further query)."""
+    return tournament_progress(
+        tournament, done=counts.done, paired=counts.paired,
+        active=sum(entry.status == Entry.Status.ACTIVE for entry in entries),
+    )
+
+
 @dataclass(frozen=True)
 class StandingRow:
     rank: int
@@ -194,9 +203,7 @@ def _standings_key(tournament: Tournament, entries: list[Entry] | None = None,
     entries = list(tournament_entries(tournament)) if entries is None else entries
     settings_key = (tournament.status, tournament.current_round, tuple(tournament.tie_breaks), tournament.seats,
                     repr(sorted(tournament.rules.items())))
-    key = "tournament-standings:" + hashlib.sha256(
-        f"{tournament.pk}|{settings_key}|{_results_stamp(tournament, entries, counts)}".encode()
-    ).hexdigest()
+    key = "tournament-standings:" + digest(tournament.pk, settings_key, _results_stamp(tournament, entries, counts))
     tournament._computed_key = key
     return key
 
@@ -330,12 +337,6 @@ def tournament_crosstable(tournament: Tournament, rows: list[StandingRow], *, pa
 
 #: rounds the tournament page shows at once (the newest); each older one is a page of its own
 ROUNDS_SHOWN = 2
-
-
-def digest(*parts) -> str:
-    """A short name for what ``parts`` hold (their ``repr``): a cache key made of what a page or
-    answer shows, so that any change of it is a new key."""
-    return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
 
 
 def entries_digest(entries: list[Entry]) -> str:

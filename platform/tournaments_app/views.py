@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 
+from core.cachekeys import digest
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -46,10 +47,7 @@ def tournament_detail(request, slug: str):
         {
             "tournament": tournament,
             "rules_changed": selectors.rules_changed(tournament.rules),
-            "progress": selectors.tournament_progress(
-                tournament, done=counts.done, paired=counts.paired,
-                active=sum(entry.status == Entry.Status.ACTIVE for entry in entries),
-            ),
+            "progress": selectors.page_progress(tournament, entries, counts),
             "standings": standings,
             "podium": selectors.tournament_podium(tournament, standings),
             "tie_break_titles": [selectors.TIE_BREAK_TITLES.get(tb, tb) for tb in tournament.tie_breaks],
@@ -67,7 +65,7 @@ def tournament_detail(request, slug: str):
             # the entries' table has the owners' "leave" forms (and their CSRF token) while registration is open
             "entries_key": selectors.entries_digest(entries) if enterable is None else None,
             "events": events,
-            "events_key": selectors.digest(tournament.pk, events),
+            "events_key": digest(tournament.pk, events),
             "seed_visible": selectors.seed_visible(tournament, request.user),
             "pair_coverage": selectors.round_robin_pair_coverage(tournament),
             "clocks": selectors.tournament_clocks(tournament),
