@@ -240,7 +240,7 @@ def match_start(match_id: int, *, now: datetime | None = None, worker: str = "")
     database) or that passed its deadline, may start; anything else means another attempt has
     it or it is finished. ``now`` (tests) stands for the database's clock.
     """
-    match = match_begin(match_id, now=now, worker=worker)
+    match = _started(match_id, now=now, worker=worker)
     return None if match is None else match.attempt_token
 
 
@@ -252,6 +252,15 @@ def match_begin(match_id: int, *, now: datetime | None = None, worker: str = "",
     ``worker`` within AVOID_WORKER_SECONDS is handed over (its task sent again, no attempt) when
     another healthy worker is alive. Three round trips in the common case: the row locked with
     the database's clock in one statement, the update, and the seats once committed."""
+    match = _started(match_id, now=now, worker=worker, avoid=avoid)
+    if match is not None:
+        prefetch_related_objects([match], _seats_for_play())
+    return match
+
+
+def _started(match_id: int, *, now: datetime | None = None, worker: str = "", avoid: bool = False) -> Match | None:
+    """The match, started (its row written and committed), or None when it must not start
+    (``match_begin``'s rules); its seats are not read here."""
     with transaction.atomic():
         match = Match.objects.select_for_update().annotate(db_now=Now()).filter(pk=match_id).first()
         if match is None:
@@ -281,7 +290,6 @@ def match_begin(match_id: int, *, now: datetime | None = None, worker: str = "",
         match.save(
             update_fields=["status", "attempts", "attempt_token", "started_at", "deadline", "lease_expires_at", "worker"]
         )
-    prefetch_related_objects([match], _seats_for_play())
     return match
 
 
