@@ -54,10 +54,8 @@ class AgentSeat:
     ):
         self.agent = agent
         self.name = name
-        if type(lazy_observation) is not bool:
-            raise TypeError(f"lazy_observation must be True or False, got {lazy_observation!r}")
         #: read by the referee (``play_match``): hand this seat snapshots, not dicts
-        self.lazy_observation = lazy_observation
+        self.lazy_observation = lazy_option(lazy_observation)
 
     def decide(self, observation: Mapping[str, Any], configuration: dict[str, Any]) -> Any:
         try:
@@ -320,6 +318,13 @@ def _begin_game(seat: Any, bot: int, game_index: int, book: StrikeBook) -> None:
         begin(game_index)
     except SeatFault as fault:
         book.charge(bot, fault, game=game_index, round=0)
+
+
+def lazy_option(value: Any) -> bool:
+    """A seat's ``lazy_observation`` option, checked: exactly True or False (TypeError otherwise)."""
+    if type(value) is not bool:
+        raise TypeError(f"lazy_observation must be True or False, got {value!r}")
+    return value
 
 
 def _lazy(seat: Any) -> bool:

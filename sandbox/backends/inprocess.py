@@ -56,6 +56,7 @@ from types import ModuleType
 from typing import Any, cast
 
 from engine.faults import SeatFault
+from engine.match import lazy_option
 from sandbox.host import (
     ENTRY_MODULE,
     NOT_JSON_ERRORS,
@@ -330,9 +331,7 @@ class InProcessSeat(MarksLog):
         copy_json: bool = False,
         lazy_observation: bool = False,
     ) -> None:
-        if type(lazy_observation) is not bool:
-            raise TypeError(f"lazy_observation must be True or False, got {lazy_observation!r}")
-        if lazy_observation and copy_json:
+        if lazy_option(lazy_observation) and copy_json:
             raise ValueError("lazy_observation is for trusted in-process agents: a copy_json seat gets plain JSON dicts")
         #: read by the referee (``engine.match.play_match``): hand this seat snapshots, not dicts
         self.lazy_observation = lazy_observation
