@@ -434,8 +434,8 @@ def match_play(match_id: int, *, worker: str = "") -> bool:
     the queue with a growing delay, until MATCH_MAX_ATTEMPTS starts were used up, to another
     worker when a healthy one is alive; database trouble is tried again for up to
     DB_RETRY_SECONDS, then re-raised for the task to retry; the worker shutting down under the
-    match gives it back to the queue; an attempt whose lease was lost is abandoned; any other
-    failure marks the match failed. A bot's fault is a result, never an error.
+    match gives it back to the queue; an attempt whose lease was lost is abandoned and the match
+    queued again; any other failure marks the match failed. A bot's fault is a result, never an error.
     """
     if worker and db_retry(f"match {match_id}: health", _declined, match_id, worker):
         return False
@@ -485,7 +485,7 @@ def match_play(match_id: int, *, worker: str = "") -> bool:
             db_retry(f"match {match_id}: requeueing", match_requeue_expired, match_id)
             return False
         try:
-            return db_retry(f"match {match_id}: storing the result", match_record_result, match_id, token, played)
+            stored = db_retry(f"match {match_id}: storing the result", match_record_result, match_id, token, played)
         except DB_ERRORS:
             match_release(match_id, token)
             raise
@@ -497,6 +497,12 @@ def match_play(match_id: int, *, worker: str = "") -> bool:
                 f"storing the result failed: {type(exc).__name__}: {exc}",
             )
             return False
+        if not stored:
+            # Refused: another attempt took the match over (its lease is alive: nothing to do), or
+            # this attempt's lease expired before its result could be stored (the keeper's renewals
+            # were held up longer than the lease): queued again now, not at the next sweep.
+            db_retry(f"match {match_id}: requeueing", match_requeue_expired, match_id)
+        return stored
 
 
 def _recheck_worker_health() -> None:

@@ -130,6 +130,9 @@ def _site_with_every_kind_of_page() -> dict[str, str]:
         bot = bot_services.bot_create(owner=owner, name=name, description="Plays its first legal action.")
         bot_services.bot_version_create(bot=bot, filename=f"{name}.py", data=SIMPLE_BOT)
         bots.append(bot)
+    for bot in bots:  # each validation played (eager tasks) and passed: say why when one did not
+        version = bot.versions.get()
+        assert version.status == version.Status.ACTIVE, (str(bot), version.status, version.rejection_reason)
     ladder = Ladder.objects.create(name="Heads-up classic", slug="heads-up", rules={"players": 2, "rounds": 1},
                                    seats=2, deals=1, allow_same_owner=True)
     for bot in bots[:2]:

@@ -106,3 +106,28 @@ def test_database_steps_of_the_worker_path_are_tried_again_through_connection_er
 
     with pytest.raises(OperationalError):
         services.db_retry("test", down, budget=0.0)
+
+
+def test_an_attempt_whose_lease_expired_before_its_result_was_stored_is_played_again_at_once(
+    transactional_db, eager_tasks, monkeypatch
+):
+    """The keeper's renewals held up past the lease (a stalled database, a starved thread) while
+    nobody took the match over: its worker refuses its own result, as before, and queues the match
+    again itself instead of leaving it running until the next sweep."""
+    match = reference_match()
+    real_play = sandboxing.play_match_row
+    plays = []
+
+    def play_then_lose_the_lease(row):
+        played = real_play(row)
+        plays.append(row.attempt_token)
+        if len(plays) == 1:
+            expire(row.pk)
+        return played
+
+    monkeypatch.setattr(sandboxing, "play_match_row", play_then_lose_the_lease)
+    assert services.match_play(match.pk) is False  # this attempt's result is refused ...
+    row = Match.objects.get(pk=match.pk)
+    # ... and the match was queued again and played (eager tasks: inside the same call)
+    assert len(plays) == 2 and plays[0] != plays[1]
+    assert (row.status, row.attempts, row.attempt_token, row.lease_expires_at) == ("done", 2, "", None)
