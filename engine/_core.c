@@ -1731,8 +1731,75 @@ static PyObject *set_hook(PyObject *m, PyObject *hook) {
     Py_RETURN_NONE;
 }
 
+/* ---- environment encoding (engine/envs.py) ----
+ * env_encode(game, seat, live, buffer, offset): the numeric observation of ``seat``
+ * (engine.envs.encode, layout engine.envs.LAYOUT) then its action mask (1 for each
+ * legal id when ``live`` and the game asks ``seat`` now, else all 0), written as int8
+ * into the writable ``buffer`` from byte ``offset`` on. engine.envs keeps the pure
+ * version (the reference, and the fallback without the core); tests/engine/test_envs.py
+ * compares the two on many random states. */
+#define ENV_OBS_SIZE (NUM_KINDS + NUM_KINDS + 4 + N_DECISIONS + MAX_SEATS + MAX_SEATS + 3)
+#define ENV_ROW_SIZE (ENV_OBS_SIZE + NUM_ACTIONS)
+
+static PyObject *env_encode(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "env_encode(game, seat, live, buffer, offset)");
+        return NULL;
+    }
+    if (!PyObject_TypeCheck(args[0], &CoreType)) {
+        PyErr_SetString(PyExc_TypeError, "env_encode: game must be a compiled game");
+        return NULL;
+    }
+    Core *g = (Core *)args[0];
+    if (check_ready(g) < 0) return NULL;
+    long seat = PyLong_AsLong(args[1]);
+    if (seat == -1 && PyErr_Occurred()) return NULL;
+    if (seat < 0 || seat >= g->n) {
+        PyErr_SetString(PyExc_ValueError, "env_encode: no such seat");
+        return NULL;
+    }
+    int live = PyObject_IsTrue(args[2]);
+    if (live < 0) return NULL;
+    Py_ssize_t offset = PyLong_AsSsize_t(args[4]);
+    if (offset == -1 && PyErr_Occurred()) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[3], &view, PyBUF_WRITABLE | PyBUF_SIMPLE) < 0) return NULL;
+    if (offset < 0 || offset > view.len - ENV_ROW_SIZE) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "env_encode: the buffer has no room for the row at offset");
+        return NULL;
+    }
+    int8_t *v = (int8_t *)view.buf + offset;
+    memset(v, 0, ENV_ROW_SIZE);
+    int n = g->n, s = (int)seat;
+    int8_t *hand = v, *top = hand + NUM_KINDS, *color = top + NUM_KINDS, *decision = color + 4;
+    int8_t *sizes = decision + N_DECISIONS, *uno = sizes + MAX_SEATS, *rest = uno + MAX_SEATS, *mask = v + ENV_OBS_SIZE;
+    for (int k = 0; k < NUM_KINDS; k++) hand[k] = (int8_t)g->kcnt[s][k];
+    top[DECK[g->discard[g->dlen - 1]]] = 1;
+    if (g->color >= 0) color[g->color] = 1;
+    if (!g->over) decision[g->decision] = 1;
+    for (int i = 0; i < n; i++) {
+        int t = (s + i) % n, size = g->hlen[t];
+        sizes[i] = (int8_t)(size < DECK_SIZE ? size : DECK_SIZE);
+        uno[i] = (int8_t)(g->uno[t] != 0);
+    }
+    rest[0] = (int8_t)(g->direction == 1);
+    if (!g->over && (g->decision == D_STACK || g->decision == D_CHALLENGE))
+        rest[1] = (int8_t)(g->pending < DECK_SIZE ? g->pending : DECK_SIZE);
+    rest[2] = (int8_t)(g->pile_count < DECK_SIZE ? g->pile_count : DECK_SIZE);
+    if (live && !g->over && g->seat == s) {
+        compute_legal(g);
+        for (int i = 0; i < g->nlegal; i++) mask[g->legal[i]] = 1;
+    }
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+}
+/* ---- end of environment encoding ---- */
+
 static PyMethodDef module_methods[] = {
     {"set_illegal_hook", set_hook, METH_O, "hook(game, what, value): raises IllegalAction with the message"},
+    {"env_encode", (PyCFunction)(void (*)(void))env_encode, METH_FASTCALL,
+     "env_encode(game, seat, live, buffer, offset): engine.envs' observation and action mask, into buffer"},
     {"stream_check", stream_check, METH_VARARGS,
      "stream_check(seed, count, below, k): a stream's first ``count`` random(), then _randbelow(below), "
      "sample(range(108), k), random(), as random.Random(seed) gives them (tests)"},

@@ -17,6 +17,7 @@ others 0, and ``info["illegal"]`` is True (the PettingZoo classic convention).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from engine.bots import get
@@ -89,6 +90,64 @@ def _mask(game: Game) -> Any:
     return m
 
 
+#: one row of an observation block: the observation, then the action mask
+ROW_SIZE = OBSERVATION_SIZE + NUM_ACTIONS
+#: rows per observation block (``_Rows``)
+BLOCK_ROWS = 64
+
+
+def encode_into(game: Game, seat: int, live: bool, buffer: Any, offset: int) -> None:
+    """Write ``encode(game, seat)`` then the action mask as int8 into ``buffer`` from byte ``offset``.
+
+    The mask has 1 for each legal id when ``live`` and the game asks ``seat``
+    now, else all 0. The pure version of the core's ``env_encode`` (``_encoder``
+    picks one per game; tests/engine/test_envs.py compares them).
+    """
+    import numpy as np
+
+    row = np.frombuffer(buffer, dtype=np.int8, count=ROW_SIZE, offset=offset)
+    row[:OBSERVATION_SIZE] = encode(game, seat)
+    row[OBSERVATION_SIZE:] = 0
+    if live and not game.over and game.seat == seat:
+        row[OBSERVATION_SIZE + np.array(game.legal_action_ids(), dtype=np.intp)] = 1
+
+
+def _encoder(game: Game) -> Any:
+    """``encode_into`` for ``game``: the compiled core's ``env_encode`` for its games, else the pure one."""
+    from engine import compiled
+
+    if compiled._core is not None and not isinstance(game, Game):
+        return compiled._core.env_encode
+    return encode_into
+
+
+class _Rows:
+    """Observation rows handed out one at a time from int8 blocks of ``BLOCK_ROWS`` rows.
+
+    Each observation is a fresh pair of arrays (views of a row no other
+    observation shares) without a numpy allocation per step; a kept
+    observation keeps its block (``BLOCK_ROWS * ROW_SIZE`` bytes) alive.
+    """
+
+    _free = 0
+
+    def _refill(self) -> int:
+        import numpy as np
+
+        block = np.zeros((BLOCK_ROWS, ROW_SIZE), dtype=np.int8)
+        self._buffer = memoryview(block)
+        self._obs_rows = list(block[:, :OBSERVATION_SIZE])
+        self._mask_rows = list(block[:, OBSERVATION_SIZE:])
+        return BLOCK_ROWS
+
+    def _observation(self, encoder: Any, game: Game, seat: int, live: bool) -> dict[str, Any]:
+        i = self._free or self._refill()
+        i -= 1
+        self._free = i
+        encoder(game, seat, live, self._buffer, i * ROW_SIZE)
+        return {"observation": self._obs_rows[i], "action_mask": self._mask_rows[i]}
+
+
 def _spaces() -> tuple[Any, Any]:
     import numpy as np
     from gymnasium import spaces
@@ -118,23 +177,49 @@ def _rules(players: int, rules: Rules | None) -> Rules:
     return rules
 
 
-def raw_env(players: int = 2, rules: Rules | None = None, seed: int | None = None) -> Any:
-    """The PettingZoo AEC environment: agents ``player_0`` .. ``player_{n-1}`` (seats)."""
+#: what PettingZoo's OrderEnforcingWrapper refuses to read before ``reset()``
+_SET_BY_RESET = frozenset({"rewards", "terminations", "truncations", "infos", "agent_selection", "agents", "game",
+                           "_cumulative_rewards", "_game", "_encoder", "_live"})
+
+
+@functools.cache
+def _aec_class() -> type:
+    """The AEC environment class (made once: PettingZoo is imported only when an environment is made)."""
+    import itertools
+    import operator
+    import sys
+
     from pettingzoo import AECEnv  # type: ignore[import-untyped]
 
-    class UnoAECEnv(AECEnv):  # type: ignore[misc]
+    class UnoAECEnv(_Rows, AECEnv):  # type: ignore[misc]
+        """A PettingZoo AEC environment that does itself what ``env()``'s wrappers would.
+
+        Order: reading the state or calling ``step``, ``observe``, ``last`` or
+        ``agent_iter`` before ``reset()`` raises AttributeError, as
+        OrderEnforcingWrapper does; bounds: an action outside the action space
+        raises AssertionError, as AssertOutOfBoundsWrapper does. Both cost
+        nothing on the way of a legal step: the names set by ``reset`` are
+        missing before it (``__getattr__``), and the bounds are checked only
+        when the game refuses an id.
+        """
+
         metadata = {"name": "uno_arena_v0", "render_modes": [], "is_parallelizable": False}
 
-        def __init__(self) -> None:
+        def __init__(self, players: int, rules: Rules | None, seed: int | None) -> None:
             super().__init__()
             self.rules = _rules(players, rules)
             self.possible_agents = [f"player_{s}" for s in range(players)]
-            self.agents: list[str] = []
+            self._seat = {a: s for s, a in enumerate(self.possible_agents)}
             obs_space, act_space = _spaces()
             self.observation_spaces = {a: obs_space for a in self.possible_agents}
             self.action_spaces = {a: act_space for a in self.possible_agents}
             self._seed = 0 if seed is None else seed
-            self.game: Any = None
+
+        def __getattr__(self, name: str) -> Any:
+            # only names not set yet get here
+            if name in _SET_BY_RESET:
+                raise AttributeError(f"{name} cannot be accessed before reset(): call reset() first")
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
         def observation_space(self, agent: str) -> Any:
             return self.observation_spaces[agent]
@@ -143,68 +228,125 @@ def raw_env(players: int = 2, rules: Rules | None = None, seed: int | None = Non
             return self.action_spaces[agent]
 
         def observe(self, agent: str) -> Any:
-            import numpy as np
+            return self._observation(self._encoder, self._game, self._seat[agent], self._live)
 
-            game = self.game
-            s = self.possible_agents.index(agent)
-            mask = _mask(game) if not game.over and game.seat == s else np.zeros(NUM_ACTIONS, dtype=np.int8)
-            return {"observation": encode(game, s), "action_mask": mask}
+        def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+            agent = self.agent_selection
+            return (
+                self._observation(self._encoder, self._game, self._seat[agent], self._live) if observe else None,
+                self._cumulative_rewards[agent],
+                self.terminations[agent],
+                self.truncations[agent],
+                self.infos[agent],
+            )
+
+        def agent_iter(self, max_iter: int = 2**63) -> Any:
+            """The agent to act, until no agent is left (or ``max_iter`` steps): PettingZoo's ``agent_iter``."""
+            self._game  # noqa: B018 - before reset(): AttributeError, as OrderEnforcingWrapper raises
+            return self._agents_to_act(max_iter)
+
+        def _agents_to_act(self, max_iter: int) -> Any:
+            for _ in itertools.repeat(None, max_iter) if max_iter < sys.maxsize else itertools.repeat(None):
+                if not self.agents:
+                    return
+                yield self.agent_selection
 
         def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
             if seed is not None:
                 self._seed = seed
             else:
                 self._seed += 1
-            self.game = new_game(self.rules, self._seed)
-            self.agents = list(self.possible_agents)
-            self.rewards = {a: 0.0 for a in self.agents}
-            self._cumulative_rewards = {a: 0.0 for a in self.agents}
-            self.terminations = {a: False for a in self.agents}
-            self.truncations = {a: False for a in self.agents}
-            self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
-            self.agent_selection = self.possible_agents[self.game.seat]
+            game = self.game = self._game = new_game(self.rules, self._seed)
+            self._encoder = _encoder(game)
+            self._live = True
+            agents = self.agents = list(self.possible_agents)
+            # zero until the game ends (no step of a running game changes them)
+            self.rewards = dict.fromkeys(agents, 0.0)
+            self._cumulative_rewards = dict.fromkeys(agents, 0.0)
+            self.terminations = dict.fromkeys(agents, False)
+            self.truncations = dict.fromkeys(agents, False)
+            self.infos: dict[str, dict[str, Any]] = {a: {} for a in agents}
+            self.agent_selection = agents[game.seat]
 
         def step(self, action: Any) -> None:
-            agent = self.agent_selection
-            if self.terminations[agent] or self.truncations[agent]:
-                self._was_dead_step(action)
-                return
-            game = self.game
-            self._cumulative_rewards[agent] = 0.0
-            self.rewards = {a: 0.0 for a in self.agents}
-            try:
-                game.step(int(action))  # the legality check is step's own
-            except IllegalAction:
-                self.rewards[agent] = -1.0
-                self.infos[agent] = {"illegal": True}
-                self._end()
-            else:
+            game = self._game
+            if self._live:
+                try:
+                    game.step(action)  # the legality check is step's own
+                except IllegalAction:
+                    self._refused(action)
+                    return
                 if game.over:
-                    self.rewards = dict(zip(self.possible_agents, _rewards(game), strict=True))
-                    self._end()
+                    self._end(_rewards(game))
                 else:
                     self.agent_selection = self.possible_agents[game.seat]
-            self._accumulate_rewards()
+                return
+            self._dead_step(action)
 
-        def _end(self) -> None:
-            self.terminations = {a: True for a in self.agents}
+        def _refused(self, action: Any) -> None:
+            """The game refused ``action``: an id in another type, out of bounds, or illegal."""
+            if type(action) is not int and action is not None:
+                try:
+                    action = operator.index(action)
+                except TypeError:
+                    pass
+                else:
+                    self.step(action)
+                    return
+            if not self.action_space(self.agent_selection).contains(action):
+                raise AssertionError(f"action {action!r} is not in the action space (Discrete({NUM_ACTIONS}))")
+            agent = self.agent_selection
+            self.infos[agent] = {"illegal": True}
+            self._end([-1.0 if a == agent else 0.0 for a in self.agents])
+
+        def _end(self, rewards: list[float]) -> None:
+            """Every agent terminates with these rewards (the last step's, added to the cumulative ones)."""
+            self._live = False
+            agents = self.agents
+            self.rewards = dict(zip(agents, rewards, strict=True))
+            cumulative = self._cumulative_rewards
+            for a, r in zip(agents, rewards, strict=True):
+                cumulative[a] += r
+            self.terminations = dict.fromkeys(agents, True)
+            self._after_end = self.agent_selection
+
+        def _dead_step(self, action: Any) -> None:
+            """``step(None)`` of a terminated agent (PettingZoo's ``_was_dead_step``): it leaves."""
+            if action is not None:
+                raise ValueError("when an agent is dead, the only valid action is None")
+            agent = self.agent_selection
+            if not self.agents:
+                return  # PettingZoo's OrderEnforcingWrapper warns and does nothing
+            for d in (self.terminations, self.truncations, self.rewards, self._cumulative_rewards, self.infos):
+                del d[agent]
+            self.agents.remove(agent)
+            # every agent terminates at once: the next one to leave is the first left
+            self.agent_selection = self.agents[0] if self.agents else self._after_end
+            self.rewards = dict.fromkeys(self.agents, 0.0)
 
         def render(self) -> None:
+            self._game  # noqa: B018 - before reset(): AttributeError
             return None
 
         def close(self) -> None:
             pass
 
-    return UnoAECEnv()
+    return UnoAECEnv
+
+
+def raw_env(players: int = 2, rules: Rules | None = None, seed: int | None = None) -> Any:
+    """The PettingZoo AEC environment: agents ``player_0`` .. ``player_{n-1}`` (seats).
+
+    It checks the order of calls and the bounds of actions itself (see
+    ``_aec_class``), so ``env()`` is this same environment.
+    """
+    return _aec_class()(players, rules, seed)
 
 
 def env(players: int = 2, rules: Rules | None = None, seed: int | None = None) -> Any:
-    """``raw_env`` inside PettingZoo's usual checks (order enforcing, bounds)."""
-    from pettingzoo.utils import wrappers  # type: ignore[import-untyped]
-
-    e = raw_env(players, rules, seed)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    return wrappers.OrderEnforcingWrapper(e)
+    """The environment to use: ``raw_env``, which does the checks of PettingZoo's usual
+    wrappers (order enforcing, bounds) itself instead of behind attribute-forwarding wrappers."""
+    return raw_env(players, rules, seed)
 
 
 def gym_env(players: int = 2, seat: int = 0, opponents: str | list[str] = "random", rules: Rules | None = None) -> Any:
