@@ -96,56 +96,68 @@ ROW_SIZE = OBSERVATION_SIZE + NUM_ACTIONS
 BLOCK_ROWS = 64
 
 
-def encode_into(game: Game, seat: int, live: bool, buffer: Any, offset: int) -> None:
-    """Write ``encode(game, seat)`` then the action mask as int8 into ``buffer`` from byte ``offset``.
+def observe_into(game: Game, seat: int, live: bool, rows: list[Any]) -> dict[str, Any] | None:
+    """The observation dict of ``seat`` in the next free row of ``rows`` (``_Rows``), None when none is free.
 
-    The mask has 1 for each legal id when ``live`` and the game asks ``seat``
-    now, else all 0. The pure version of the core's ``env_encode`` (``_encoder``
-    picks one per game; tests/engine/test_envs.py compares them).
+    ``"observation"`` is ``encode(game, seat)``; ``"action_mask"`` has 1 for
+    each legal id when ``live`` and the game asks ``seat`` now, else all 0.
+    The pure version of the core's ``env_observe`` (``_engine_calls`` picks
+    one per game; tests/engine/test_envs.py compares them).
     """
-    import numpy as np
-
-    row = np.frombuffer(buffer, dtype=np.int8, count=ROW_SIZE, offset=offset)
-    row[:OBSERVATION_SIZE] = encode(game, seat)
-    row[OBSERVATION_SIZE:] = 0
+    free = rows[3]
+    if free <= 0:
+        return None
+    i = rows[3] = free - 1
+    observation, mask = rows[1][i], rows[2][i]
+    observation[:] = encode(game, seat)
+    mask[:] = 0
     if live and not game.over and game.seat == seat:
-        row[OBSERVATION_SIZE + np.array(game.legal_action_ids(), dtype=np.intp)] = 1
+        mask[game.legal_action_ids()] = 1
+    return {"observation": observation, "action_mask": mask}
 
 
-def _encoder(game: Game) -> Any:
-    """``encode_into`` for ``game``: the compiled core's ``env_encode`` for its games, else the pure one."""
+def step_into(game: Game, action: Any, agents: tuple[str, ...]) -> str | None:
+    """``game.step(action)``, then the agent asked next, None once the game is over (the core's ``env_step``)."""
+    game.step(action)
+    return None if game.over else agents[game.seat]
+
+
+@functools.cache
+def _compiled_calls() -> tuple[Any, Any] | None:
     from engine import compiled
 
-    if compiled._core is not None and not isinstance(game, Game):
-        return compiled._core.env_encode
-    return encode_into
+    core = compiled._core
+    if core is None:
+        return None
+    return core.env_observe, core.env_step
+
+
+def _engine_calls(game: Game) -> tuple[Any, Any]:
+    """(observe, step) for ``game``: the core's for its games, else ``observe_into`` and ``step_into``."""
+    calls = _compiled_calls()
+    if calls is None or isinstance(game, Game):
+        return observe_into, step_into
+    return calls
 
 
 class _Rows:
     """Observation rows handed out one at a time from int8 blocks of ``BLOCK_ROWS`` rows.
 
-    Each observation is a fresh pair of arrays (views of a row no other
-    observation shares) without a numpy allocation per step; a kept
-    observation keeps its block (``BLOCK_ROWS * ROW_SIZE`` bytes) alive.
+    ``_rows`` is [buffer, observation rows, mask rows, free]: the block's
+    memory, the arrays viewing each row's two parts, and how many rows (from
+    the first) are not handed out yet. Each observation is a fresh pair of
+    arrays (no other observation shares its row) without a numpy allocation per
+    step; a kept observation keeps its block (``BLOCK_ROWS * ROW_SIZE`` bytes)
+    alive: copy it to keep it alone.
     """
 
-    _free = 0
+    _rows: list[Any] = [None, [], [], 0]  # none free: the first observation makes a block
 
-    def _refill(self) -> int:
+    def _refill(self) -> None:
         import numpy as np
 
-        block = np.zeros((BLOCK_ROWS, ROW_SIZE), dtype=np.int8)
-        self._buffer = memoryview(block)
-        self._obs_rows = list(block[:, :OBSERVATION_SIZE])
-        self._mask_rows = list(block[:, OBSERVATION_SIZE:])
-        return BLOCK_ROWS
-
-    def _observation(self, encoder: Any, game: Game, seat: int, live: bool) -> dict[str, Any]:
-        i = self._free or self._refill()
-        i -= 1
-        self._free = i
-        encoder(game, seat, live, self._buffer, i * ROW_SIZE)
-        return {"observation": self._obs_rows[i], "action_mask": self._mask_rows[i]}
+        block = np.empty((BLOCK_ROWS, ROW_SIZE), dtype=np.int8)
+        self._rows = [memoryview(block), list(block[:, :OBSERVATION_SIZE]), list(block[:, OBSERVATION_SIZE:]), BLOCK_ROWS]
 
 
 def _spaces() -> tuple[Any, Any]:
@@ -177,9 +189,8 @@ def _rules(players: int, rules: Rules | None) -> Rules:
     return rules
 
 
-#: what PettingZoo's OrderEnforcingWrapper refuses to read before ``reset()``
-_SET_BY_RESET = frozenset({"rewards", "terminations", "truncations", "infos", "agent_selection", "agents", "game",
-                           "_cumulative_rewards", "_game", "_encoder", "_live"})
+def _before_reset(call: str) -> AttributeError:
+    return AttributeError(f"{call} before reset(): call reset() first (as PettingZoo's OrderEnforcingWrapper says)")
 
 
 @functools.cache
@@ -194,13 +205,14 @@ def _aec_class() -> type:
     class UnoAECEnv(_Rows, AECEnv):  # type: ignore[misc]
         """A PettingZoo AEC environment that does itself what ``env()``'s wrappers would.
 
-        Order: reading the state or calling ``step``, ``observe``, ``last`` or
-        ``agent_iter`` before ``reset()`` raises AttributeError, as
-        OrderEnforcingWrapper does; bounds: an action outside the action space
-        raises AssertionError, as AssertOutOfBoundsWrapper does. Both cost
-        nothing on the way of a legal step: the names set by ``reset`` are
-        missing before it (``__getattr__``), and the bounds are checked only
-        when the game refuses an id.
+        Order: ``step``, ``observe``, ``last``, ``agent_iter`` and ``render``
+        before ``reset()`` raise AttributeError, and so does reading what
+        ``reset`` sets (``agents``, ``rewards``, ...), as with PettingZoo's
+        OrderEnforcingWrapper. Bounds: an action outside the action space
+        raises AssertionError, as with AssertOutOfBoundsWrapper. Neither costs
+        a legal step anything: the attributes are missing before ``reset`` (no
+        ``__getattr__``, which would slow every attribute read), and the bounds
+        are checked only when the game refuses an action.
         """
 
         metadata = {"name": "uno_arena_v0", "render_modes": [], "is_parallelizable": False}
@@ -209,17 +221,12 @@ def _aec_class() -> type:
             super().__init__()
             self.rules = _rules(players, rules)
             self.possible_agents = [f"player_{s}" for s in range(players)]
+            self._agents = tuple(self.possible_agents)
             self._seat = {a: s for s, a in enumerate(self.possible_agents)}
             obs_space, act_space = _spaces()
             self.observation_spaces = {a: obs_space for a in self.possible_agents}
             self.action_spaces = {a: act_space for a in self.possible_agents}
             self._seed = 0 if seed is None else seed
-
-        def __getattr__(self, name: str) -> Any:
-            # only names not set yet get here
-            if name in _SET_BY_RESET:
-                raise AttributeError(f"{name} cannot be accessed before reset(): call reset() first")
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
         def observation_space(self, agent: str) -> Any:
             return self.observation_spaces[agent]
@@ -228,21 +235,38 @@ def _aec_class() -> type:
             return self.action_spaces[agent]
 
         def observe(self, agent: str) -> Any:
-            return self._observation(self._encoder, self._game, self._seat[agent], self._live)
+            try:
+                game = self._game
+            except AttributeError:
+                raise _before_reset("observe()") from None
+            seat, observe = self._seat[agent], self._observe
+            obs = observe(game, seat, self._live, self._rows)
+            if obs is None:
+                self._refill()
+                obs = observe(game, seat, self._live, self._rows)
+            return obs
 
         def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-            agent = self.agent_selection
-            return (
-                self._observation(self._encoder, self._game, self._seat[agent], self._live) if observe else None,
-                self._cumulative_rewards[agent],
-                self.terminations[agent],
-                self.truncations[agent],
-                self.infos[agent],
-            )
+            try:
+                agent = self.agent_selection
+            except AttributeError:
+                raise _before_reset("last()") from None
+            # observe(agent) inlined: last() is called every step
+            if observe:
+                f = self._observe  # an attribute, not a method: LOAD_ATTR is the fast way to call it
+                obs = f(self._game, self._seat[agent], self._live, self._rows)
+            else:
+                obs = None
+            if obs is None and observe:
+                obs = self.observe(agent)
+            return obs, self._cumulative_rewards[agent], self.terminations[agent], self.truncations[agent], self.infos[agent]
 
         def agent_iter(self, max_iter: int = 2**63) -> Any:
             """The agent to act, until no agent is left (or ``max_iter`` steps): PettingZoo's ``agent_iter``."""
-            self._game  # noqa: B018 - before reset(): AttributeError, as OrderEnforcingWrapper raises
+            try:
+                self._game  # noqa: B018 - set by reset()
+            except AttributeError:
+                raise _before_reset("agent_iter()") from None
             return self._agents_to_act(max_iter)
 
         def _agents_to_act(self, max_iter: int) -> Any:
@@ -257,7 +281,7 @@ def _aec_class() -> type:
             else:
                 self._seed += 1
             game = self.game = self._game = new_game(self.rules, self._seed)
-            self._encoder = _encoder(game)
+            self._observe, self._step = _engine_calls(game)
             self._live = True
             agents = self.agents = list(self.possible_agents)
             # zero until the game ends (no step of a running game changes them)
@@ -269,33 +293,37 @@ def _aec_class() -> type:
             self.agent_selection = agents[game.seat]
 
         def step(self, action: Any) -> None:
-            game = self._game
+            try:
+                game = self._game
+            except AttributeError:
+                raise _before_reset("step()") from None
             if self._live:
                 try:
-                    game.step(action)  # the legality check is step's own
+                    f = self._step  # an attribute, not a method: LOAD_ATTR is the fast way to call it
+                    agent = f(game, action, self._agents)  # the legality check is the game's own
                 except IllegalAction:
                     self._refused(action)
                     return
-                if game.over:
+                if agent is None:
                     self._end(_rewards(game))
                 else:
-                    self.agent_selection = self.possible_agents[game.seat]
+                    self.agent_selection = agent
                 return
             self._dead_step(action)
 
         def _refused(self, action: Any) -> None:
-            """The game refused ``action``: an id in another type, out of bounds, or illegal."""
+            """The game refused ``action``: an id of another int type, out of bounds, or illegal."""
             if type(action) is not int and action is not None:
                 try:
-                    action = operator.index(action)
+                    action = operator.index(action)  # numpy integers (Discrete.sample gives np.int64)
                 except TypeError:
                     pass
                 else:
                     self.step(action)
                     return
-            if not self.action_space(self.agent_selection).contains(action):
-                raise AssertionError(f"action {action!r} is not in the action space (Discrete({NUM_ACTIONS}))")
             agent = self.agent_selection
+            if not self.action_space(agent).contains(action):
+                raise AssertionError(f"action {action!r} is not in the action space (Discrete({NUM_ACTIONS}))")
             self.infos[agent] = {"illegal": True}
             self._end([-1.0 if a == agent else 0.0 for a in self.agents])
 
@@ -314,18 +342,21 @@ def _aec_class() -> type:
             """``step(None)`` of a terminated agent (PettingZoo's ``_was_dead_step``): it leaves."""
             if action is not None:
                 raise ValueError("when an agent is dead, the only valid action is None")
-            agent = self.agent_selection
             if not self.agents:
-                return  # PettingZoo's OrderEnforcingWrapper warns and does nothing
+                return  # as PettingZoo's OrderEnforcingWrapper (which warns)
+            agent = self.agent_selection
             for d in (self.terminations, self.truncations, self.rewards, self._cumulative_rewards, self.infos):
                 del d[agent]
             self.agents.remove(agent)
-            # every agent terminates at once: the next one to leave is the first left
+            # every agent terminates at once: the next to leave is the first one left
             self.agent_selection = self.agents[0] if self.agents else self._after_end
             self.rewards = dict.fromkeys(self.agents, 0.0)
 
         def render(self) -> None:
-            self._game  # noqa: B018 - before reset(): AttributeError
+            try:
+                self._game  # noqa: B018 - set by reset()
+            except AttributeError:
+                raise _before_reset("render()") from None
             return None
 
         def close(self) -> None:
