@@ -18,7 +18,7 @@ others 0, and ``info["illegal"]`` is True (the PettingZoo classic convention).
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, cast
 
 from engine.bots import get
 from engine.cards import DECK, NUM_KINDS
@@ -82,14 +82,6 @@ def encode(game: Game, seat: int) -> Any:
     return v
 
 
-def _mask(game: Game) -> Any:
-    import numpy as np
-
-    m = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    m[game.legal_action_ids()] = 1
-    return m
-
-
 #: one row of an observation block: the observation, then the action mask
 ROW_SIZE = OBSERVATION_SIZE + NUM_ACTIONS
 #: rows per observation block (``_Rows``)
@@ -119,17 +111,18 @@ def observe_into(game: Game, seat: int, live: bool, rows: list[Any]) -> dict[str
 def step_into(game: Game, action: Any, agents: tuple[str, ...]) -> str | None:
     """``game.step(action)``, then the agent asked next, None once the game is over (the core's ``env_step``)."""
     game.step(action)
-    return None if game.over else agents[game.seat]
+    return None if game.over else agents[cast(int, game.seat)]
 
 
 @functools.cache
 def _compiled_calls() -> tuple[Any, Any] | None:
     from engine import compiled
 
-    core = compiled._core
-    if core is None:
+    if not compiled.COMPILED:  # new_game gives pure games only
         return None
-    return core.env_observe, core.env_step
+    from engine import _core  # built, and not stale (engine.compiled checked)
+
+    return _core.env_observe, _core.env_step
 
 
 def _engine_calls(game: Game) -> tuple[Any, Any]:
@@ -153,11 +146,19 @@ class _Rows:
 
     _rows: list[Any] = [None, [], [], 0]  # none free: the first observation makes a block
 
+    def _observation(self, observe: Any, game: Game, seat: int, live: bool) -> dict[str, Any]:
+        """``observe(game, seat, live, rows)`` (``observe_into`` or the core's), making a block when none is free."""
+        obs = observe(game, seat, live, self._rows)
+        if obs is None:
+            self._refill()
+            obs = observe(game, seat, live, self._rows)
+        return obs  # type: ignore[no-any-return]
+
     def _refill(self) -> None:
         import numpy as np
 
         block = np.empty((BLOCK_ROWS, ROW_SIZE), dtype=np.int8)
-        self._rows = [memoryview(block), list(block[:, :OBSERVATION_SIZE]), list(block[:, OBSERVATION_SIZE:]), BLOCK_ROWS]
+        self._rows = [block.data, list(block[:, :OBSERVATION_SIZE]), list(block[:, OBSERVATION_SIZE:]), BLOCK_ROWS]
 
 
 def _spaces() -> tuple[Any, Any]:
@@ -239,12 +240,7 @@ def _aec_class() -> type:
                 game = self._game
             except AttributeError:
                 raise _before_reset("observe()") from None
-            seat, observe = self._seat[agent], self._observe
-            obs = observe(game, seat, self._live, self._rows)
-            if obs is None:
-                self._refill()
-                obs = observe(game, seat, self._live, self._rows)
-            return obs
+            return self._observation(self._observe, game, self._seat[agent], self._live)
 
         def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
             try:
@@ -257,8 +253,8 @@ def _aec_class() -> type:
                 obs = f(self._game, self._seat[agent], self._live, self._rows)
             else:
                 obs = None
-            if obs is None and observe:
-                obs = self.observe(agent)
+            if obs is None and observe:  # no free row
+                obs = self._observation(self._observe, self._game, self._seat[agent], self._live)
             return obs, self._cumulative_rewards[agent], self.terminations[agent], self.truncations[agent], self.infos[agent]
 
         def agent_iter(self, max_iter: int = 2**63) -> Any:
@@ -290,7 +286,7 @@ def _aec_class() -> type:
             self.terminations = dict.fromkeys(agents, False)
             self.truncations = dict.fromkeys(agents, False)
             self.infos: dict[str, dict[str, Any]] = {a: {} for a in agents}
-            self.agent_selection = agents[game.seat]
+            self.agent_selection = agents[cast(int, game.seat)]
 
         def step(self, action: Any) -> None:
             try:
@@ -397,7 +393,7 @@ def gym_env(players: int = 2, seat: int = 0, opponents: str | list[str] = "rando
         raise ValueError(f"opponents names {len(names)} bots for {players - 1} other seats")
     bots = [get(name) for name in names]
 
-    class UnoGymEnv(gymnasium.Env):
+    class UnoGymEnv(_Rows, gymnasium.Env):
         metadata = {"render_modes": []}
 
         def __init__(self) -> None:
@@ -410,11 +406,7 @@ def gym_env(players: int = 2, seat: int = 0, opponents: str | list[str] = "rando
             self._configuration = {"rules": rules_.to_dict()}
 
         def _obs(self) -> dict[str, Any]:
-            import numpy as np
-
-            game = self.game
-            mask = _mask(game) if not (game.over or self._done) else np.zeros(NUM_ACTIONS, dtype=np.int8)
-            return {"observation": encode(game, self.seat), "action_mask": mask}
+            return self._observation(self._observe, self.game, self.seat, not self._done)
 
         def _others(self) -> None:
             game = self.game
@@ -429,6 +421,7 @@ def gym_env(players: int = 2, seat: int = 0, opponents: str | list[str] = "rando
             super().reset(seed=seed)
             self._done = False
             self.game = new_game(self.rules, int(self.np_random.integers(0, 2**62)))
+            self._observe = _engine_calls(self.game)[0]
             self._others()
             obs = self._obs()
             return obs, {"action_mask": obs["action_mask"]}
