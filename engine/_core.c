@@ -1755,7 +1755,7 @@ static void env_fill(Core *g, int s, int live, int8_t *v) {
     int n = g->n;
     int8_t *hand = v, *top = hand + NUM_KINDS, *color = top + NUM_KINDS, *decision = color + 4;
     int8_t *sizes = decision + N_DECISIONS, *uno = sizes + MAX_SEATS, *rest = uno + MAX_SEATS, *mask = v + ENV_OBS_SIZE;
-    for (int k = 0; k < NUM_KINDS; k++) hand[k] = (int8_t)g->kcnt[s][k];
+    memcpy(hand, g->kcnt[s], NUM_KINDS);  /* counts of at most 4: the same bytes as int8 */
     top[DECK[g->discard[g->dlen - 1]]] = 1;
     if (g->color >= 0) color[g->color] = 1;
     if (!g->over) decision[g->decision] = 1;
