@@ -47,6 +47,14 @@ def test_pettingzoo_api_test(players):
     api_test(envs.env(players=players), num_cycles=200)
 
 
+def test_pettingzoo_seed_test():
+    from pettingzoo.test import seed_test
+
+    from engine import envs
+
+    seed_test(lambda: envs.env(players=3), num_cycles=300)
+
+
 @pytest.mark.parametrize("players", [2, 3])
 def test_gymnasium_check_env(players):
     from gymnasium.utils.env_checker import check_env
