@@ -154,6 +154,12 @@ class _Rows:
             obs = observe(game, seat, live, self._rows)
         return obs  # type: ignore[no-any-return]
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (``copy.deepcopy``) makes blocks of its own: a copied view would not view the copied block."""
+        state = dict(self.__dict__)
+        state.pop("_rows", None)
+        return state
+
     def _refill(self) -> None:
         import numpy as np
 

@@ -261,9 +261,13 @@ def test_dead_steps_take_none_only_and_every_agent_leaves():
 
 def test_the_pure_engine_passes_the_api_test_too():
     code = (
-        "from pettingzoo.test import api_test; from engine import envs; from engine.game import Game;"
+        "import copy; from pettingzoo.test import api_test; from engine import envs; from engine.game import Game;"
         "e = envs.env(players=3); e.reset(seed=1); assert isinstance(e.game, Game), type(e.game);"
-        "api_test(e, num_cycles=100)"
+        "api_test(e, num_cycles=100);"
+        # a pure game can be copied (the core's cannot), and the copy observes on its own
+        "e.reset(seed=2); e.step(e.game.legal_action_ids()[0]); c = copy.deepcopy(e);"
+        "a, b = e.last()[0], c.last()[0]; assert (a['observation'] == b['observation']).all();"
+        "assert (a['action_mask'] == b['action_mask']).all() and a['action_mask'].any()"
     )
     env = {**os.environ, "ARENA_ENGINE": "pure"}
     subprocess.run([sys.executable, "-c", code], check=True, env=env, capture_output=True)
