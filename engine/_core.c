@@ -1731,8 +1731,125 @@ static PyObject *set_hook(PyObject *m, PyObject *hook) {
     Py_RETURN_NONE;
 }
 
+/* ---- environment encoding (engine/envs.py) ----
+ * What engine.envs' PettingZoo environment does every step, without Python bytecode:
+ *
+ * env_observe(game, seat, live, rows): the observation dict of ``seat``, {"observation":
+ * its numeric observation (engine.envs.encode, layout engine.envs.LAYOUT), "action_mask":
+ * 1 for each legal id when ``live`` and the game asks ``seat`` now, else all 0}, both int8,
+ * written into the next free row of ``rows`` = [buffer, observation rows, mask rows, free]
+ * (engine.envs._Rows: ``free`` rows of the writable ``buffer`` not handed out yet, row
+ * ``i`` at byte i * ENV_ROW_SIZE, the two lists the arrays viewing row ``i``'s two parts);
+ * None when no row is free. The pure version, engine.envs.observe_into, stays the
+ * reference and the fallback; tests/engine/test_envs.py compares them on many states.
+ *
+ * env_step(game, action, agents): ``game.step(action)``, then the agent (agents[seat])
+ * asked next, None once the game is over. */
+#define ENV_OBS_SIZE (NUM_KINDS + NUM_KINDS + 4 + N_DECISIONS + MAX_SEATS + MAX_SEATS + 3)
+#define ENV_ROW_SIZE (ENV_OBS_SIZE + NUM_ACTIONS)
+
+static PyObject *ENV_S_observation, *ENV_S_action_mask;
+
+static void env_fill(Core *g, int s, int live, int8_t *v) {
+    memset(v, 0, ENV_ROW_SIZE);
+    int n = g->n;
+    int8_t *hand = v, *top = hand + NUM_KINDS, *color = top + NUM_KINDS, *decision = color + 4;
+    int8_t *sizes = decision + N_DECISIONS, *uno = sizes + MAX_SEATS, *rest = uno + MAX_SEATS, *mask = v + ENV_OBS_SIZE;
+    memcpy(hand, g->kcnt[s], NUM_KINDS);  /* counts of at most 4: the same bytes as int8 */
+    top[DECK[g->discard[g->dlen - 1]]] = 1;
+    if (g->color >= 0) color[g->color] = 1;
+    if (!g->over) decision[g->decision] = 1;
+    for (int i = 0, t = s; i < n; i++, t = t + 1 == n ? 0 : t + 1) {
+        int size = g->hlen[t];
+        sizes[i] = (int8_t)(size < DECK_SIZE ? size : DECK_SIZE);
+        uno[i] = (int8_t)(g->uno[t] != 0);
+    }
+    rest[0] = (int8_t)(g->direction == 1);
+    if (!g->over && (g->decision == D_STACK || g->decision == D_CHALLENGE))
+        rest[1] = (int8_t)(g->pending < DECK_SIZE ? g->pending : DECK_SIZE);
+    rest[2] = (int8_t)(g->pile_count < DECK_SIZE ? g->pile_count : DECK_SIZE);
+    if (live && !g->over && g->seat == s) {
+        compute_legal(g);
+        for (int i = 0; i < g->nlegal; i++) mask[g->legal[i]] = 1;
+    }
+}
+
+static Core *env_game(PyObject *game) {
+    if (!PyObject_TypeCheck(game, &CoreType)) {
+        PyErr_SetString(PyExc_TypeError, "engine.envs: the game must be a compiled game");
+        return NULL;
+    }
+    return check_ready((Core *)game) < 0 ? NULL : (Core *)game;
+}
+
+static PyObject *env_observe(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyList_CheckExact(args[3]) || PyList_GET_SIZE(args[3]) != 4) {
+        PyErr_SetString(PyExc_TypeError, "env_observe(game, seat, live, [buffer, observation rows, mask rows, free])");
+        return NULL;
+    }
+    Core *g = env_game(args[0]);
+    if (!g) return NULL;
+    long seat = PyLong_AsLong(args[1]);
+    if (seat == -1 && PyErr_Occurred()) return NULL;
+    if (seat < 0 || seat >= g->n) {
+        PyErr_SetString(PyExc_ValueError, "env_observe: no such seat");
+        return NULL;
+    }
+    int live = PyObject_IsTrue(args[2]);
+    if (live < 0) return NULL;
+    PyObject *rows = args[3], *obs_rows = PyList_GET_ITEM(rows, 1), *mask_rows = PyList_GET_ITEM(rows, 2);
+    Py_ssize_t free = PyLong_AsSsize_t(PyList_GET_ITEM(rows, 3));
+    if (free == -1 && PyErr_Occurred()) return NULL;
+    if (free <= 0) Py_RETURN_NONE;
+    Py_ssize_t i = free - 1;
+    if (!PyList_CheckExact(obs_rows) || !PyList_CheckExact(mask_rows) || i >= PyList_GET_SIZE(obs_rows) ||
+        i >= PyList_GET_SIZE(mask_rows)) {
+        PyErr_SetString(PyExc_ValueError, "env_observe: free is past the rows");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(PyList_GET_ITEM(rows, 0), &view, PyBUF_WRITABLE | PyBUF_SIMPLE) < 0) return NULL;
+    if (view.len < free * ENV_ROW_SIZE) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "env_observe: the buffer is smaller than its rows");
+        return NULL;
+    }
+    env_fill(g, (int)seat, live, (int8_t *)view.buf + i * ENV_ROW_SIZE);
+    PyBuffer_Release(&view);
+    if (!ENV_S_observation && !(ENV_S_observation = PyUnicode_InternFromString("observation"))) return NULL;
+    if (!ENV_S_action_mask && !(ENV_S_action_mask = PyUnicode_InternFromString("action_mask"))) return NULL;
+    PyObject *left = PyLong_FromSsize_t(i);
+    if (!left) return NULL;
+    PyList_SetItem(rows, 3, left);  /* steals left */
+    return make_dict(2, ENV_S_observation, Py_NewRef(PyList_GET_ITEM(obs_rows, i)),
+                     ENV_S_action_mask, Py_NewRef(PyList_GET_ITEM(mask_rows, i)));
+}
+
+static PyObject *env_step(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyTuple_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "env_step(game, action, agents tuple)");
+        return NULL;
+    }
+    Core *g = env_game(args[0]);
+    if (!g) return NULL;
+    if (PyTuple_GET_SIZE(args[2]) != g->n) {
+        PyErr_SetString(PyExc_ValueError, "env_step: one agent a seat");
+        return NULL;
+    }
+    PyObject *done = core_step(g, args[1]);
+    if (!done) return NULL;
+    Py_DECREF(done);
+    if (g->over) Py_RETURN_NONE;
+    return Py_NewRef(PyTuple_GET_ITEM(args[2], g->seat));
+}
+/* ---- end of environment encoding ---- */
+
 static PyMethodDef module_methods[] = {
     {"set_illegal_hook", set_hook, METH_O, "hook(game, what, value): raises IllegalAction with the message"},
+    {"env_observe", (PyCFunction)(void (*)(void))env_observe, METH_FASTCALL,
+     "env_observe(game, seat, live, rows): engine.envs' observation dict, in the next free row of rows"},
+    {"env_step", (PyCFunction)(void (*)(void))env_step, METH_FASTCALL,
+     "env_step(game, action, agents): game.step(action), then the agent asked next (None once over)"},
     {"stream_check", stream_check, METH_VARARGS,
      "stream_check(seed, count, below, k): a stream's first ``count`` random(), then _randbelow(below), "
      "sample(range(108), k), random(), as random.Random(seed) gives them (tests)"},

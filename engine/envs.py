@@ -17,7 +17,8 @@ others 0, and ``info["illegal"]`` is True (the PettingZoo classic convention).
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, cast
 
 from engine.bots import get
 from engine.cards import DECK, NUM_KINDS
@@ -81,12 +82,89 @@ def encode(game: Game, seat: int) -> Any:
     return v
 
 
-def _mask(game: Game) -> Any:
-    import numpy as np
+#: one row of an observation block: the observation, then the action mask
+ROW_SIZE = OBSERVATION_SIZE + NUM_ACTIONS
+#: rows per observation block (``_Rows``)
+BLOCK_ROWS = 64
 
-    m = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    m[game.legal_action_ids()] = 1
-    return m
+
+def observe_into(game: Game, seat: int, live: bool, rows: list[Any]) -> dict[str, Any] | None:
+    """The observation dict of ``seat`` in the next free row of ``rows`` (``_Rows``), None when none is free.
+
+    ``"observation"`` is ``encode(game, seat)``; ``"action_mask"`` has 1 for
+    each legal id when ``live`` and the game asks ``seat`` now, else all 0.
+    The pure version of the core's ``env_observe`` (``_engine_calls`` picks
+    one per game; tests/engine/test_envs.py compares them).
+    """
+    free = rows[3]
+    if free <= 0:
+        return None
+    i = rows[3] = free - 1
+    observation, mask = rows[1][i], rows[2][i]
+    observation[:] = encode(game, seat)
+    mask[:] = 0
+    if live and not game.over and game.seat == seat:
+        mask[game.legal_action_ids()] = 1
+    return {"observation": observation, "action_mask": mask}
+
+
+def step_into(game: Game, action: Any, agents: tuple[str, ...]) -> str | None:
+    """``game.step(action)``, then the agent asked next, None once the game is over (the core's ``env_step``)."""
+    game.step(action)
+    return None if game.over else agents[cast(int, game.seat)]
+
+
+@functools.cache
+def _compiled_calls() -> tuple[Any, Any] | None:
+    from engine import compiled
+
+    if not compiled.COMPILED:  # new_game gives pure games only
+        return None
+    from engine import _core  # built, and not stale (engine.compiled checked)
+
+    return _core.env_observe, _core.env_step
+
+
+def _engine_calls(game: Game) -> tuple[Any, Any]:
+    """(observe, step) for ``game``: the core's for its games, else ``observe_into`` and ``step_into``."""
+    calls = _compiled_calls()
+    if calls is None or isinstance(game, Game):
+        return observe_into, step_into
+    return calls
+
+
+class _Rows:
+    """Observation rows handed out one at a time from int8 blocks of ``BLOCK_ROWS`` rows.
+
+    ``_rows`` is [buffer, observation rows, mask rows, free]: the block's
+    memory, the arrays viewing each row's two parts, and how many rows (from
+    the first) are not handed out yet. Each observation is a fresh pair of
+    arrays (no other observation shares its row) without a numpy allocation per
+    step; a kept observation keeps its block (``BLOCK_ROWS * ROW_SIZE`` bytes)
+    alive: copy it to keep it alone.
+    """
+
+    _rows: list[Any] = [None, [], [], 0]  # none free: the first observation makes a block
+
+    def _observation(self, observe: Any, game: Game, seat: int, live: bool) -> dict[str, Any]:
+        """``observe(game, seat, live, rows)`` (``observe_into`` or the core's), making a block when none is free."""
+        obs = observe(game, seat, live, self._rows)
+        if obs is None:
+            self._refill()
+            obs = observe(game, seat, live, self._rows)
+        return obs  # type: ignore[no-any-return]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (``copy.deepcopy``) makes blocks of its own: a copied view would not view the copied block."""
+        state = dict(self.__dict__)
+        state.pop("_rows", None)
+        return state
+
+    def _refill(self) -> None:
+        import numpy as np
+
+        block = np.empty((BLOCK_ROWS, ROW_SIZE), dtype=np.int8)
+        self._rows = [block.data, list(block[:, :OBSERVATION_SIZE]), list(block[:, OBSERVATION_SIZE:]), BLOCK_ROWS]
 
 
 def _spaces() -> tuple[Any, Any]:
@@ -118,23 +196,44 @@ def _rules(players: int, rules: Rules | None) -> Rules:
     return rules
 
 
-def raw_env(players: int = 2, rules: Rules | None = None, seed: int | None = None) -> Any:
-    """The PettingZoo AEC environment: agents ``player_0`` .. ``player_{n-1}`` (seats)."""
+def _before_reset(call: str) -> AttributeError:
+    return AttributeError(f"{call} before reset(): call reset() first (as PettingZoo's OrderEnforcingWrapper says)")
+
+
+@functools.cache
+def _aec_class() -> type:
+    """The AEC environment class (made once: PettingZoo is imported only when an environment is made)."""
+    import itertools
+    import operator
+    import sys
+
     from pettingzoo import AECEnv  # type: ignore[import-untyped]
 
-    class UnoAECEnv(AECEnv):  # type: ignore[misc]
+    class UnoAECEnv(_Rows, AECEnv):  # type: ignore[misc]
+        """A PettingZoo AEC environment that does itself what ``env()``'s wrappers would.
+
+        Order: ``step``, ``observe``, ``last``, ``agent_iter`` and ``render``
+        before ``reset()`` raise AttributeError, and so does reading what
+        ``reset`` sets (``agents``, ``rewards``, ...), as with PettingZoo's
+        OrderEnforcingWrapper. Bounds: an action outside the action space
+        raises AssertionError, as with AssertOutOfBoundsWrapper. Neither costs
+        a legal step anything: the attributes are missing before ``reset`` (no
+        ``__getattr__``, which would slow every attribute read), and the bounds
+        are checked only when the game refuses an action.
+        """
+
         metadata = {"name": "uno_arena_v0", "render_modes": [], "is_parallelizable": False}
 
-        def __init__(self) -> None:
+        def __init__(self, players: int, rules: Rules | None, seed: int | None) -> None:
             super().__init__()
             self.rules = _rules(players, rules)
             self.possible_agents = [f"player_{s}" for s in range(players)]
-            self.agents: list[str] = []
+            self._agents = tuple(self.possible_agents)
+            self._seat = {a: s for s, a in enumerate(self.possible_agents)}
             obs_space, act_space = _spaces()
             self.observation_spaces = {a: obs_space for a in self.possible_agents}
             self.action_spaces = {a: act_space for a in self.possible_agents}
             self._seed = 0 if seed is None else seed
-            self.game: Any = None
 
         def observation_space(self, agent: str) -> Any:
             return self.observation_spaces[agent]
@@ -143,68 +242,144 @@ def raw_env(players: int = 2, rules: Rules | None = None, seed: int | None = Non
             return self.action_spaces[agent]
 
         def observe(self, agent: str) -> Any:
-            import numpy as np
+            try:
+                game = self._game
+            except AttributeError:
+                raise _before_reset("observe()") from None
+            return self._observation(self._observe, game, self._seat[agent], self._live)
 
-            game = self.game
-            s = self.possible_agents.index(agent)
-            mask = _mask(game) if not game.over and game.seat == s else np.zeros(NUM_ACTIONS, dtype=np.int8)
-            return {"observation": encode(game, s), "action_mask": mask}
+        def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+            try:
+                agent = self.agent_selection
+            except AttributeError:
+                raise _before_reset("last()") from None
+            # observe(agent) inlined: last() is called every step
+            if observe:
+                f = self._observe  # an attribute, not a method: LOAD_ATTR is the fast way to call it
+                obs = f(self._game, self._seat[agent], self._live, self._rows)
+            else:
+                obs = None
+            if obs is None and observe:  # no free row
+                obs = self._observation(self._observe, self._game, self._seat[agent], self._live)
+            return obs, self._cumulative_rewards[agent], self.terminations[agent], self.truncations[agent], self.infos[agent]
+
+        def agent_iter(self, max_iter: int = 2**63) -> Any:
+            """The agent to act, until no agent is left (or ``max_iter`` steps): PettingZoo's ``agent_iter``."""
+            try:
+                self._game  # noqa: B018 - set by reset()
+            except AttributeError:
+                raise _before_reset("agent_iter()") from None
+            return self._agents_to_act(max_iter)
+
+        def _agents_to_act(self, max_iter: int) -> Any:
+            for _ in itertools.repeat(None, max_iter) if max_iter < sys.maxsize else itertools.repeat(None):
+                if not self.agents:
+                    return
+                yield self.agent_selection
 
         def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
             if seed is not None:
                 self._seed = seed
             else:
                 self._seed += 1
-            self.game = new_game(self.rules, self._seed)
-            self.agents = list(self.possible_agents)
-            self.rewards = {a: 0.0 for a in self.agents}
-            self._cumulative_rewards = {a: 0.0 for a in self.agents}
-            self.terminations = {a: False for a in self.agents}
-            self.truncations = {a: False for a in self.agents}
-            self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
-            self.agent_selection = self.possible_agents[self.game.seat]
+            game = self.game = self._game = new_game(self.rules, self._seed)
+            self._observe, self._step = _engine_calls(game)
+            self._live = True
+            agents = self.agents = list(self.possible_agents)
+            # zero until the game ends (no step of a running game changes them)
+            self.rewards = dict.fromkeys(agents, 0.0)
+            self._cumulative_rewards = dict.fromkeys(agents, 0.0)
+            self.terminations = dict.fromkeys(agents, False)
+            self.truncations = dict.fromkeys(agents, False)
+            self.infos: dict[str, dict[str, Any]] = {a: {} for a in agents}
+            self.agent_selection = agents[cast(int, game.seat)]
 
         def step(self, action: Any) -> None:
-            agent = self.agent_selection
-            if self.terminations[agent] or self.truncations[agent]:
-                self._was_dead_step(action)
-                return
-            game = self.game
-            self._cumulative_rewards[agent] = 0.0
-            self.rewards = {a: 0.0 for a in self.agents}
             try:
-                game.step(int(action))  # the legality check is step's own
-            except IllegalAction:
-                self.rewards[agent] = -1.0
-                self.infos[agent] = {"illegal": True}
-                self._end()
-            else:
-                if game.over:
-                    self.rewards = dict(zip(self.possible_agents, _rewards(game), strict=True))
-                    self._end()
+                game = self._game
+            except AttributeError:
+                raise _before_reset("step()") from None
+            if self._live:
+                try:
+                    f = self._step  # an attribute, not a method: LOAD_ATTR is the fast way to call it
+                    agent = f(game, action, self._agents)  # the legality check is the game's own
+                except IllegalAction:
+                    self._refused(action)
+                    return
+                if agent is None:
+                    self._end(_rewards(game))
                 else:
-                    self.agent_selection = self.possible_agents[game.seat]
-            self._accumulate_rewards()
+                    self.agent_selection = agent
+                return
+            self._dead_step(action)
 
-        def _end(self) -> None:
-            self.terminations = {a: True for a in self.agents}
+        def _refused(self, action: Any) -> None:
+            """The game refused ``action``: an id of another int type, out of bounds, or illegal."""
+            if type(action) is not int and action is not None:
+                try:
+                    action = operator.index(action)  # numpy integers (Discrete.sample gives np.int64)
+                except TypeError:
+                    pass
+                else:
+                    self.step(action)
+                    return
+            agent = self.agent_selection
+            if not self.action_space(agent).contains(action):
+                raise AssertionError(f"action {action!r} is not in the action space (Discrete({NUM_ACTIONS}))")
+            self.infos[agent] = {"illegal": True}
+            self._end([-1.0 if a == agent else 0.0 for a in self.agents])
+
+        def _end(self, rewards: list[float]) -> None:
+            """Every agent terminates with these rewards (the last step's, added to the cumulative ones)."""
+            self._live = False
+            agents = self.agents
+            self.rewards = dict(zip(agents, rewards, strict=True))
+            cumulative = self._cumulative_rewards
+            for a, r in zip(agents, rewards, strict=True):
+                cumulative[a] += r
+            self.terminations = dict.fromkeys(agents, True)
+            self._after_end = self.agent_selection
+
+        def _dead_step(self, action: Any) -> None:
+            """``step(None)`` of a terminated agent (PettingZoo's ``_was_dead_step``): it leaves."""
+            if action is not None:
+                raise ValueError("when an agent is dead, the only valid action is None")
+            if not self.agents:
+                return  # as PettingZoo's OrderEnforcingWrapper (which warns)
+            agent = self.agent_selection
+            for d in (self.terminations, self.truncations, self.rewards, self._cumulative_rewards, self.infos):
+                del d[agent]
+            self.agents.remove(agent)
+            # every agent terminates at once: the next to leave is the first one left
+            self.agent_selection = self.agents[0] if self.agents else self._after_end
+            self.rewards = dict.fromkeys(self.agents, 0.0)
 
         def render(self) -> None:
+            try:
+                self._game  # noqa: B018 - set by reset()
+            except AttributeError:
+                raise _before_reset("render()") from None
             return None
 
         def close(self) -> None:
             pass
 
-    return UnoAECEnv()
+    return UnoAECEnv
+
+
+def raw_env(players: int = 2, rules: Rules | None = None, seed: int | None = None) -> Any:
+    """The PettingZoo AEC environment: agents ``player_0`` .. ``player_{n-1}`` (seats).
+
+    It checks the order of calls and the bounds of actions itself (see
+    ``_aec_class``), so ``env()`` is this same environment.
+    """
+    return _aec_class()(players, rules, seed)
 
 
 def env(players: int = 2, rules: Rules | None = None, seed: int | None = None) -> Any:
-    """``raw_env`` inside PettingZoo's usual checks (order enforcing, bounds)."""
-    from pettingzoo.utils import wrappers  # type: ignore[import-untyped]
-
-    e = raw_env(players, rules, seed)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    return wrappers.OrderEnforcingWrapper(e)
+    """The environment to use: ``raw_env``, which does the checks of PettingZoo's usual
+    wrappers (order enforcing, bounds) itself instead of behind attribute-forwarding wrappers."""
+    return raw_env(players, rules, seed)
 
 
 def gym_env(players: int = 2, seat: int = 0, opponents: str | list[str] = "random", rules: Rules | None = None) -> Any:
@@ -224,7 +399,7 @@ def gym_env(players: int = 2, seat: int = 0, opponents: str | list[str] = "rando
         raise ValueError(f"opponents names {len(names)} bots for {players - 1} other seats")
     bots = [get(name) for name in names]
 
-    class UnoGymEnv(gymnasium.Env):
+    class UnoGymEnv(_Rows, gymnasium.Env):
         metadata = {"render_modes": []}
 
         def __init__(self) -> None:
@@ -237,11 +412,7 @@ def gym_env(players: int = 2, seat: int = 0, opponents: str | list[str] = "rando
             self._configuration = {"rules": rules_.to_dict()}
 
         def _obs(self) -> dict[str, Any]:
-            import numpy as np
-
-            game = self.game
-            mask = _mask(game) if not (game.over or self._done) else np.zeros(NUM_ACTIONS, dtype=np.int8)
-            return {"observation": encode(game, self.seat), "action_mask": mask}
+            return self._observation(self._observe, self.game, self.seat, not self._done)
 
         def _others(self) -> None:
             game = self.game
@@ -256,6 +427,7 @@ def gym_env(players: int = 2, seat: int = 0, opponents: str | list[str] = "rando
             super().reset(seed=seed)
             self._done = False
             self.game = new_game(self.rules, int(self.np_random.integers(0, 2**62)))
+            self._observe = _engine_calls(self.game)[0]
             self._others()
             obs = self._obs()
             return obs, {"action_mask": obs["action_mask"]}

@@ -7,13 +7,19 @@ extra fails these tests instead of skipping them.
 from __future__ import annotations
 
 import importlib.util
+import os
+import random
 import subprocess
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from testsupport import service_missing
+from uno_scenarios import rule_sets
 
-from engine.game import NUM_ACTIONS
+import engine.compiled
+from engine.game import NUM_ACTIONS, Game
 from engine.rules import Rules
 
 
@@ -39,6 +45,14 @@ def test_pettingzoo_api_test(players):
     from engine import envs
 
     api_test(envs.env(players=players), num_cycles=200)
+
+
+def test_pettingzoo_seed_test():
+    from pettingzoo.test import seed_test
+
+    from engine import envs
+
+    seed_test(lambda: envs.env(players=3), num_cycles=300)
 
 
 @pytest.mark.parametrize("players", [2, 3])
@@ -116,3 +130,145 @@ def test_bad_arguments_are_refused():
         envs.gym_env(players=3, opponents=["first"])
     with pytest.raises(ValueError):
         envs.raw_env(players=2, rules=Rules(players=3))
+
+
+def _rows(count=1):
+    """A ``_Rows`` block of its own: [buffer, observation rows, mask rows, free]."""
+    from engine import envs
+
+    holder = envs._Rows()
+    holder._refill()
+    holder._rows[3] = count
+    return holder._rows
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules=rule_sets(), seed=st.integers(0, 2**32), choices=st.integers(0, 2**32))
+def test_the_cores_observations_and_steps_are_the_pure_ones(rules, seed, choices):
+    """env_observe/env_step (C) on a compiled game == observe_into/step_into on the pure game, every state."""
+    if engine.compiled._core is None:
+        pytest.skip(f"the compiled core is not built ({engine.compiled.CORE_ERROR})")
+    from engine import envs
+
+    observe_c, step_c = engine.compiled._core.env_observe, engine.compiled._core.env_step
+    pure, core = Game(rules, seed), engine.compiled.CompiledGame(rules, seed)
+    agents = tuple(f"player_{s}" for s in range(rules.players))
+    rng = random.Random(choices)
+    while True:
+        for seat in range(rules.players):
+            for live in (True, False):
+                want = envs.observe_into(pure, seat, live, _rows())
+                got = observe_c(core, seat, live, _rows())
+                assert got.keys() == want.keys() == {"observation", "action_mask"}
+                assert got["observation"].tolist() == want["observation"].tolist() == envs.encode(pure, seat).tolist()
+                assert got["action_mask"].tolist() == want["action_mask"].tolist()
+                if live and not pure.over and seat == pure.seat:
+                    assert got["action_mask"].nonzero()[0].tolist() == sorted(pure.legal_action_ids())
+                else:
+                    assert not got["action_mask"].any()
+        if pure.over:
+            break
+        ids = pure.legal_action_ids()
+        pick = ids[rng.randrange(len(ids))]
+        assert step_c(core, pick, agents) == envs.step_into(pure, pick, agents)
+    assert core.over and core.events == pure.events
+
+
+def test_observe_fills_the_next_free_row_and_says_none_when_there_is_none():
+    if engine.compiled._core is None:
+        pytest.skip(f"the compiled core is not built ({engine.compiled.CORE_ERROR})")
+    from engine import envs
+
+    game = engine.compiled.CompiledGame(Rules(players=3), 2)
+    for observe in (engine.compiled._core.env_observe, envs.observe_into):
+        rows = _rows(2)
+        first = observe(game, 0, True, rows)
+        assert first["observation"] is rows[1][1] and first["action_mask"] is rows[2][1] and rows[3] == 1
+        second = observe(game, 1, True, rows)
+        assert second["observation"] is rows[1][0] and rows[3] == 0
+        assert observe(game, 2, True, rows) is None and rows[3] == 0
+    with pytest.raises(ValueError):
+        engine.compiled._core.env_observe(game, 3, True, _rows())
+    with pytest.raises(TypeError):
+        engine.compiled._core.env_observe(Game(Rules(players=3), 2), 0, True, _rows())
+
+
+def test_every_observation_is_its_own_and_stays_as_it_was():
+    from engine import envs
+
+    e = envs.env(players=2)
+    e.reset(seed=3)
+    kept = []
+    for _ in e.agent_iter():
+        obs, _, terminated, truncated, _ = e.last()
+        kept.append((obs, obs["observation"].copy(), obs["action_mask"].copy()))
+        if terminated or truncated:
+            e.step(None)
+            continue
+        e.step(int(obs["action_mask"].nonzero()[0][0]))
+    assert len(kept) > envs.BLOCK_ROWS  # more than one block
+    for obs, observation, mask in kept:
+        assert (obs["observation"] == observation).all() and (obs["action_mask"] == mask).all()
+        assert obs["observation"].flags.writeable and obs["observation"].dtype.name == "int8"
+    import numpy as np
+
+    for (a, _, _), (b, _, _) in zip(kept, kept[1:], strict=False):
+        assert not np.shares_memory(a["observation"], b["observation"])
+        assert not np.shares_memory(a["action_mask"], b["action_mask"])
+
+
+def test_the_env_checks_order_and_bounds_itself():
+    """What PettingZoo's OrderEnforcingWrapper and AssertOutOfBoundsWrapper would refuse, env() refuses."""
+    import numpy as np
+
+    from engine import envs
+
+    e = envs.env(players=2)
+    for call in (lambda: e.step(0), e.last, lambda: e.observe("player_0"), e.agent_iter, e.render):
+        with pytest.raises(AttributeError, match="before reset"):
+            call()
+    with pytest.raises(AttributeError):
+        e.agents  # noqa: B018
+    assert not hasattr(e, "rewards")
+    e.reset(seed=5)
+    agent = e.agent_selection
+    for wrong in (NUM_ACTIONS, -1, None, 2.0, "draw"):
+        with pytest.raises(AssertionError, match="action space"):
+            e.step(wrong)
+        assert e.agent_selection == agent and not any(e.terminations.values())
+    legal = e.game.legal_action_ids()
+    e.step(np.int64(legal[0]))  # what Discrete.sample gives
+    assert e.game.actions and e.game.actions[0]["seat"] == int(agent[-1])
+
+
+def test_dead_steps_take_none_only_and_every_agent_leaves():
+    from engine import envs
+
+    e = envs.env(players=3)
+    e.reset(seed=8)
+    illegal = next(i for i in range(NUM_ACTIONS) if i not in set(e.game.legal_action_ids()))
+    e.step(illegal)
+    assert all(e.terminations.values()) and not any(e.last()[0]["action_mask"])
+    with pytest.raises(ValueError):
+        e.step(0)
+    left = []
+    for agent in e.agent_iter():
+        assert e.last()[2]
+        left.append(agent)
+        e.step(None)
+    assert sorted(left) == sorted(e.possible_agents) and e.agents == [] and e.rewards == {}
+
+
+def test_the_pure_engine_passes_the_api_test_too():
+    code = (
+        "import copy; from pettingzoo.test import api_test; from engine import envs; from engine.game import Game;"
+        "e = envs.env(players=3); e.reset(seed=1); assert isinstance(e.game, Game), type(e.game);"
+        "api_test(e, num_cycles=100);"
+        # a pure game can be copied (the core's cannot), and the copy observes on its own
+        "e.reset(seed=2); e.step(e.game.legal_action_ids()[0]); c = copy.deepcopy(e);"
+        "a, b = e.last()[0], c.last()[0]; assert (a['observation'] == b['observation']).all();"
+        "assert (a['action_mask'] == b['action_mask']).all() and a['action_mask'].any()"
+    )
+    env = {**os.environ, "ARENA_ENGINE": "pure"}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, capture_output=True)
+
