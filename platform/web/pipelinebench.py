@@ -747,6 +747,15 @@ def _delete_keys(redis_url: str, prefix: str) -> None:
         client.close()
 
 
+def _steps(task: dict) -> dict:
+    """A match task's wall seconds: seat start, decisions, stop, and the rest (bookkeeping)."""
+    zero = [0.0]
+    steps = task["steps"]
+    sandbox, decisions, stop = (steps.get(k, zero)[0] for k in ("sandbox", "decisions", "stop"))
+    return {"seat_start": sandbox - decisions - stop, "decisions": decisions, "stop": stop,
+            "bookkeeping": task["t1"] - task["t0"] - sandbox}
+
+
 def _pipeline(rows, tasks: list[dict], ready: list[dict], began: float, polled_end: float, cores: int,
               complete: bool) -> dict:
     """The pipeline's figures from the matches' rows and the workers' records."""
@@ -766,6 +775,7 @@ def _pipeline(rows, tasks: list[dict], ready: list[dict], began: float, polled_e
     shares = _shares(tasks, end, len(done))
     gap = shares["dispatch_gap_p50_s"] or 0.0
     two_seat = [stored[m.pk]["t1"] - stored[m.pk]["t0"] for m in done if m.pk in stored and len(m.seats.all()) == 2]
+    two_seat_steps = [_steps(stored[m.pk]) for m in done if m.pk in stored and len(m.seats.all()) == 2]
     waits = [(m.started_at - m.enqueued_at).total_seconds() for m in done if m.started_at and m.enqueued_at]
     statuses: dict[str, int] = {}
     for m in rows:
@@ -783,6 +793,9 @@ def _pipeline(rows, tasks: list[dict], ready: list[dict], began: float, polled_e
         "decisions_per_s_per_core": _r(decisions / wall / cores, 0) if wall > 0 else None,
         # one worker (one core) playing only 2-seat matches: their mean time in the worker plus a dispatch gap
         "two_seat_matches_per_s_per_core": _r(1 / (statistics.mean(two_seat) + gap), 3) if two_seat else None,
+        # where a 2-seat match's time in the worker goes (mean ms): the figure above is 1 / (their sum + a gap)
+        "two_seat_ms": {k: _r(statistics.mean(t[k] for t in two_seat_steps) * 1000, 1) for k in two_seat_steps[0]}
+        if two_seat_steps else None,
         "seat_start_p50_s": _r(_p(seat_starts, 50)),
         "seat_start_p95_s": _r(_p(seat_starts, 95)),
         "match_seat_start_p50_s": _r(_p(seat_phase, 50)),
