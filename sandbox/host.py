@@ -564,8 +564,17 @@ def _game_process(fds: list[int], hello_id: int, args, state, libc, park: bool =
     os._exit(code)
 
 
+#: how ``encode_frame`` begins the frames the supervisor relays most: it needs their op only
+_FAST_OPS = ((b'{"op":"decide",', {"op": "decide"}), (b'{"op":"reply",', {"op": "reply"}))
+
+
 class FrameBuffer:
-    """Frames cut out of a byte stream, raw (header included) and parsed."""
+    """Frames cut out of a byte stream, raw (header included) and parsed.
+
+    The supervisor reads only the op of what it relays: a ``decide`` or ``reply`` frame
+    (known by how ``encode_frame`` begins it) is not parsed here but by its receiver, which
+    checks it whole (the referee refuses a reply that is not a valid frame).
+    """
 
     def __init__(self, cap: int):
         self.cap = cap
@@ -585,11 +594,16 @@ class FrameBuffer:
                 return
             raw = bytes(self.data[:end])
             del self.data[:end]
-            try:
-                message = decode_body(raw[HEADER.size:])
-            except FrameError:
-                message = None
-            yield raw, message
+            for prefix, known in _FAST_OPS:
+                if raw.startswith(prefix, HEADER.size):
+                    yield raw, known
+                    break
+            else:
+                try:
+                    message = decode_body(raw[HEADER.size:])
+                except FrameError:
+                    message = None
+                yield raw, message
 
 
 def _descendants(skip: int | None = None) -> list[int]:
@@ -1066,7 +1080,7 @@ class Supervisor:
         os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 2)
 
     def from_referee(self) -> None:
-        chunk = self.ref.recv(1 << 20)
+        chunk = self.ref.recv(1 << 16)  # (a 1 MiB buffer would be mapped and unmapped at every frame)
         if not chunk:
             self.finish()
             os._exit(0)
@@ -1079,8 +1093,12 @@ class Supervisor:
                 self.end_game()
                 self.start_game(message.get("id"))
             elif op == "stop":
-                self.finish()
+                # The game frozen, what it printed is all in the pipe: the referee gets it and goes
+                # on at once, while the sandbox ends its processes (the container is removed anyway).
+                self.freeze()
+                self.drain_log(final=True)
                 self.send_referee(encode_frame({"op": "stopped", "id": message.get("id")}))
+                self.finish()
                 os._exit(0)
             elif op == "freeze":
                 self.freeze()
