@@ -14,11 +14,13 @@ missing or fails raises ``InfrastructureError``, never a ``SeatFault``.
 from __future__ import annotations
 
 import atexit
+import functools
 import logging
 import os
 import shutil
 import signal
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -26,7 +28,7 @@ from pathlib import Path
 
 from engine.faults import InfrastructureError, SeatFault
 from sandbox import seccomp
-from sandbox.host import compile_bot
+from sandbox.host import compile_bot, host_bytecode, interpreter_options
 from sandbox.limits import DEFAULT_LIMITS, Limits, describe_bytes
 from sandbox.package import BotPackage
 from sandbox.seat import (
@@ -438,7 +440,7 @@ def container_options(client, limits: Limits, match_id: str, seat: int, seat_dir
     )
     return {
         "command": [
-            "python3", "-I", "-S", "/sandbox/host.py",
+            "python3", *interpreter_options("/sandbox/host.py"),
             "--bot", "/sandbox/bot", "--connect", f"/sandbox/{CHANNEL_SOCKET}",
             "--frame-bytes", str(limits.frame_bytes), "--log-bytes", str(limits.log_bytes),
             "--label", f"{match_id}-{seat}", "--code", f"/sandbox/{CODE_FILE}",
@@ -454,6 +456,13 @@ def container_options(client, limits: Limits, match_id: str, seat: int, seat_dir
         "tty": False,
         "host_config": host_config,
     }
+
+
+@functools.lru_cache(maxsize=4)
+def _host_bytecode(program: str) -> bytes:
+    """The bytecode of the host ``program`` for the seats' ``__pycache__`` (``host.host_bytecode``),
+    made once a process."""
+    return host_bytecode(Path(program).read_bytes(), "/sandbox/host.py")
 
 
 _code_files: dict[str, bytes] = {}
@@ -524,12 +533,17 @@ def _launch(client, image: str, limits: Limits, match_id: str, seat, seat_dir: s
             raise InfrastructureError(work_dir_problem(os.path.dirname(seat_dir)) or f"socket path too long: {sock_path}")
         try:
             shutil.copyfile(HOST_PROGRAM, os.path.join(seat_dir, "host.py"))
+            cache = os.path.join(seat_dir, "__pycache__")
+            os.mkdir(cache)
+            with open(os.path.join(cache, f"host.{sys.implementation.cache_tag}.pyc"), "wb") as handle:
+                handle.write(_host_bytecode(str(HOST_PROGRAM)))
             chan = os.path.join(seat_dir, "chan")
             os.mkdir(chan)
             os.makedirs(os.path.join(seat_dir, "bot"), exist_ok=True)
-            for path in (seat_dir, chan, os.path.join(seat_dir, "bot")):
+            for path in (seat_dir, chan, os.path.join(seat_dir, "bot"), cache):
                 os.chmod(path, 0o755)
-            os.chmod(os.path.join(seat_dir, "host.py"), 0o644)
+            for path in (os.path.join(seat_dir, "host.py"), os.path.join(cache, f"host.{sys.implementation.cache_tag}.pyc")):
+                os.chmod(path, 0o644)
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             listener.bind(sock_path)
             os.chmod(sock_path, 0o777)  # the bot user (uid 10001) must be able to connect

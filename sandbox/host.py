@@ -303,6 +303,34 @@ class Host:
         self.send(message, frame)
 
 
+#: the module name the host runs under when started by ``interpreter_options`` (not ``host``: a
+#: bot's own ``host.py`` must still be importable)
+RUN_AS = "_uno_arena_host"
+
+
+def interpreter_options(path: str) -> list[str]:
+    """``python3`` options that run the host at ``path`` (then its own arguments): imported under
+    ``RUN_AS``, not run as a script, so that its bytecode beside it (``__pycache__``, written by
+    the worker where the bot cannot write, ``host_bytecode``) is used where it is valid; a script
+    is compiled from its source at every start (about 40 ms of CPU, twice a seat: the supervisor
+    and its zygote). Without valid bytecode it is compiled, as before."""
+    return ["-I", "-S", "-B", "-c",
+            "import importlib.util as u, sys\n"
+            f"s = u.spec_from_file_location({RUN_AS!r}, {path!r})\n"
+            "m = sys.modules[s.name] = u.module_from_spec(s)\n"
+            "s.loader.exec_module(m)\n"
+            "m.main()\n"]
+
+
+def host_bytecode(source: bytes, path: str) -> bytes:
+    """The ``__pycache__`` file of the host's ``source`` at ``path`` for this interpreter: checked
+    against the source's hash at every start (never its time), so a changed host is compiled."""
+    import importlib._bootstrap_external as external
+
+    code = compile(source, path, "exec", dont_inherit=True, optimize=0)
+    return external._code_to_hash_pyc(code, importlib.util.source_hash(source), checked=True)
+
+
 def _libc():
     import ctypes
 
@@ -753,7 +781,7 @@ class Supervisor:
         self.frozen = False
 
     def child_argv(self, role: str, hello_id: int = 0) -> list[str]:
-        return [sys.executable, "-I", "-S", "-B", os.path.abspath(__file__), role,
+        return [sys.executable, *interpreter_options(os.path.abspath(__file__)), role,
                 "--bot", self.bot_dir, "--fd", "3", "--hello-id", str(hello_id),
                 "--frame-bytes", str(self.frame_bytes), "--label", self.label,
                 "--thread-stack-bytes", str(self.thread_stack), *(["--code", self.code_file] if self.code_file else [])]

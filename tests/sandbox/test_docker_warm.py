@@ -211,3 +211,24 @@ def test_a_bot_gets_the_workers_compilation_and_cannot_write_it(pool, warm):
     finally:
         seat.stop()
     assert docker_backend.bot_code(CODE_PROBE) is docker_backend.bot_code(CODE_PROBE)  # compiled once a process
+
+
+def test_a_bot_may_have_a_module_named_like_the_host(pool):
+    # The host runs imported under its own name (for its bytecode), never as `host`.
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("main.py", "import host\ndef agent(observation, configuration):\n    return host.ACTION\n")
+        archive.writestr("host.py", "ACTION = {'type': 'draw', 'from': 'the bot'}\n")
+    bot = BotPackage.from_bytes("hosted.zip", buffer.getvalue())
+    fill(pool)
+    handle = docker_backend.start_seat(bot, LIMITS, match_id="code2", seat=0)
+    seat = SandboxSeat(handle, LIMITS, "hosted")
+    try:
+        seat.wait_ready()
+        assert seat.fault is None, seat.faults
+        assert seat.decide(OBS, {}) == {"type": "draw", "from": "the bot"}
+    finally:
+        seat.stop()
