@@ -71,6 +71,8 @@ FLOOR_LABEL = "uno-arena.pipeline-bench"
 TARGETS = {"two_seat_matches_per_s_per_core": 2.0, "seat_start_p50_s": 0.050, "bookkeeping_share": 0.10}
 #: seconds a worker may take to say it is ready
 WORKER_READY_SECONDS = 180.0
+#: seconds the run waits for the workers' warm pools to fill before it queues the matches
+WARM_SETTLE_SECONDS = 120.0
 
 
 class BenchError(Exception):
@@ -525,6 +527,31 @@ def floor_containers(seat_counts: list[int], workers: int, cores: int, tag: str,
             "container_p50_s": _r(_p(starts, 50)), "container_p95_s": _r(_p(starts, 95))}
 
 
+def _settle_warm(folder: Path, timeout: float) -> float | None:
+    """Wait until the workers' warm pools are full (the seats they said they keep, running), as
+    a worker that ran a while has them; the seconds it took (None: not full within ``timeout``)."""
+    import docker
+
+    from sandbox import docker_backend
+
+    started = time.monotonic()
+    _, ready = _read_records(folder)
+    wanted = sum(r.get("warm_seats") or 0 for r in ready)
+    seats = str(folder / "seats")
+    client = docker.from_env(timeout=60)
+    try:
+        while time.monotonic() - started < timeout:
+            rows = client.api.containers(filters={"label": f"{docker_backend.LABEL_WARM}=1", "status": "running"})
+            mine = [r for r in rows if any(m.get("Source", "").startswith(seats) for m in r.get("Mounts") or [])]
+            if len(mine) >= wanted:
+                time.sleep(1.0)  # their hosts connect and wait for a bot
+                return _r(time.monotonic() - started, 1)
+            time.sleep(0.25)
+    finally:
+        client.close()
+    return None
+
+
 def _left_behind(folder: Path, labels: set[str]) -> dict:
     """Containers of the run's workers still there (their sandbox label, or a bind mount from the
     run's seats' folder, which warm seats have too) and seat folders left in it; removes them."""
@@ -661,6 +688,7 @@ def run(*, matches: int = 60, workers: int | None = None, four_seat_share: float
     try:
         ladders = create_scratch(tag, two, four)
         pool.start(workers)
+        report["warm_settle_s"] = _settle_warm(folder, WARM_SETTLE_SECONDS)
         daemons = _pids_named("dockerd", "containerd")
         cpu_start = _proc_cpu([p.pid for p in pool.procs]), _proc_cpu(daemons), _containers_cpu(), _machine_cpu()
         began = time.monotonic()
