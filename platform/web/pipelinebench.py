@@ -14,8 +14,9 @@ The run, in order:
    task of another worker on the same Redis; they do not run the match sweeper (it would take
    other matches of the database); each wraps the pipeline's steps in timers and writes one
    line per task to a file (wall, process CPU and the task thread's CPU per step).
-3. The ladders' matchmaking (``ladders.services.ladder_matchmake``) queues all ``matches`` at
-   once; the run waits until every one has ended, then stops the workers (SIGTERM).
+3. Once the workers' warm pools are full (``warm_settle_s``; a worker that ran a while has
+   them full), the ladders' matchmaking (``ladders.services.ladder_matchmake``) queues all
+   ``matches`` at once; the run waits until every one has ended, then stops the workers (SIGTERM).
 4. The floors, on the same matches: the in-process floor plays each (same rules, seed, deals
    and bots) through ``sandbox.runner.play_sandboxed_match`` with the in-process backend in this
    process, as ``arena play`` does; the container floor creates, starts, waits for and removes
