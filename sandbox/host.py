@@ -4,7 +4,8 @@ Standard library only, Python 3.11+: it runs on the sandbox image's bare
 interpreter, so it must never import ``engine``, ``sandbox`` or Django. The
 referee side imports the frame helpers below, so the wire format lives here.
 
-Usage (the backends start it): ``python3 -I -S -B host.py --bot DIR (--fd N | --connect PATH)
+Usage (the backends start it; the Docker seats through ``interpreter_options``, which runs the
+same program imported so its bytecode is used): ``python3 -I -S -B host.py --bot DIR (--fd N | --connect PATH)
 [--wait-load] [--code FILE] [--jail pidns|uid|none] [--scrub DIR ...] [--tmpfs DIR ... --tmpfs-bytes N
 --tmpfs-inodes N] [--drop-caps] [--seccomp-fd N] [--thread-stack-bytes N]`` (the last four: the
 process sandbox's confinement, which the supervisor finishes on itself, see ``confine``;
@@ -312,8 +313,8 @@ def interpreter_options(path: str) -> list[str]:
     """``python3`` options that run the host at ``path`` (then its own arguments): imported under
     ``RUN_AS``, not run as a script, so that its bytecode beside it (``__pycache__``, written by
     the worker where the bot cannot write, ``host_bytecode``) is used where it is valid; a script
-    is compiled from its source at every start (about 40 ms of CPU, twice a seat: the supervisor
-    and its zygote). Without valid bytecode it is compiled, as before."""
+    is compiled from its source at every start (7-10 ms of CPU in the image, twice a seat: the
+    supervisor and its zygote). Without valid bytecode it is compiled, as before."""
     return ["-I", "-S", "-B", "-c",
             "import importlib.util as u, sys\n"
             f"s = u.spec_from_file_location({RUN_AS!r}, {path!r})\n"
