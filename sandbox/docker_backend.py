@@ -14,11 +14,13 @@ missing or fails raises ``InfrastructureError``, never a ``SeatFault``.
 from __future__ import annotations
 
 import atexit
+import functools
 import logging
 import os
 import shutil
 import signal
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -26,6 +28,7 @@ from pathlib import Path
 
 from engine.faults import InfrastructureError, SeatFault
 from sandbox import seccomp
+from sandbox.host import compile_bot, host_bytecode, interpreter_options
 from sandbox.limits import DEFAULT_LIMITS, Limits, describe_bytes
 from sandbox.package import BotPackage
 from sandbox.seat import (
@@ -56,6 +59,10 @@ HOST_PROGRAM = Path(__file__).resolve().parent / "host.py"
 WORK_DIR = os.environ.get("SANDBOX_WORK_DIR") or None
 #: the referee's socket, inside a seat directory
 CHANNEL_SOCKET = os.path.join("chan", "referee.sock")
+#: the bot's code file (``host.compile_bot``), inside a seat directory: beside ``bot/``, not in it
+CODE_FILE = "code.bin"
+#: packages' code files kept by this process (by sha256): a bot is compiled once, not at every game
+CODE_CACHE_SIZE = 64
 #: the longest path of a Unix socket (Linux: sockaddr_un's 108 bytes, less the final NUL)
 SOCKET_PATH_MAX = 107
 #: the longest seat directory name: the prefix, "<match id (18 digits)>-<token (8)>-<seat>-", mkdtemp's 8
@@ -433,10 +440,10 @@ def container_options(client, limits: Limits, match_id: str, seat: int, seat_dir
     )
     return {
         "command": [
-            "python3", "-I", "-S", "/sandbox/host.py",
+            "python3", *interpreter_options("/sandbox/host.py"),
             "--bot", "/sandbox/bot", "--connect", f"/sandbox/{CHANNEL_SOCKET}",
             "--frame-bytes", str(limits.frame_bytes), "--log-bytes", str(limits.log_bytes),
-            "--label", f"{match_id}-{seat}",
+            "--label", f"{match_id}-{seat}", "--code", f"/sandbox/{CODE_FILE}",
         ],
         "user": BOT_USER,
         "working_dir": "/sandbox/bot",
@@ -449,6 +456,40 @@ def container_options(client, limits: Limits, match_id: str, seat: int, seat_dir
         "tty": False,
         "host_config": host_config,
     }
+
+
+@functools.lru_cache(maxsize=4)
+def _host_bytecode(program: str) -> bytes:
+    """The bytecode of the host ``program`` for the seats' ``__pycache__`` (``host.host_bytecode``),
+    made once a process."""
+    return host_bytecode(Path(program).read_bytes(), "/sandbox/host.py")
+
+
+_code_files: dict[str, bytes] = {}
+_code_lock = threading.Lock()
+
+
+def bot_code(package: BotPackage) -> bytes:
+    """The code file of ``package`` (``host.compile_bot``), compiled once a process per upload."""
+    with _code_lock:
+        code = _code_files.pop(package.sha256, None)
+    if code is None:
+        code = compile_bot(package.files)
+    with _code_lock:
+        _code_files[package.sha256] = code  # the most recently used last
+        while len(_code_files) > CODE_CACHE_SIZE:
+            del _code_files[next(iter(_code_files))]
+    return code
+
+
+def write_bot(package: BotPackage, seat_dir: str) -> None:
+    """Write the bot's files (``bot/``) and its code file into a seat directory, all read-only to
+    the bot: the seat directory is mounted read-only and nothing in it is the bot user's."""
+    package.write_to(Path(seat_dir) / "bot")
+    path = os.path.join(seat_dir, CODE_FILE)
+    with open(path, "wb") as handle:
+        handle.write(bot_code(package))
+    os.chmod(path, 0o644)
 
 
 def start_seat(package: BotPackage, limits: Limits, *, match_id: str, seat: int, client=None, image: str | None = None,
@@ -469,7 +510,7 @@ def start_seat(package: BotPackage, limits: Limits, *, match_id: str, seat: int,
     seat_dir = make_seat_dir(f"{match_id}-{seat}", WORK_DIR)
     try:
         try:
-            package.write_to(Path(seat_dir) / "bot")
+            write_bot(package, seat_dir)
         except OSError as exc:
             raise seat_folder_error(exc, seat_dir, f"writing the bot's files of seat {seat}") from exc
         container, conn = _launch(client, image, limits, match_id, seat, seat_dir, wait_load=False)
@@ -492,12 +533,17 @@ def _launch(client, image: str, limits: Limits, match_id: str, seat, seat_dir: s
             raise InfrastructureError(work_dir_problem(os.path.dirname(seat_dir)) or f"socket path too long: {sock_path}")
         try:
             shutil.copyfile(HOST_PROGRAM, os.path.join(seat_dir, "host.py"))
+            cache = os.path.join(seat_dir, "__pycache__")
+            os.mkdir(cache)
+            with open(os.path.join(cache, f"host.{sys.implementation.cache_tag}.pyc"), "wb") as handle:
+                handle.write(_host_bytecode(str(HOST_PROGRAM)))
             chan = os.path.join(seat_dir, "chan")
             os.mkdir(chan)
             os.makedirs(os.path.join(seat_dir, "bot"), exist_ok=True)
-            for path in (seat_dir, chan, os.path.join(seat_dir, "bot")):
+            for path in (seat_dir, chan, os.path.join(seat_dir, "bot"), cache):
                 os.chmod(path, 0o755)
-            os.chmod(os.path.join(seat_dir, "host.py"), 0o644)
+            for path in (os.path.join(seat_dir, "host.py"), os.path.join(cache, f"host.{sys.implementation.cache_tag}.pyc")):
+                os.chmod(path, 0o644)
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             listener.bind(sock_path)
             os.chmod(sock_path, 0o777)  # the bot user (uid 10001) must be able to connect
@@ -559,7 +605,7 @@ class _WarmSeat:
         """Hand it the bot: write the files, send ``load``; None if it died while waiting."""
         handle = DockerSeatHandle(self.client, self.container, Channel(self.conn, limits.frame_bytes), self.seat_dir, limits)
         try:
-            package.write_to(Path(self.seat_dir) / "bot")
+            write_bot(package, self.seat_dir)
             handle.channel.send({"op": "load"}, timeout=1.0)
         except (ChannelClosed, OSError):
             self.discard(handle)

@@ -4,10 +4,13 @@ Standard library only, Python 3.11+: it runs on the sandbox image's bare
 interpreter, so it must never import ``engine``, ``sandbox`` or Django. The
 referee side imports the frame helpers below, so the wire format lives here.
 
-Usage (the backends start it): ``python3 -I -S -B host.py --bot DIR (--fd N | --connect PATH)
-[--wait-load] [--jail pidns|uid|none] [--scrub DIR ...] [--tmpfs DIR ... --tmpfs-bytes N
+Usage (the backends start it; the Docker seats through ``interpreter_options``, which runs the
+same program imported so its bytecode is used): ``python3 -I -S -B host.py --bot DIR (--fd N | --connect PATH)
+[--wait-load] [--code FILE] [--jail pidns|uid|none] [--scrub DIR ...] [--tmpfs DIR ... --tmpfs-bytes N
 --tmpfs-inodes N] [--drop-caps] [--seccomp-fd N] [--thread-stack-bytes N]`` (the last four: the
-process sandbox's confinement, which the supervisor finishes on itself, see ``confine``)
+process sandbox's confinement, which the supervisor finishes on itself, see ``confine``;
+``--code``: the worker's compilation of the bot's sources, ``compile_bot``, in a file the bot
+cannot write, which each game process imports instead of compiling them again)
 
 Two roles in one program. The *supervisor* (what the backends start) never
 imports bot code: it makes itself non-dumpable (no ptrace, no /proc/<pid>/mem
@@ -97,19 +100,79 @@ def recv_exact(sock: socket.socket, size: int) -> bytes:
 
 
 class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
-    """Compiles a bot's module from its source every time: cached bytecode is never read or written.
+    """Compiles a bot's module from its source: bytecode in the bot's folder is never read or written.
 
     A ``__pycache__/main.cpython-311.pyc`` smuggled beside ``main.py`` (with a
     matching header, or an unchecked hash) would otherwise run instead of the
-    source everyone reads.
+    source everyone reads. The one exception is the worker's own compilation of
+    the same sources (``compile_bot``, handed with ``--code``): trusted, since
+    the worker made it from the checked upload and the bot cannot write it.
     """
 
     def path_stats(self, path):
         raise OSError("bot modules are compiled from source")  # get_code then skips the cache
 
+    def get_code(self, fullname):
+        code = _BOT_CODE.get(os.path.realpath(self.path))
+        if code is not None:
+            import _imp
+
+            _imp._fix_co_filename(code, self.path)  # as the source loader names it (tracebacks)
+            return code
+        return super().get_code(fullname)
+
 
 #: folders whose modules load with SourceOnlyLoader only (no .pyc, no extension modules)
 _BOT_DIRS: set[str] = set()
+#: code objects the worker compiled from a bot's sources (``read_bot_code``), by the real path of each source
+_BOT_CODE: dict[str, object] = {}
+
+
+def compile_bot(files: dict[str, bytes]) -> bytes:
+    """A bot's code file (``host.py --code``): this interpreter's ``MAGIC_NUMBER``, then the marshal of
+    ``{path: code}`` for each ``.py`` of ``files`` (paths relative to the bot's folder), compiled
+    as ``SourceOnlyLoader`` compiles them (``dont_inherit``, no optimisation). A source that does
+    not compile is left out: the host compiles it and reports its error as without the file."""
+    import marshal
+
+    code = {}
+    for path, content in files.items():
+        if path.endswith(".py"):
+            try:
+                code[path] = compile(content, path, "exec", dont_inherit=True, optimize=0)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+    return importlib.util.MAGIC_NUMBER + marshal.dumps(code)
+
+
+def read_bot_code(bot_dir: str, code_file: str) -> int:
+    """Take the code objects of ``code_file`` (``compile_bot``) for the modules under ``bot_dir``;
+    how many. A file that is missing, made by another Python (its ``MAGIC_NUMBER``) or unreadable
+    gives none: the bot is compiled from its source, as without the file."""
+    import marshal
+    import types
+
+    try:
+        with open(code_file, "rb") as handle:
+            blob = handle.read()
+    except OSError:
+        return 0
+    magic = importlib.util.MAGIC_NUMBER
+    if blob[:len(magic)] != magic:
+        return 0
+    try:
+        code = marshal.loads(blob[len(magic):])
+    except (ValueError, EOFError, TypeError):
+        return 0
+    if not isinstance(code, dict):
+        return 0
+    root = os.path.realpath(bot_dir)
+    taken = 0
+    for path, item in code.items():
+        if isinstance(path, str) and isinstance(item, types.CodeType):
+            _BOT_CODE[os.path.join(root, path)] = item
+            taken += 1
+    return taken
 
 
 def _bot_path_hook(path: str):
@@ -133,14 +196,17 @@ def forget_bot_dir(bot_dir: str) -> None:
     _BOT_DIRS.discard(os.path.realpath(bot_dir))
 
 
-def load_agent(bot_dir: str, module_name: str = "main"):
+def load_agent(bot_dir: str, module_name: str = "main", code_file: str | None = None):
     """Import ``main.py`` from ``bot_dir`` as ``module_name`` and return its ``agent``.
 
     Helper modules beside ``main.py`` are importable because ``bot_dir`` is put
     first on ``sys.path``; every module there is compiled from its source
-    (``SourceOnlyLoader``). Raises whatever the bot's import raises.
+    (``SourceOnlyLoader``), or taken from ``code_file`` (``compile_bot``: the
+    worker's compilation of the same sources). Raises whatever the bot's import raises.
     """
     path = os.path.join(bot_dir, ENTRY_MODULE)
+    if code_file:
+        read_bot_code(bot_dir, code_file)
     register_bot_dir(bot_dir)
     if bot_dir not in sys.path:
         sys.path.insert(0, bot_dir)
@@ -238,6 +304,34 @@ class Host:
         self.send(message, frame)
 
 
+#: the module name the host runs under when started by ``interpreter_options`` (not ``host``: a
+#: bot's own ``host.py`` must still be importable)
+RUN_AS = "_uno_arena_host"
+
+
+def interpreter_options(path: str) -> list[str]:
+    """``python3`` options that run the host at ``path`` (then its own arguments): imported under
+    ``RUN_AS``, not run as a script, so that its bytecode beside it (``__pycache__``, written by
+    the worker where the bot cannot write, ``host_bytecode``) is used where it is valid; a script
+    is compiled from its source at every start (7-10 ms of CPU in the image, twice a seat: the
+    supervisor and its zygote). Without valid bytecode it is compiled, as before."""
+    return ["-I", "-S", "-B", "-c",
+            "import importlib.util as u, sys\n"
+            f"s = u.spec_from_file_location({RUN_AS!r}, {path!r})\n"
+            "m = sys.modules[s.name] = u.module_from_spec(s)\n"
+            "s.loader.exec_module(m)\n"
+            "m.main()\n"]
+
+
+def host_bytecode(source: bytes, path: str) -> bytes:
+    """The ``__pycache__`` file of the host's ``source`` at ``path`` for this interpreter: checked
+    against the source's hash at every start (never its time), so a changed host is compiled."""
+    import importlib._bootstrap_external as external
+
+    code = compile(source, path, "exec", dont_inherit=True, optimize=0)
+    return external._code_to_hash_pyc(code, importlib.util.source_hash(source), checked=True)
+
+
 def _libc():
     import ctypes
 
@@ -265,8 +359,11 @@ def _keyctl(*args) -> None:
         pass  # blocked (Docker's seccomp profile) or unavailable: nothing could have been stored
 
 
-def serve(host: Host, bot_dir: str, hello_id: int = 0, thread_stack: int = 0) -> int:
-    """A game process: import the bot, say hello, then answer ``decide`` until ``stop`` or EOF."""
+def serve(host: Host, bot_dir: str, hello_id: int = 0, thread_stack: int = 0, code_file: str | None = None,
+          park: bool = False) -> int:
+    """A game process: import the bot (``code_file``: see ``load_agent``), say hello, then answer
+    ``decide`` until ``stop`` or EOF. ``park``: a warm seat's first game, started before its bot
+    arrived: everything but the import is done, then it waits for the supervisor's ``load``."""
     signal.signal(signal.SIGXCPU, _out_of_cpu)
     sys.dont_write_bytecode = True
     if thread_stack:
@@ -279,9 +376,15 @@ def serve(host: Host, bot_dir: str, hello_id: int = 0, thread_stack: int = 0) ->
     sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
     # A session keyring of this game's own (the supervisor's would outlive it).
     _keyctl(KEYCTL_JOIN_SESSION_KEYRING, 0)
+    if park:
+        try:
+            if host.recv().get("op") != "load":
+                return 2
+        except (EOFError, OSError, FrameError):
+            return 0  # the warm seat was discarded before a bot came
     try:
         os.chdir(bot_dir)
-        agent = load_agent(bot_dir)
+        agent = load_agent(bot_dir, code_file=code_file)
     except BaseException as exc:  # noqa: BLE001 - any failure of bot code is reported, not raised
         error = describe_exception(exc)
         error["reason"] = f"exception at import: {error['reason']}"
@@ -429,10 +532,12 @@ def zygote(control: socket.socket, args) -> None:
             os._exit(0)  # the supervisor is gone
         if len(fds) != 2:
             os._exit(2)
+        words = message.split()
         try:
-            hello_id = int(message)
-        except ValueError:
+            hello_id = int(words[0])
+        except (ValueError, IndexError):
             os._exit(2)
+        park = words[1:] == [b"park"]
         try:
             middle = os.fork()
         except OSError as exc:
@@ -443,7 +548,7 @@ def zygote(control: socket.socket, args) -> None:
             except OSError as exc:
                 game = -(exc.errno or errno.EAGAIN)
             if game == 0:
-                _game_process(fds, hello_id, args, state, libc)
+                _game_process(fds, hello_id, args, state, libc, park)
             try:
                 control.sendall(struct.pack(">i", game))
             finally:
@@ -460,8 +565,9 @@ def zygote(control: socket.socket, args) -> None:
             control.sendall(ZYGOTE_ANSWER.pack(answer, b"."))
 
 
-def _game_process(fds: list[int], hello_id: int, args, state, libc) -> None:
-    """A game process forked by the zygote: its own descriptors only, then serve the game."""
+def _game_process(fds: list[int], hello_id: int, args, state, libc, park: bool = False) -> None:
+    """A game process forked by the zygote: its own descriptors only, then serve the game
+    (``park``: after its bot arrived, see ``serve``)."""
     channel, log = fds
     try:
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -479,7 +585,7 @@ def _game_process(fds: list[int], hello_id: int, args, state, libc) -> None:
             error = {"kind": "exception", "reason": f"exception at import: {changed} by an earlier game"}
             host.reply({"op": "hello", "id": hello_id, "error": error})
             os._exit(1)
-        code = serve(host, args.bot, hello_id, args.thread_stack_bytes)
+        code = serve(host, args.bot, hello_id, args.thread_stack_bytes, args.code, park)
     except (OSError, EOFError, FrameError):
         code = 2
     except BaseException:  # noqa: BLE001 - never return into the zygote's loop
@@ -487,8 +593,17 @@ def _game_process(fds: list[int], hello_id: int, args, state, libc) -> None:
     os._exit(code)
 
 
+#: how ``encode_frame`` begins the frames the supervisor relays most: it needs their op only
+_FAST_OPS = ((b'{"op":"decide",', {"op": "decide"}), (b'{"op":"reply",', {"op": "reply"}))
+
+
 class FrameBuffer:
-    """Frames cut out of a byte stream, raw (header included) and parsed."""
+    """Frames cut out of a byte stream, raw (header included) and parsed.
+
+    The supervisor reads only the op of what it relays: a ``decide`` or ``reply`` frame
+    (known by how ``encode_frame`` begins it) is not parsed here but by its receiver, which
+    checks it whole (the referee refuses a reply that is not a valid frame).
+    """
 
     def __init__(self, cap: int):
         self.cap = cap
@@ -508,11 +623,16 @@ class FrameBuffer:
                 return
             raw = bytes(self.data[:end])
             del self.data[:end]
-            try:
-                message = decode_body(raw[HEADER.size:])
-            except FrameError:
-                message = None
-            yield raw, message
+            for prefix, known in _FAST_OPS:
+                if raw.startswith(prefix, HEADER.size):
+                    yield raw, known
+                    break
+            else:
+                try:
+                    message = decode_body(raw[HEADER.size:])
+                except FrameError:
+                    message = None
+                yield raw, message
 
 
 def _descendants(skip: int | None = None) -> list[int]:
@@ -592,6 +712,7 @@ class Supervisor:
         self.bot_dir = args.bot
         self.label = args.label
         self.thread_stack = args.thread_stack_bytes
+        self.code_file = args.code
         self.jail = args.jail
         self.scrub = list(args.scrub)
         self.environment = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
@@ -618,21 +739,29 @@ class Supervisor:
 
     # -- the game's processes -------------------------------------------
 
-    def start_game(self, hello_id: int) -> None:
+    def start_game(self, hello_id: int, park: bool = False) -> None:
         """Start a fresh game process for the next game; it imports the bot and says hello.
 
         The zygote forks it (see ``zygote``); when the zygote cannot (a bot of an
         earlier game killed it and a new one fails too), a new interpreter is spawned.
+        ``park`` (a warm seat's first game, before its bot arrived): the process is forked
+        and set up, then waits for ``load`` (``load_parked``) before it imports the bot; when
+        it cannot be forked, nothing is started and nothing is reported (the load starts one).
         """
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         read_end, write_end = os.pipe()
         try:
-            pid = self.fork_game(hello_id, child.fileno(), write_end) if self.use_zygote else None
+            pid = self.fork_game(hello_id, child.fileno(), write_end, park) if self.use_zygote else None
+            if pid is None and park:
+                raise OSError(errno.ECHILD, "no zygote to fork a parked game process")
             self.child = self.spawn_game(hello_id, child.fileno(), write_end) if pid is None else pid
         except OSError as exc:
             # EAGAIN: the process limit (the previous game's processes are all gone by now)
             os.close(read_end)
             parent.close()
+            self.child = None
+            if park:
+                return  # (the finally clause still closes the child's ends)
             error = describe_exception(exc)
             error["reason"] = f"exception at import: cannot start the game's process: {error['reason']}"
             self.send_referee(encode_frame({"op": "hello", "id": hello_id, "error": error}))
@@ -653,10 +782,10 @@ class Supervisor:
         self.frozen = False
 
     def child_argv(self, role: str, hello_id: int = 0) -> list[str]:
-        return [sys.executable, "-I", "-S", "-B", os.path.abspath(__file__), role,
+        return [sys.executable, *interpreter_options(os.path.abspath(__file__)), role,
                 "--bot", self.bot_dir, "--fd", "3", "--hello-id", str(hello_id),
                 "--frame-bytes", str(self.frame_bytes), "--label", self.label,
-                "--thread-stack-bytes", str(self.thread_stack)]
+                "--thread-stack-bytes", str(self.thread_stack), *(["--code", self.code_file] if self.code_file else [])]
 
     def spawn(self, argv: list[str], fds: tuple[int, int, int, int]) -> int:
         """posix_spawn ``argv`` with exactly ``fds`` as its descriptors 0-3."""
@@ -706,7 +835,19 @@ class Supervisor:
             self.zygote_sock.close()
             self.zygote_sock = None
 
-    def fork_game(self, hello_id: int, channel: int, log: int) -> int | None:
+    def load_parked(self) -> None:
+        """The bot arrived (``load``): the parked first game's process imports it now, or, when
+        there is none (or it died while it waited), a fresh one is started as at any game."""
+        self.reap()
+        if self.child is not None and self.child_status is None and self.child_sock is not None:
+            self.child_out += encode_frame({"op": "load"})
+            self.to_child()
+            return
+        if self.child is not None:
+            self.end_game()
+        self.start_game(0)
+
+    def fork_game(self, hello_id: int, channel: int, log: int, park: bool = False) -> int | None:
         """Have the zygote fork the game process; its pid, or None when no zygote can.
 
         Raises OSError when the zygote's fork failed (the process limit).
@@ -716,7 +857,7 @@ class Supervisor:
                 if self.zygote is None:
                     self.start_zygote()
                 os.kill(self.zygote, signal.SIGCONT)  # the freeze (or a bot) may have stopped it
-                socket.send_fds(self.zygote_sock, [b"%d\n" % hello_id], [channel, log])
+                socket.send_fds(self.zygote_sock, [b"%d%s\n" % (hello_id, b" park" if park else b"")], [channel, log])
                 self.zygote_sock.settimeout(ZYGOTE_SECONDS)
                 answer = b""
                 while len(answer) < ZYGOTE_ANSWER.size:
@@ -968,7 +1109,7 @@ class Supervisor:
         os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 2)
 
     def from_referee(self) -> None:
-        chunk = self.ref.recv(1 << 20)
+        chunk = self.ref.recv(1 << 16)  # (a 1 MiB buffer would be mapped and unmapped at every frame)
         if not chunk:
             self.finish()
             os._exit(0)
@@ -981,8 +1122,12 @@ class Supervisor:
                 self.end_game()
                 self.start_game(message.get("id"))
             elif op == "stop":
-                self.finish()
+                # The game frozen, what it printed is all in the pipe: the referee gets it and goes
+                # on at once, while the sandbox ends its processes (the container is removed anyway).
+                self.freeze()
+                self.drain_log(final=True)
                 self.send_referee(encode_frame({"op": "stopped", "id": message.get("id")}))
+                self.finish()
                 os._exit(0)
             elif op == "freeze":
                 self.freeze()
@@ -994,7 +1139,8 @@ class Supervisor:
                 self.to_child()
 
     def run(self) -> None:
-        self.start_game(0)
+        if self.child is None:
+            self.start_game(0)
         while True:
             readers = [self.ref]
             writers = []
@@ -1156,6 +1302,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drop-caps", action="store_true", help="drop every capability (after mounting)")
     parser.add_argument("--seccomp-fd", type=int, default=None, help="a seccomp BPF program to install on itself")
     parser.add_argument("--thread-stack-bytes", type=int, default=0, help="stack size of the bot's Python threads")
+    # The worker's compilation of the bot's sources (compile_bot), read by each game process, if there.
+    parser.add_argument("--code", default=None, help="a code file of the bot (compile_bot) the bot cannot write")
     # Internal: a game process started by the supervisor.
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--hello-id", type=int, default=0, help=argparse.SUPPRESS)
@@ -1173,7 +1321,7 @@ def main(argv: list[str] | None = None) -> int:
         sock = socket.socket(fileno=args.fd)
         sock.setblocking(True)
         try:
-            code = serve(Host(sock, args.frame_bytes), args.bot, args.hello_id, args.thread_stack_bytes)
+            code = serve(Host(sock, args.frame_bytes), args.bot, args.hello_id, args.thread_stack_bytes, args.code)
         except (OSError, EOFError, FrameError):
             code = 2
         # os._exit: skip atexit handlers and non-daemon threads the bot may have left.
@@ -1206,8 +1354,10 @@ def main(argv: list[str] | None = None) -> int:
             if supervisor.use_zygote:
                 # A warm seat starts its zygote while it waits: off the match's critical path.
                 # The zygote reads no bot file (there is none yet) and forks each game as before.
+                # So does the first game's process, set up up to the bot's import (park).
                 try:
                     supervisor.start_zygote()
+                    supervisor.start_game(0, park=True)
                 except OSError:
                     pass  # the first game starts one
             buffer = FrameBuffer(args.frame_bytes)
@@ -1222,6 +1372,7 @@ def main(argv: list[str] | None = None) -> int:
             if message.get("op") != "load":
                 raise FrameError("expected a load frame")
             supervisor.ref_in.data = buffer.data
+            supervisor.load_parked()
         supervisor.run()
     except (OSError, EOFError, FrameError):
         code = 2

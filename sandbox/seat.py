@@ -352,6 +352,8 @@ class SandboxSeat(MarksLog):
                     while (message := self.handle.channel.recv(deadline)) is not None:
                         if message.get("op") == "log":
                             self._take_log(message)
+                        elif message.get("op") == "stopped":
+                            break  # its last prints came before it: the sandbox's own end is not waited for
                 except (ChannelClosed, FrameError):
                     pass
         finally:

@@ -146,9 +146,13 @@ def remove_dead_workers_sandboxes() -> int:
 
 def warm_seats_for(matches_at_once: int, most_seats: Callable[[], int] | None = None) -> int:
     """How many warm Docker seats a worker process that plays ``matches_at_once`` matches at
-    once keeps: SANDBOX_DOCKER_WARM when a number, else (``auto``) that many matches of
-    ``most_seats()`` seats (the caller's count, e.g. the most seats of an active ladder: the
-    matches app knows no ladder), at least 2 (validation matches)."""
+    once keeps: SANDBOX_DOCKER_WARM when a number, else (``auto``) that many matches and one
+    more of ``most_seats()`` seats (the caller's count, e.g. the most seats of an active ladder:
+    the matches app knows no ladder), at least 2 (validation matches). The one more: a match's
+    seats are replaced once its bots imported, and a replacement takes Docker 0.5-3 s on a busy
+    machine, so without it the next match found the pool empty and started its seats cold
+    (pipeline_bench: 2-seat matches spent 550 ms on average starting seats, against 40 ms at
+    the p50; docs/performance.md, session 14)."""
     if settings.SANDBOX_DOCKER_WARM != "auto":
         return int(settings.SANDBOX_DOCKER_WARM)
     try:
@@ -156,7 +160,7 @@ def warm_seats_for(matches_at_once: int, most_seats: Callable[[], int] | None = 
     except Exception as exc:  # the database is away at the worker's start: the smallest match
         logger.warning("warm seats: could not read the ladders' seat counts (%s); sizing for 2 seats", exc)
         seats = 0
-    return max(1, matches_at_once) * max(2, seats)
+    return (max(1, matches_at_once) + 1) * max(2, seats)
 
 
 def start_warm_seats(

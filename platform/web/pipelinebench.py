@@ -14,8 +14,9 @@ The run, in order:
    task of another worker on the same Redis; they do not run the match sweeper (it would take
    other matches of the database); each wraps the pipeline's steps in timers and writes one
    line per task to a file (wall, process CPU and the task thread's CPU per step).
-3. The ladders' matchmaking (``ladders.services.ladder_matchmake``) queues all ``matches`` at
-   once; the run waits until every one has ended, then stops the workers (SIGTERM).
+3. Once the workers' warm pools are full (``warm_settle_s``; a worker that ran a while has
+   them full), the ladders' matchmaking (``ladders.services.ladder_matchmake``) queues all
+   ``matches`` at once; the run waits until every one has ended, then stops the workers (SIGTERM).
 4. The floors, on the same matches: the in-process floor plays each (same rules, seed, deals
    and bots) through ``sandbox.runner.play_sandboxed_match`` with the in-process backend in this
    process, as ``arena play`` does; the container floor creates, starts, waits for and removes
@@ -71,6 +72,8 @@ FLOOR_LABEL = "uno-arena.pipeline-bench"
 TARGETS = {"two_seat_matches_per_s_per_core": 2.0, "seat_start_p50_s": 0.050, "bookkeeping_share": 0.10}
 #: seconds a worker may take to say it is ready
 WORKER_READY_SECONDS = 180.0
+#: seconds the run waits for the workers' warm pools to fill before it queues the matches
+WARM_SETTLE_SECONDS = 120.0
 
 
 class BenchError(Exception):
@@ -525,6 +528,31 @@ def floor_containers(seat_counts: list[int], workers: int, cores: int, tag: str,
             "container_p50_s": _r(_p(starts, 50)), "container_p95_s": _r(_p(starts, 95))}
 
 
+def _settle_warm(folder: Path, timeout: float) -> float | None:
+    """Wait until the workers' warm pools are full (the seats they said they keep, running), as
+    a worker that ran a while has them; the seconds it took (None: not full within ``timeout``)."""
+    import docker
+
+    from sandbox import docker_backend
+
+    started = time.monotonic()
+    _, ready = _read_records(folder)
+    wanted = sum(r.get("warm_seats") or 0 for r in ready)
+    seats = str(folder / "seats")
+    client = docker.from_env(timeout=60)
+    try:
+        while time.monotonic() - started < timeout:
+            rows = client.api.containers(filters={"label": f"{docker_backend.LABEL_WARM}=1", "status": "running"})
+            mine = [r for r in rows if any(m.get("Source", "").startswith(seats) for m in r.get("Mounts") or [])]
+            if len(mine) >= wanted:
+                time.sleep(1.0)  # their hosts connect and wait for a bot
+                return _r(time.monotonic() - started, 1)
+            time.sleep(0.25)
+    finally:
+        client.close()
+    return None
+
+
 def _left_behind(folder: Path, labels: set[str]) -> dict:
     """Containers of the run's workers still there (their sandbox label, or a bind mount from the
     run's seats' folder, which warm seats have too) and seat folders left in it; removes them."""
@@ -661,6 +689,7 @@ def run(*, matches: int = 60, workers: int | None = None, four_seat_share: float
     try:
         ladders = create_scratch(tag, two, four)
         pool.start(workers)
+        report["warm_settle_s"] = _settle_warm(folder, WARM_SETTLE_SECONDS)
         daemons = _pids_named("dockerd", "containerd")
         cpu_start = _proc_cpu([p.pid for p in pool.procs]), _proc_cpu(daemons), _containers_cpu(), _machine_cpu()
         began = time.monotonic()
@@ -747,6 +776,15 @@ def _delete_keys(redis_url: str, prefix: str) -> None:
         client.close()
 
 
+def _steps(task: dict) -> dict:
+    """A match task's wall seconds: seat start, decisions, stop, and the rest (bookkeeping)."""
+    zero = [0.0]
+    steps = task["steps"]
+    sandbox, decisions, stop = (steps.get(k, zero)[0] for k in ("sandbox", "decisions", "stop"))
+    return {"seat_start": sandbox - decisions - stop, "decisions": decisions, "stop": stop,
+            "bookkeeping": task["t1"] - task["t0"] - sandbox}
+
+
 def _pipeline(rows, tasks: list[dict], ready: list[dict], began: float, polled_end: float, cores: int,
               complete: bool) -> dict:
     """The pipeline's figures from the matches' rows and the workers' records."""
@@ -766,6 +804,7 @@ def _pipeline(rows, tasks: list[dict], ready: list[dict], began: float, polled_e
     shares = _shares(tasks, end, len(done))
     gap = shares["dispatch_gap_p50_s"] or 0.0
     two_seat = [stored[m.pk]["t1"] - stored[m.pk]["t0"] for m in done if m.pk in stored and len(m.seats.all()) == 2]
+    two_seat_steps = [_steps(stored[m.pk]) for m in done if m.pk in stored and len(m.seats.all()) == 2]
     waits = [(m.started_at - m.enqueued_at).total_seconds() for m in done if m.started_at and m.enqueued_at]
     statuses: dict[str, int] = {}
     for m in rows:
@@ -783,6 +822,9 @@ def _pipeline(rows, tasks: list[dict], ready: list[dict], began: float, polled_e
         "decisions_per_s_per_core": _r(decisions / wall / cores, 0) if wall > 0 else None,
         # one worker (one core) playing only 2-seat matches: their mean time in the worker plus a dispatch gap
         "two_seat_matches_per_s_per_core": _r(1 / (statistics.mean(two_seat) + gap), 3) if two_seat else None,
+        # where a 2-seat match's time in the worker goes (mean ms): the figure above is 1 / (their sum + a gap)
+        "two_seat_ms": {k: _r(statistics.mean(t[k] for t in two_seat_steps) * 1000, 1) for k in two_seat_steps[0]}
+        if two_seat_steps else None,
         "seat_start_p50_s": _r(_p(seat_starts, 50)),
         "seat_start_p95_s": _r(_p(seat_starts, 95)),
         "match_seat_start_p50_s": _r(_p(seat_phase, 50)),

@@ -50,10 +50,10 @@ def test_a_worker_keeps_warm_seats_for_the_most_seats_of_an_active_ladder_and_a_
     four_seat_ladder()  # no entries: it only tells the worker how many seats a match may need
     with seats_folder() as seats:
         worker = workers.start("warm", SANDBOX_WORK_DIR=seats, **WARM)
-        first = wait_for("4 warm seats", lambda: ids if len(ids := warm_ids(docker_client, worker)) == 4 else None, 60, worker)
+        first = wait_for("8 warm seats", lambda: ids if len(ids := warm_ids(docker_client, worker)) == 8 else None, 60, worker)
         labels = {row["Labels"][docker_backend.LABEL_HOST] for row in owned_by(docker_client, worker)}
         assert labels == {docker_backend.host_name()}
-        assert "warm sandbox seats: 4 in process" in worker.log
+        assert "warm sandbox seats: 8 in process" in worker.log  # a 4-seat match more than it plays at once
         _, (match,) = ladder_with_matches("warm", 1)
         wait_for("the match", lambda: Match.objects.get(pk=match.pk).status == "done", 90, worker)
         row = Match.objects.get(pk=match.pk)
@@ -78,7 +78,7 @@ def test_after_sigkill_the_next_worker_start_removes_the_leftovers_but_not_anoth
     try:
         with seats_folder() as seats:
             doomed = workers.start("doomed", SANDBOX_WORK_DIR=seats, **WARM)
-            wait_for("2 warm seats", lambda: len(warm_ids(docker_client, doomed)) == 2, 60, doomed)
+            wait_for("4 warm seats", lambda: len(warm_ids(docker_client, doomed)) == 4, 60, doomed)
             doomed.kill(signal.SIGKILL)
             left = owned_by(docker_client, doomed)
             assert len(left) >= 2 and len(list(Path(seats).iterdir())) >= 2  # what a SIGKILL leaves
@@ -86,7 +86,7 @@ def test_after_sigkill_the_next_worker_start_removes_the_leftovers_but_not_anoth
             successor = workers.start("successor", SANDBOX_WORK_DIR=seats, **WARM)
             wait_for("the dead worker's seats removed", lambda: owned_by(docker_client, doomed) == [], 30, successor)
             print(f"\nleftovers of the SIGKILLed worker gone {time.monotonic() - started:.1f} s after the next start")
-            wait_for("the successor's warm seats", lambda: len(warm_ids(docker_client, successor)) == 2, 60, successor)
+            wait_for("the successor's warm seats", lambda: len(warm_ids(docker_client, successor)) == 4, 60, successor)
             names = {p.name for p in Path(seats).iterdir()}
             assert all(f"-warm-{successor.proc.pid}-" in name for name in names), names
             foreign.reload()  # still there: another installation's container is never touched
@@ -96,17 +96,18 @@ def test_after_sigkill_the_next_worker_start_removes_the_leftovers_but_not_anoth
         foreign.remove(force=True)
 
 
-def test_warm_seats_are_the_matches_at_once_times_the_most_seats_of_an_active_ladder(db, settings):
+def test_warm_seats_are_one_more_than_the_matches_at_once_times_the_most_seats_of_an_active_ladder(db, settings):
     settings.SANDBOX_DOCKER_WARM = "auto"
     from ladders.selectors import active_ladder_seats
 
-    assert sandboxing.warm_seats_for(1, active_ladder_seats) == 2  # no ladder: validation matches have 2 seats
+    # one match more than it plays at once: the next match's seats wait while a match's are replaced
+    assert sandboxing.warm_seats_for(1, active_ladder_seats) == 4  # no ladder: validation matches have 2 seats
     item = four_seat_ladder()
-    assert (sandboxing.warm_seats_for(1, active_ladder_seats), sandboxing.warm_seats_for(3, active_ladder_seats)) == (4, 12)
-    assert sandboxing.warm_seats_for(3) == 6  # no count given: sized for validation matches
+    assert (sandboxing.warm_seats_for(1, active_ladder_seats), sandboxing.warm_seats_for(3, active_ladder_seats)) == (8, 16)
+    assert sandboxing.warm_seats_for(3) == 8  # no count given: sized for validation matches
     item.active = False
     item.save()
-    assert sandboxing.warm_seats_for(1, active_ladder_seats) == 2
+    assert sandboxing.warm_seats_for(1, active_ladder_seats) == 4
     settings.SANDBOX_DOCKER_WARM = "3"
     assert sandboxing.warm_seats_for(2, active_ladder_seats) == 3
     settings.SANDBOX_DOCKER_WARM = "0"

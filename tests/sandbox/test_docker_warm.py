@@ -177,3 +177,58 @@ def test_a_deferred_refill_starts_no_replacement_until_the_match_s_bots_imported
     finally:
         seat.stop()
     fill(pool)
+
+
+CODE_PROBE = BotPackage.from_bytes(
+    "probe.py",
+    b"import errno, os\n"
+    b"def agent(observation, configuration):\n"
+    b"    try:\n"
+    b"        with open('/sandbox/code.bin', 'ab') as handle:\n"
+    b"            handle.write(b'x')\n"
+    b"        wrote = 'wrote it'\n"
+    b"    except OSError as exc:\n"
+    b"        wrote = errno.errorcode.get(exc.errno, str(exc))\n"
+    b"    return {'type': 'draw', 'wrote': wrote, 'file': agent.__code__.co_filename,\n"
+    b"            'code': os.stat('/sandbox/code.bin').st_size > 0}\n",
+)
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_a_bot_gets_the_workers_compilation_and_cannot_write_it(pool, warm):
+    if warm:
+        fill(pool)
+    else:
+        pool.close()
+    handle = docker_backend.start_seat(CODE_PROBE, LIMITS, match_id="code1", seat=0)
+    seat = SandboxSeat(handle, LIMITS, "probe")
+    try:
+        seat.wait_ready()
+        assert seat.fault is None, seat.faults
+        answer = seat.decide(OBS, {})
+        # not the bot user's (EACCES), on a read-only mount (EROFS, once the bot could chmod it)
+        assert answer == {"type": "draw", "wrote": "EACCES", "file": "/sandbox/bot/main.py", "code": True}
+    finally:
+        seat.stop()
+    assert docker_backend.bot_code(CODE_PROBE) is docker_backend.bot_code(CODE_PROBE)  # compiled once a process
+
+
+def test_a_bot_may_have_a_module_named_like_the_host(pool):
+    # The host runs imported under its own name (for its bytecode), never as `host`.
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("main.py", "import host\ndef agent(observation, configuration):\n    return host.ACTION\n")
+        archive.writestr("host.py", "ACTION = {'type': 'draw', 'from': 'the bot'}\n")
+    bot = BotPackage.from_bytes("hosted.zip", buffer.getvalue())
+    fill(pool)
+    handle = docker_backend.start_seat(bot, LIMITS, match_id="code2", seat=0)
+    seat = SandboxSeat(handle, LIMITS, "hosted")
+    try:
+        seat.wait_ready()
+        assert seat.fault is None, seat.faults
+        assert seat.decide(OBS, {}) == {"type": "draw", "from": "the bot"}
+    finally:
+        seat.stop()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -16,15 +17,18 @@ from sandbox.limits import Limits
 from sandbox.seat import Channel, ChannelClosed
 
 HOST = sandbox.host.__file__
+OBS = {"legal_actions": [{"type": "draw"}]}
 
 
-def start_host(tmp_path, source: str, log_bytes: int = 65536):
+def start_host(tmp_path, source: str | None, log_bytes: int = 65536, extra: tuple[str, ...] = ()):
     bot = tmp_path / "bot"
-    bot.mkdir()
-    (bot / "main.py").write_text(textwrap.dedent(source))
+    bot.mkdir(exist_ok=True)
+    if source is not None:
+        (bot / "main.py").write_text(textwrap.dedent(source))
     referee, child = socket.socketpair()
     process = subprocess.Popen(
-        [sys.executable, "-I", "-S", HOST, "--bot", str(bot), "--fd", str(child.fileno()), "--log-bytes", str(log_bytes)],
+        [sys.executable, "-I", "-S", HOST, "--bot", str(bot), "--fd", str(child.fileno()), "--log-bytes", str(log_bytes),
+         *extra],
         pass_fds=(child.fileno(),),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -202,3 +206,75 @@ def test_exception_that_cannot_be_printed_is_still_reported(host):
     channel.send({"op": "decide", "id": 1, "observation": {}, "configuration": {}})
     reply, _ = frames_until(channel, "reply")
     assert reply["error"] == {"kind": "exception", "reason": "Weird: <unprintable exception>"}
+
+
+COMPILED_MAIN = b"""
+import helper
+def agent(observation, configuration):
+    return {"type": "compiled", "file": agent.__code__.co_filename, "helper": helper.where()}
+"""
+COMPILED_HELPER = b"def where():\n    return where.__code__.co_filename\n"
+
+
+def test_the_game_process_imports_the_workers_code_file_named_as_its_sources(host, tmp_path):
+    # The code file differs from the sources on purpose: what the bot answers shows which ran.
+    code = tmp_path / "code.bin"
+    code.write_bytes(sandbox.host.compile_bot({"main.py": COMPILED_MAIN, "helper.py": COMPILED_HELPER, "notes.txt": b"x"}))
+    (tmp_path / "bot").mkdir()
+    (tmp_path / "bot" / "helper.py").write_bytes(b"def where():\n    return 'source'\n")
+    _, channel = host("def agent(observation, configuration):\n    return {'type': 'source'}\n",
+                      extra=("--code", str(code)))
+    hello, _ = frames_until(channel, "hello")
+    assert hello.get("ok") is True
+    for game in range(2):  # every game's fresh process takes it
+        if game:
+            channel.send({"op": "game", "id": 5})
+            assert frames_until(channel, "hello")[0] == {"op": "hello", "id": 5, "ok": True}
+        channel.send({"op": "decide", "id": 10 + game, "observation": OBS, "configuration": {}})
+        reply, _ = frames_until(channel, "reply")
+        bot = tmp_path / "bot"
+        assert reply["action"] == {"type": "compiled", "file": str(bot / "main.py"), "helper": str(bot / "helper.py")}
+
+
+@pytest.mark.parametrize("blob", [b"\x00\x00\r\n" + b"garbage", b"", None], ids=["other-python", "empty", "missing"])
+def test_a_code_file_of_another_python_damaged_or_missing_leaves_the_sources_to_compile(host, tmp_path, blob):
+    code = tmp_path / "code.bin"
+    if blob is not None:
+        good = sandbox.host.compile_bot({"main.py": COMPILED_MAIN})
+        code.write_bytes(blob if blob else good[:len(good) // 2])
+    _, channel = host("def agent(observation, configuration):\n    return {'type': 'source'}\n", extra=("--code", str(code)))
+    assert frames_until(channel, "hello")[0].get("ok") is True
+    channel.send({"op": "decide", "id": 1, "observation": OBS, "configuration": {}})
+    assert frames_until(channel, "reply")[0]["action"] == {"type": "source"}
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        for tid in os.listdir(f"/proc/{current}/task"):
+            with open(f"/proc/{current}/task/{tid}/children") as handle:
+                children = [int(c) for c in handle.read().split()]
+            found += children
+            todo += children
+    return found
+
+
+def test_a_warm_hosts_first_game_process_waits_set_up_and_imports_the_bot_only_once_it_arrives(host, tmp_path):
+    process, channel = host(None, extra=("--wait-load",))  # no bot yet: a warm seat
+    deadline = time.monotonic() + 5.0
+    while len(_descendants(process.pid)) < 2:  # the zygote and the first game's parked process
+        assert time.monotonic() < deadline, "no parked game process came up"
+        time.sleep(0.02)
+    parked = set(_descendants(process.pid))
+    (tmp_path / "bot" / "main.py").write_text(
+        "import os\ndef agent(observation, configuration):\n    return {'type': 'draw', 'pid': os.getpid()}\n")
+    channel.send({"op": "load"})
+    assert frames_until(channel, "hello")[0] == {"op": "hello", "id": 0, "ok": True}
+    channel.send({"op": "decide", "id": 1, "observation": OBS, "configuration": {}})
+    first = frames_until(channel, "reply")[0]["action"]["pid"]
+    assert first in parked  # the process forked before the bot came played its first game
+    channel.send({"op": "game", "id": 2})
+    assert frames_until(channel, "hello")[0] == {"op": "hello", "id": 2, "ok": True}
+    channel.send({"op": "decide", "id": 3, "observation": OBS, "configuration": {}})
+    assert frames_until(channel, "reply")[0]["action"]["pid"] not in parked | {first}  # a fresh one the next
