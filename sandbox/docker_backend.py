@@ -28,7 +28,7 @@ from pathlib import Path
 
 from engine.faults import InfrastructureError, SeatFault
 from sandbox import seccomp
-from sandbox.host import compile_bot, host_bytecode, interpreter_options
+from sandbox.host import compile_bot_apart, host_bytecode, interpreter_options
 from sandbox.limits import DEFAULT_LIMITS, Limits, describe_bytes
 from sandbox.package import BotPackage
 from sandbox.seat import (
@@ -470,11 +470,13 @@ _code_lock = threading.Lock()
 
 
 def bot_code(package: BotPackage) -> bytes:
-    """The code file of ``package`` (``host.compile_bot``), compiled once a process per upload."""
+    """The code file of ``package`` (``host.compile_bot``), compiled once a process per upload, in a
+    child interpreter with a CPU limit (``host.compile_bot_apart``); b"" (kept too) when that
+    compilation failed: the bot's game processes compile its sources, as without a code file."""
     with _code_lock:
         code = _code_files.pop(package.sha256, None)
     if code is None:
-        code = compile_bot(package.files)
+        code = compile_bot_apart(package.files)
     with _code_lock:
         _code_files[package.sha256] = code  # the most recently used last
         while len(_code_files) > CODE_CACHE_SIZE:
@@ -486,9 +488,12 @@ def write_bot(package: BotPackage, seat_dir: str) -> None:
     """Write the bot's files (``bot/``) and its code file into a seat directory, all read-only to
     the bot: the seat directory is mounted read-only and nothing in it is the bot user's."""
     package.write_to(Path(seat_dir) / "bot")
+    code = bot_code(package)
+    if not code:
+        return
     path = os.path.join(seat_dir, CODE_FILE)
     with open(path, "wb") as handle:
-        handle.write(bot_code(package))
+        handle.write(code)
     os.chmod(path, 0o644)
 
 

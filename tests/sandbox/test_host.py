@@ -248,6 +248,22 @@ def test_a_code_file_of_another_python_damaged_or_missing_leaves_the_sources_to_
     assert frames_until(channel, "reply")[0]["action"] == {"type": "source"}
 
 
+def test_the_worker_compiles_a_bot_in_a_child_interpreter_the_same_code_as_in_itself():
+    files = {"main.py": COMPILED_MAIN, "helper.py": COMPILED_HELPER, "notes.txt": b"x", "broken.py": b"def ("}
+    assert sandbox.host.compile_bot_apart(files) == sandbox.host.compile_bot(files)
+
+
+@pytest.mark.slow
+def test_a_source_that_costs_more_cpu_to_compile_than_the_worker_gives_is_left_to_the_sandbox():
+    """An f-string of 200,000 fields is 586 KiB, under the upload limit, and takes about 23 s of CPU
+    to compile: the worker's child gives up after COMPILE_CPU_SECONDS and hands no code file (the
+    game process compiles the source, on the bot's clock)."""
+    bomb = b"x = f'" + b"{a}" * 200_000 + b"'\n"
+    started = time.monotonic()
+    assert sandbox.host.compile_bot_apart({"main.py": bomb}) == b""
+    assert time.monotonic() - started < 3 * sandbox.host.COMPILE_CPU_SECONDS + 5
+
+
 def _descendants(pid: int) -> list[int]:
     found, todo = [], [pid]
     while todo:
