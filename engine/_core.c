@@ -267,16 +267,33 @@ static inline int mt_randbelow(Stream *r, int n) {
     return (int)v;
 }
 
-/* random.Random(text) for a str seed (version 2); -1 on error */
-static int mt_seed_text(Stream *r, PyObject *text) {
-    Py_ssize_t len;
-    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &len);
-    if (!utf8) return -1;
-    size_t total = (size_t)len + 64;
-    uint8_t *bytes = PyMem_Malloc(total + 8);
+/* Seeding. random.Random(text) (version 2) feeds the int of the UTF-8 bytes followed by
+ * their SHA-512 to init_by_array: a chain of 1,247 dependent multiplications, the
+ * costliest part of a short game (a dealer stream, a deal stream and one stream per seat
+ * each game). The chain cannot be shortened without changing every stream, so the
+ * streams a round needs are seeded together, four chains interleaved (mt_init_four): the
+ * processor runs independent chains side by side, so four cost about what one does. */
+#define KEY_SMALL 64
+typedef struct {
+    uint32_t small[KEY_SMALL];
+    uint32_t *words;  /* small, or a heap block for a long seed */
+    size_t len;
+} SeedKey;
+
+static void seed_key_free(SeedKey *k) {
+    if (k->words && k->words != k->small) PyMem_Free(k->words);
+    k->words = NULL;
+}
+
+/* the init_by_array key of the seed text ``utf8`` (``len`` bytes); -1 on error */
+static int seed_key(SeedKey *k, const char *utf8, size_t len) {
+    uint8_t stack[256];
+    size_t total = len + 64;
+    uint8_t *bytes = total <= sizeof stack ? stack : PyMem_Malloc(total);
+    k->words = NULL;
     if (!bytes) { PyErr_NoMemory(); return -1; }
-    memcpy(bytes, utf8, (size_t)len);
-    sha512((const uint8_t *)utf8, (size_t)len, bytes + len);
+    memcpy(bytes, utf8, len);
+    sha512((const uint8_t *)utf8, len, bytes + len);
     /* the big-endian number's significant bytes, then its words least significant first */
     size_t lead = 0;
     while (lead < total && bytes[lead] == 0) lead++;
@@ -288,12 +305,86 @@ static int mt_seed_text(Stream *r, PyObject *text) {
         bits = (sig - 1) * 8 + (size_t)b;
     }
     size_t keyused = bits == 0 ? 1 : (bits - 1) / 32 + 1;
-    uint32_t *key = PyMem_Calloc(keyused, sizeof(uint32_t));
-    if (!key) { PyMem_Free(bytes); PyErr_NoMemory(); return -1; }
-    for (size_t i = 0; i < sig; i++) key[i / 4] |= (uint32_t)bytes[total - 1 - i] << (8 * (i % 4));
-    mt_init_by_array(r, key, keyused);
-    PyMem_Free(key);
-    PyMem_Free(bytes);
+    k->words = keyused <= KEY_SMALL ? k->small : PyMem_Malloc(keyused * sizeof(uint32_t));
+    if (!k->words) {
+        if (bytes != stack) PyMem_Free(bytes);
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(k->words, 0, keyused * sizeof(uint32_t));
+    for (size_t i = 0; i < sig; i++) k->words[i / 4] |= (uint32_t)bytes[total - 1 - i] << (8 * (i % 4));
+    k->len = keyused;
+    if (bytes != stack) PyMem_Free(bytes);
+    return 0;
+}
+
+/* init_by_array for four keys shorter than MT_N at once: mt_init_by_array's loops with
+ * the wrap-arounds unrolled (the first loop runs MT_N steps from word 1: words 1..N-1,
+ * then word 1 again; the second N-1 steps from word 2: words 2..N-1, then word 1) */
+static void mt_init_four(Stream **r, const SeedKey **key) {
+    uint32_t *m0 = r[0]->mt, *m1 = r[1]->mt, *m2 = r[2]->mt, *m3 = r[3]->mt;
+    const uint32_t *k0 = key[0]->words, *k1 = key[1]->words, *k2 = key[2]->words, *k3 = key[3]->words;
+    const uint32_t l0 = (uint32_t)key[0]->len, l1 = (uint32_t)key[1]->len, l2 = (uint32_t)key[2]->len,
+                   l3 = (uint32_t)key[3]->len;
+    uint32_t p0 = MT_BASE[0], p1 = p0, p2 = p0, p3 = p0, j0 = 0, j1 = 0, j2 = 0, j3 = 0;
+#define STEP1(p, m, k, j, l, i, old) \
+    p = ((old) ^ ((p ^ (p >> 30)) * 1664525U)) + k[j] + j; m[i] = p; j = j + 1 == l ? 0 : j + 1;
+#define STEP2(p, m, i) p = (m[i] ^ ((p ^ (p >> 30)) * 1566083941U)) - (uint32_t)(i); m[i] = p;
+    for (int i = 1; i < MT_N; i++) {
+        uint32_t b = MT_BASE[i];
+        STEP1(p0, m0, k0, j0, l0, i, b) STEP1(p1, m1, k1, j1, l1, i, b)
+        STEP1(p2, m2, k2, j2, l2, i, b) STEP1(p3, m3, k3, j3, l3, i, b)
+    }
+    m0[0] = p0; m1[0] = p1; m2[0] = p2; m3[0] = p3;
+    STEP1(p0, m0, k0, j0, l0, 1, m0[1]) STEP1(p1, m1, k1, j1, l1, 1, m1[1])
+    STEP1(p2, m2, k2, j2, l2, 1, m2[1]) STEP1(p3, m3, k3, j3, l3, 1, m3[1])
+    for (int i = 2; i < MT_N; i++) { STEP2(p0, m0, i) STEP2(p1, m1, i) STEP2(p2, m2, i) STEP2(p3, m3, i) }
+    m0[0] = p0; m1[0] = p1; m2[0] = p2; m3[0] = p3;
+    STEP2(p0, m0, 1) STEP2(p1, m1, 1) STEP2(p2, m2, 1) STEP2(p3, m3, 1)
+#undef STEP1
+#undef STEP2
+    for (int c = 0; c < 4; c++) {
+        r[c]->mt[0] = 0x80000000U;
+        r[c]->index = MT_N;
+    }
+}
+
+/* seed streams[i] from keys[i], i < count: as random.Random would, four at a time */
+static void mt_seed_many(Stream **streams, const SeedKey *keys, int count) {
+    Stream spare[3];
+    Stream *group[4];
+    const SeedKey *gkeys[4];
+    int g = 0;
+    for (int i = 0; i < count; i++) {
+        if (keys[i].len >= MT_N) {  /* a seed of 2.4 kB or more: the loop as written */
+            mt_init_by_array(streams[i], keys[i].words, keys[i].len);
+            continue;
+        }
+        group[g] = streams[i];
+        gkeys[g++] = &keys[i];
+        if (g == 4) {
+            mt_init_four(group, gkeys);
+            g = 0;
+        }
+    }
+    if (g) {
+        for (int c = g; c < 4; c++) {  /* a part group: the spare places run the first key again */
+            group[c] = &spare[c - 1];
+            gkeys[c] = gkeys[0];
+        }
+        mt_init_four(group, gkeys);
+    }
+}
+
+/* random.Random(text) for a str seed (version 2); -1 on error */
+static int mt_seed_text(Stream *r, PyObject *text) {
+    Py_ssize_t len;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &len);
+    if (!utf8) return -1;
+    SeedKey key;
+    if (seed_key(&key, utf8, (size_t)len) < 0) return -1;
+    mt_seed_many(&r, &key, 1);
+    seed_key_free(&key);
     return 0;
 }
 
@@ -367,8 +458,7 @@ typedef struct {
     uint8_t in_pile[DECK_SIZE];
     int pile_count;
     uint8_t order[MAX_SEATS][DECK_SIZE];
-    uint8_t seeded[MAX_SEATS];  /* the seat's stream is seeded (at its first draw of the round) */
-    Stream srng[MAX_SEATS];
+    Stream srng[MAX_SEATS];  /* the seats' draw streams, seeded at the round's start (start_round) */
     int pos[MAX_SEATS];
     int drawn_kind, res_player, res_kind, jq[MAX_SEATS], jq_len, jq_head;
     int wd4_player, wd4_honest, stalled, uno_owed;
@@ -632,16 +722,6 @@ static inline int playable(Core *g, int s, int k) {
 
 
 static int draw_one(Core *g, int s) {
-    if (!g->seeded[s]) {
-        PyObject *seed = PyUnicode_FromFormat("%U:seat:%d", g->deal_seed, s);
-        if (!seed) return -1;
-        int r = mt_seed_text(&g->srng[s], seed);
-        Py_DECREF(seed);
-        if (r < 0) return -1;
-        g->seeded[s] = 1;
-        for (int i = 0; i < DECK_SIZE; i++) g->order[s][i] = (uint8_t)i;
-        g->pos[s] = 0;
-    }
     uint8_t *order = g->order[s];
     int pos = g->pos[s], c;
     Stream *rnd = &g->srng[s];
@@ -984,10 +1064,7 @@ static int open_round(Core *g, int top, Stream *rng) {
     g->turns = 0;
     memset(g->uno, 0, sizeof g->uno);
     g->color = KIND_COLOR[top_kind];
-    for (int s = 0; s < MAX_SEATS; s++) {
-        g->seeded[s] = 0;
-        g->pos[s] = 0;
-    }
+    for (int s = 0; s < MAX_SEATS; s++) g->pos[s] = 0;
     /* the round_start event */
     PyObject *hands = PyList_New(n);
     if (!hands) return -1;
@@ -1023,15 +1100,53 @@ static int open_round(Core *g, int top, Stream *rng) {
     return 0;
 }
 
+/* the round's streams, seeded together (mt_seed_many): the deal's, each seat's draw
+ * stream and, in round 1, the dealer's (engine.game: Random(f"{seed}:dealer"),
+ * Random(f"{seed}:{round}"), Random(f"{deal_seed}:seat:{s}")); -1 on error */
+static int seed_round(Core *g, Stream *deal, Stream *dealer) {
+    PyObject *deal_seed = PyUnicode_FromFormat("%S:%d", g->seed, g->round);
+    if (!deal_seed) return -1;
+    Py_XSETREF(g->deal_seed, deal_seed);
+    SeedKey keys[MAX_SEATS + 2];
+    Stream *streams[MAX_SEATS + 2];
+    int count = 0, rc = -1;
+    Py_ssize_t len;
+    const char *text = PyUnicode_AsUTF8AndSize(deal_seed, &len);
+    if (!text || seed_key(&keys[count], text, (size_t)len) < 0) return -1;
+    streams[count++] = deal;
+    char small[256], *buf = small;
+    size_t cap = (size_t)len + 32;
+    if (cap > sizeof small && !(buf = PyMem_Malloc(cap))) { PyErr_NoMemory(); goto done; }
+    for (int s = 0; s < g->n; s++) {
+        int m = snprintf(buf, cap, "%s:seat:%d", text, s);
+        if (seed_key(&keys[count], buf, (size_t)m) < 0) goto done;
+        streams[count++] = &g->srng[s];
+    }
+    if (dealer) {
+        PyObject *dseed = PyUnicode_FromFormat("%S:dealer", g->seed);
+        const char *dtext = dseed ? PyUnicode_AsUTF8AndSize(dseed, &len) : NULL;
+        int r = dtext ? seed_key(&keys[count], dtext, (size_t)len) : -1;
+        Py_XDECREF(dseed);
+        if (r < 0) goto done;
+        streams[count++] = dealer;
+    }
+    mt_seed_many(streams, keys, count);
+    for (int s = 0; s < g->n; s++)
+        for (int i = 0; i < DECK_SIZE; i++) g->order[s][i] = (uint8_t)i;
+    rc = 0;
+done:
+    if (buf != small) PyMem_Free(buf);
+    for (int i = 0; i < count; i++) seed_key_free(&keys[i]);
+    return rc;
+}
+
 static int start_round(Core *g) {
     int n = g->n, h = g->hand_size;
     g->round++;
     if (g->round > 1) g->dealer = (g->dealer + 1) % n;
-    PyObject *deal_seed = PyUnicode_FromFormat("%S:%d", g->seed, g->round);
-    if (!deal_seed) return -1;
-    Py_XSETREF(g->deal_seed, deal_seed);
-    Stream rng;
-    if (mt_seed_text(&rng, deal_seed) < 0) return -1;
+    Stream rng, dealer;
+    if (seed_round(g, &rng, g->round == 1 ? &dealer : NULL) < 0) return -1;
+    if (g->round == 1) g->dealer = mt_randbelow(&dealer, n);
     int ids[DECK_SIZE];
     mt_sample(&rng, DECK_SIZE, n * h + 1, ids);
     memset(g->in_pile, 1, DECK_SIZE);
@@ -1315,13 +1430,6 @@ static int core_init(Core *g, PyObject *args, PyObject *kwds) {
     g->drawn_kind = g->res_player = g->res_kind = -1;
     g->wd4_player = -1;
     g->uno_owed = -1;
-    PyObject *dseed = PyUnicode_FromFormat("%S:dealer", seed);
-    if (!dseed) return -1;
-    Stream rng;
-    int r = mt_seed_text(&rng, dseed);
-    Py_DECREF(dseed);
-    if (r < 0) return -1;
-    g->dealer = mt_randbelow(&rng, g->n);
     return start_round(g);
 }
 
