@@ -84,6 +84,7 @@ static uint8_t DECK[DECK_SIZE];
 static PyObject *CODE[NUM_KINDS], *COLOR_STR[4], *DECISION_STR[N_DECISIONS], *REASON_STR[N_REASONS];
 static PyObject *KIND_BY_CODE;   /* code -> kind (int) */
 static PyObject *TEMPLATE[2][NUM_ACTIONS];  /* action dicts, without and with "uno" */
+static PyObject *VIEW[2][NUM_ACTIONS];  /* their read-only views (types.MappingProxyType), as snapshots list them */
 static PyObject *SMALL_INT[256];
 static PyObject *S_e, *S_seat, *S_card, *S_color, *S_jump_in, *S_uno, *S_cards, *S_reason, *S_direction,
     *S_target, *S_honest, *S_type, *S_play, *S_swap, *S_turn, *S_uno_caught, *S_draw, *S_reshuffle, *S_skip,
@@ -1288,8 +1289,26 @@ static int legal_index(Core *g, int id) {
 }
 
 /* the legal action a reply stands for (engine.game.Game._match), -1 for none, -2 on error */
+static PyObject *items_dict(PyObject *mapping);
+
 static int match_action(Core *g, PyObject *action, int *uno) {
     *uno = 0;
+    if (Py_IS_TYPE(action, &PyDictProxy_Type)) {
+        /* a snapshot's view of a listed action; any other read-only view is parsed like a dict */
+        compute_legal(g);
+        PyObject **views = VIEW[g->legal_uno];
+        for (int i = 0; i < g->nlegal; i++) {
+            if (views[g->legal[i]] == action) {
+                *uno = g->legal_uno;
+                return g->legal[i];
+            }
+        }
+        PyObject *d = items_dict(action);
+        if (!d) return -2;
+        int id = match_action(g, d, uno);
+        Py_DECREF(d);
+        return id;
+    }
     if (!PyDict_CheckExact(action)) return -1;
     int has_uno = PyDict_Contains(action, S_uno);
     if (has_uno < 0) return -2;
@@ -1520,6 +1539,305 @@ static PyObject *core_observation(Core *g, PyObject *unused) {
                      S_decision, Py_NewRef(DECISION_STR[dec]), S_legal_actions, legal);
 }
 
+/* ------------------------------------------------------------------ snapshots
+ * Core.snapshot(): engine.snapshot.Snapshot's contract in C (a read-only Mapping of the
+ * observation's 17 keys in order; tuples for sequences; legal_actions a tuple of shared
+ * read-only views of the prebuilt action dicts; to_dict() the plain observation). The
+ * decision's state is copied into the snapshot as bytes when it is made; each sequence
+ * becomes a tuple on its first read and is kept. engine.compiled registers the type as
+ * a virtual subclass of engine.snapshot.Snapshot. */
+enum {
+    K_SEAT, K_PLAYERS, K_HAND, K_TOP_CARD, K_COLOR, K_DIRECTION, K_CURRENT, K_HAND_SIZES, K_UNO, K_SCORES,
+    K_DRAW_PILE, K_DISCARD, K_PENDING_DRAW, K_ROUND, K_DEALER, K_DECISION, K_LEGAL_ACTIONS, N_KEYS
+};
+/* the sequences a snapshot keeps once built */
+enum { C_HAND, C_HAND_SIZES, C_UNO, C_SCORES, C_DISCARD, C_LEGAL, N_CACHED };
+static PyObject *SNAP_KEYS;      /* tuple of the 17 keys, in order */
+static PyObject *SNAP_INDEX;     /* key -> index */
+static PyObject *ABC_MAPPING, *ABC_KEYS, *ABC_ITEMS, *ABC_VALUES;  /* collections.abc, imported on first use */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *cache[N_CACHED];
+    long long scores[MAX_SEATS];
+    int32_t round;
+    int8_t seat, n, color, direction, current, dealer, decision, legal_uno;
+    uint8_t pile_count, pending, hlen, dlen, nlegal, top_kind;
+    uint8_t hand_sizes[MAX_SEATS], uno[MAX_SEATS];
+    uint8_t hand[DECK_SIZE], discard[DECK_SIZE], legal[NUM_ACTIONS];
+} Snap;
+
+static PyTypeObject SnapType;
+
+static PyObject *core_snapshot(Core *g, PyObject *unused) {
+    if (check_ready(g) < 0) return NULL;
+    if (g->over) {
+        PyErr_SetString(PyExc_RuntimeError, "the game is over: no seat is asked");
+        return NULL;
+    }
+    compute_legal(g);
+    Snap *p = PyObject_New(Snap, &SnapType);
+    if (!p) return NULL;
+    int s = g->seat, n = g->n, dec = g->decision;
+    memset(p->cache, 0, sizeof p->cache);
+    p->seat = (int8_t)s;
+    p->n = (int8_t)n;
+    p->color = (int8_t)g->color;
+    p->direction = (int8_t)g->direction;
+    p->current = (int8_t)g->current;
+    p->dealer = (int8_t)g->dealer;
+    p->decision = (int8_t)dec;
+    p->round = g->round;
+    p->pile_count = (uint8_t)g->pile_count;
+    p->pending = (uint8_t)(dec == D_STACK || dec == D_CHALLENGE ? g->pending : 0);
+    p->top_kind = DECK[g->discard[g->dlen - 1]];
+    p->hlen = (uint8_t)g->hlen[s];
+    memcpy(p->hand, g->hand[s], (size_t)g->hlen[s]);
+    p->dlen = (uint8_t)g->dlen;
+    memcpy(p->discard, g->discard, (size_t)g->dlen);
+    p->nlegal = (uint8_t)g->nlegal;
+    p->legal_uno = (int8_t)g->legal_uno;
+    memcpy(p->legal, g->legal, (size_t)g->nlegal);
+    for (int i = 0; i < n; i++) {
+        p->hand_sizes[i] = (uint8_t)g->hlen[i];
+        p->uno[i] = g->uno[i];
+        p->scores[i] = g->scores[i];
+    }
+    return (PyObject *)p;
+}
+
+static void snap_dealloc(Snap *p) {
+    for (int i = 0; i < N_CACHED; i++) Py_XDECREF(p->cache[i]);
+    PyObject_Free(p);
+}
+
+static PyObject *codes_tuple(const uint8_t *ids, int len) {
+    PyObject *t = PyTuple_New(len);
+    if (!t) return NULL;
+    for (int i = 0; i < len; i++) PyTuple_SET_ITEM(t, i, Py_NewRef(CODE[DECK[ids[i]]]));
+    return t;
+}
+
+/* a sequence value, built on first read: a new reference */
+static PyObject *snap_cached(Snap *p, int which) {
+    PyObject *v = p->cache[which];
+    if (v) return Py_NewRef(v);
+    int n = p->n;
+    switch (which) {
+    case C_HAND: v = codes_tuple(p->hand, p->hlen); break;
+    case C_DISCARD: v = codes_tuple(p->discard, p->dlen); break;
+    case C_LEGAL:
+        if ((v = PyTuple_New(p->nlegal)))
+            for (int i = 0; i < p->nlegal; i++) PyTuple_SET_ITEM(v, i, Py_NewRef(VIEW[p->legal_uno][p->legal[i]]));
+        break;
+    case C_HAND_SIZES:
+        if ((v = PyTuple_New(n))) for (int i = 0; i < n; i++) PyTuple_SET_ITEM(v, i, small_int(p->hand_sizes[i]));
+        break;
+    case C_UNO:
+        if ((v = PyTuple_New(n))) for (int i = 0; i < n; i++) PyTuple_SET_ITEM(v, i, PyBool_FromLong(p->uno[i]));
+        break;
+    default:  /* C_SCORES */
+        if ((v = PyTuple_New(n))) {
+            for (int i = 0; i < n; i++) {
+                PyObject *x = PyLong_FromLongLong(p->scores[i]);
+                if (!x) { Py_CLEAR(v); break; }
+                PyTuple_SET_ITEM(v, i, x);
+            }
+        }
+    }
+    if (!v) return NULL;
+    p->cache[which] = v;
+    return Py_NewRef(v);
+}
+
+/* the value of key number ``i``: a new reference */
+static PyObject *snap_value(Snap *p, int i) {
+    switch (i) {
+    case K_SEAT: return small_int(p->seat);
+    case K_PLAYERS: return small_int(p->n);
+    case K_HAND: return snap_cached(p, C_HAND);
+    case K_TOP_CARD: return Py_NewRef(CODE[p->top_kind]);
+    case K_COLOR: return color_obj(p->color);
+    case K_DIRECTION: return PyLong_FromLong(p->direction);
+    case K_CURRENT: return small_int(p->current);
+    case K_HAND_SIZES: return snap_cached(p, C_HAND_SIZES);
+    case K_UNO: return snap_cached(p, C_UNO);
+    case K_SCORES: return snap_cached(p, C_SCORES);
+    case K_DRAW_PILE: return small_int(p->pile_count);
+    case K_DISCARD: return snap_cached(p, C_DISCARD);
+    case K_PENDING_DRAW: return small_int(p->pending);
+    case K_ROUND: return PyLong_FromLong(p->round);
+    case K_DEALER: return small_int(p->dealer);
+    case K_DECISION: return Py_NewRef(DECISION_STR[p->decision]);
+    default: return snap_cached(p, C_LEGAL);
+    }
+}
+
+/* the index of ``key``, -1 when it is not a key (no error set), -2 on error */
+static int snap_index(PyObject *key) {
+    PyObject *i = PyDict_GetItemWithError(SNAP_INDEX, key);
+    if (!i) return PyErr_Occurred() ? -2 : -1;
+    return (int)PyLong_AsLong(i);
+}
+
+static PyObject *snap_subscript(Snap *p, PyObject *key) {
+    int i = snap_index(key);
+    if (i == -2) return NULL;
+    if (i < 0) {
+        PyErr_SetObject(PyExc_KeyError, key);
+        return NULL;
+    }
+    return snap_value(p, i);
+}
+
+static Py_ssize_t snap_length(Snap *p) { return N_KEYS; }
+
+static int snap_contains(Snap *p, PyObject *key) {
+    int i = snap_index(key);
+    return i == -2 ? -1 : i >= 0;
+}
+
+static PyObject *snap_iter(Snap *p) { return PyObject_GetIter(SNAP_KEYS); }
+
+static PyObject *snap_get(Snap *p, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "get(key, default=None)");
+        return NULL;
+    }
+    int i = snap_index(args[0]);
+    if (i == -2) return NULL;
+    if (i < 0) return Py_NewRef(nargs == 2 ? args[1] : Py_None);
+    return snap_value(p, i);
+}
+
+/* the plain observation dict of BOT_CONTRACT.md (Core.observation()'s content) */
+static PyObject *snap_to_dict(Snap *p, PyObject *unused) {
+    PyObject *legal = PyList_New(p->nlegal);
+    if (!legal) return NULL;
+    for (int i = 0; i < p->nlegal; i++) {
+        PyObject *d = PyDict_Copy(TEMPLATE[p->legal_uno][p->legal[i]]);
+        if (!d) { Py_DECREF(legal); return NULL; }
+        PyList_SET_ITEM(legal, i, d);
+    }
+    int n = p->n;
+    PyObject *sizes = PyList_New(n), *uno = PyList_New(n);
+    long long scores[MAX_SEATS];
+    if (sizes && uno) {
+        for (int s = 0; s < n; s++) {
+            PyList_SET_ITEM(sizes, s, small_int(p->hand_sizes[s]));
+            PyList_SET_ITEM(uno, s, PyBool_FromLong(p->uno[s]));
+            scores[s] = p->scores[s];
+        }
+    }
+    return make_dict(17, S_seat, small_int(p->seat), S_players, small_int(n),
+                     S_hand, codes_list(p->hand, p->hlen), S_top_card, Py_NewRef(CODE[p->top_kind]),
+                     S_color, color_obj(p->color), S_direction, PyLong_FromLong(p->direction),
+                     S_current, small_int(p->current), S_hand_sizes, sizes, S_uno, uno,
+                     S_scores, sizes && uno ? int_list(scores, n) : NULL, S_draw_pile, small_int(p->pile_count),
+                     S_discard, codes_list(p->discard, p->dlen), S_pending_draw, small_int(p->pending),
+                     S_round, PyLong_FromLong(p->round), S_dealer, small_int(p->dealer),
+                     S_decision, Py_NewRef(DECISION_STR[p->decision]), S_legal_actions, legal);
+}
+
+static int abc_ready(void) {
+    if (ABC_MAPPING) return 0;
+    PyObject *abc = PyImport_ImportModule("collections.abc");
+    if (!abc) return -1;
+    ABC_KEYS = PyObject_GetAttrString(abc, "KeysView");
+    ABC_ITEMS = PyObject_GetAttrString(abc, "ItemsView");
+    ABC_VALUES = PyObject_GetAttrString(abc, "ValuesView");
+    ABC_MAPPING = PyObject_GetAttrString(abc, "Mapping");
+    Py_DECREF(abc);
+    if (!ABC_KEYS || !ABC_ITEMS || !ABC_VALUES || !ABC_MAPPING) {
+        Py_CLEAR(ABC_KEYS); Py_CLEAR(ABC_ITEMS); Py_CLEAR(ABC_VALUES); Py_CLEAR(ABC_MAPPING);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *snap_view(PyObject *p, PyObject **which) {
+    return abc_ready() < 0 ? NULL : PyObject_CallOneArg(*which, p);
+}
+static PyObject *snap_keys(PyObject *p, PyObject *unused) { return snap_view(p, &ABC_KEYS); }
+static PyObject *snap_items(PyObject *p, PyObject *unused) { return snap_view(p, &ABC_ITEMS); }
+static PyObject *snap_values(PyObject *p, PyObject *unused) { return snap_view(p, &ABC_VALUES); }
+
+/* a plain dict of a mapping's items (a new reference) */
+static PyObject *items_dict(PyObject *mapping) {
+    PyObject *d = PyDict_New();
+    if (d && PyDict_Merge(d, mapping, 1) < 0) Py_CLEAR(d);
+    return d;
+}
+
+/* as collections.abc.Mapping.__eq__: equal items with any Mapping */
+static PyObject *snap_richcompare(PyObject *p, PyObject *other, int op) {
+    if ((op != Py_EQ && op != Py_NE) || abc_ready() < 0) {
+        if (PyErr_Occurred()) return NULL;
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    int is_mapping = PyObject_IsInstance(other, ABC_MAPPING);
+    if (is_mapping < 0) return NULL;
+    if (!is_mapping) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *mine = items_dict(p), *theirs = mine ? items_dict(other) : NULL;
+    PyObject *r = theirs ? PyObject_RichCompare(mine, theirs, op) : NULL;
+    Py_XDECREF(mine);
+    Py_XDECREF(theirs);
+    return r;
+}
+
+static PyObject *snap_self(PyObject *p, PyObject *unused) { return Py_NewRef(p); }
+
+static PyObject *snap_reduce(PyObject *p, PyObject *unused) {
+    PyErr_SetString(PyExc_TypeError, "a Snapshot is not pickled: pickle its to_dict()");
+    return NULL;
+}
+
+static PyObject *snap_repr(Snap *p) {
+    PyObject *d = snap_to_dict(p, NULL);
+    if (!d) return NULL;
+    PyObject *r = PyUnicode_FromFormat("Snapshot(%R)", d);
+    Py_DECREF(d);
+    return r;
+}
+
+static PyMappingMethods snap_as_mapping = {
+    .mp_length = (lenfunc)snap_length,
+    .mp_subscript = (binaryfunc)snap_subscript,
+};
+
+static PySequenceMethods snap_as_sequence = {
+    .sq_contains = (objobjproc)snap_contains,
+};
+
+static PyMethodDef snap_methods[] = {
+    {"get", (PyCFunction)(void (*)(void))snap_get, METH_FASTCALL, "the value of key, or default"},
+    {"keys", snap_keys, METH_NOARGS, NULL},
+    {"items", snap_items, METH_NOARGS, NULL},
+    {"values", snap_values, METH_NOARGS, NULL},
+    {"to_dict", (PyCFunction)snap_to_dict, METH_NOARGS,
+     "the plain observation dict of BOT_CONTRACT.md: lists, fresh action dicts (JSON-ready)"},
+    {"__copy__", snap_self, METH_NOARGS, "immutable: a copy is the same snapshot"},
+    {"__deepcopy__", snap_self, METH_O, "immutable: a copy is the same snapshot"},
+    {"__reduce__", snap_reduce, METH_NOARGS, "a Snapshot is not pickled: pickle its to_dict()"},
+    {NULL}
+};
+
+static PyTypeObject SnapType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "engine._core.Snapshot",
+    .tp_basicsize = sizeof(Snap),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_MAPPING,
+    .tp_doc = "One decision's observation, read-only (engine.snapshot.Snapshot's contract; Core.snapshot()).",
+    .tp_dealloc = (destructor)snap_dealloc,
+    .tp_repr = (reprfunc)snap_repr,
+    .tp_as_mapping = &snap_as_mapping,
+    .tp_as_sequence = &snap_as_sequence,
+    .tp_hash = PyObject_HashNotImplemented,
+    .tp_richcompare = snap_richcompare,
+    .tp_iter = (getiterfunc)snap_iter,
+    .tp_methods = snap_methods,
+};
+
 static PyObject *core_apply(Core *g, PyObject *action) {
     if (check_ready(g) < 0) return NULL;
     if (g->over) return illegal(g, "over", action);
@@ -1617,12 +1935,12 @@ static PyObject *core_ranks(Core *g, PyObject *unused) {
  * records it in the game; ``timed(b, seconds)`` books a seat's reported time and gives
  * the ``times`` entry. Returns the decision count. */
 static PyObject *core_play_turns(Core *g, PyObject *args) {
-    PyObject *seats, *seat_bot, *configs, *forfeits, *times, *on_step, *step_game, *charge, *timed, *seat_fault,
-        *collect;
+    PyObject *seats, *lazy, *seat_bot, *configs, *forfeits, *times, *on_step, *step_game, *charge, *timed,
+        *seat_fault, *collect;
     long long decisions, gc_every;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OOLOOOOL", &PyList_Type, &seats, &PyList_Type, &seat_bot, &PyList_Type,
-                          &configs, &PyList_Type, &forfeits, &PyList_Type, &times, &on_step, &step_game, &decisions,
-                          &charge, &timed, &seat_fault, &collect, &gc_every))
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OOLOOOOL", &PyList_Type, &seats, &PyList_Type, &lazy, &PyList_Type,
+                          &seat_bot, &PyList_Type, &configs, &PyList_Type, &forfeits, &PyList_Type, &times, &on_step,
+                          &step_game, &decisions, &charge, &timed, &seat_fault, &collect, &gc_every))
         return NULL;
     if (check_ready(g) < 0) return NULL;
     if (PyList_GET_SIZE(seat_bot) != g->n) {
@@ -1636,7 +1954,8 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
     while (!g->over) {
         long b = PyLong_AsLong(PyList_GET_ITEM(seat_bot, g->seat));
         if (b == -1 && PyErr_Occurred()) goto done;
-        if (b < 0 || b >= PyList_GET_SIZE(seats) || b >= PyList_GET_SIZE(forfeits) || b >= PyList_GET_SIZE(configs)) {
+        if (b < 0 || b >= PyList_GET_SIZE(seats) || b >= PyList_GET_SIZE(forfeits) || b >= PyList_GET_SIZE(configs)
+            || b >= PyList_GET_SIZE(lazy)) {
             PyErr_SetString(PyExc_IndexError, "a bot index out of range");
             goto done;
         }
@@ -1652,7 +1971,9 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
             if (!r) goto done;
             Py_DECREF(r);
         }
-        PyObject *observation = core_observation(g, NULL);
+        /* a snapshot for a seat that opts in to them, else a fresh plain dict */
+        PyObject *observation =
+            PyList_GET_ITEM(lazy, b) == Py_True ? core_snapshot(g, NULL) : core_observation(g, NULL);
         if (!observation) goto done;
         if (on_step != Py_None) {
             PyObject *ev = materialize_events(g), *ac = ev ? materialize_actions(g) : NULL;
@@ -1812,6 +2133,7 @@ static PyMethodDef core_methods[] = {
     {"legal_actions", (PyCFunction)core_legal_actions, METH_NOARGS, "every action allowed now (fresh dicts)"},
     {"legal_action_ids", (PyCFunction)core_legal_action_ids, METH_NOARGS, "the legal action ids"},
     {"observation", (PyCFunction)core_observation, METH_NOARGS, "the observation of the seat asked now"},
+    {"snapshot", (PyCFunction)core_snapshot, METH_NOARGS, "the observation of the seat asked now, read-only and lazy"},
     {"apply", (PyCFunction)core_apply, METH_O, "apply the reply of the seat asked now"},
     {"step", (PyCFunction)core_step, METH_O, "apply the legal action id"},
     {"apply_fallback", (PyCFunction)core_apply_fallback, METH_NOARGS, "play the first legal action"},
@@ -1917,14 +2239,26 @@ PyMODINIT_FUNC PyInit__core(void) {
             }
             if (!d) return NULL;
             TEMPLATE[uno][id] = d;
+            if (!(VIEW[uno][id] = PyDictProxy_New(d))) return NULL;
         }
     }
 
-    if (PyType_Ready(&CoreType) < 0) return NULL;
+    PyObject *keys[N_KEYS] = {S_seat, S_players, S_hand, S_top_card, S_color, S_direction, S_current, S_hand_sizes,
+                              S_uno, S_scores, S_draw_pile, S_discard, S_pending_draw, S_round, S_dealer,
+                              S_decision, S_legal_actions};
+    if (!(SNAP_KEYS = PyTuple_New(N_KEYS)) || !(SNAP_INDEX = PyDict_New())) return NULL;
+    for (int i = 0; i < N_KEYS; i++) {
+        PyTuple_SET_ITEM(SNAP_KEYS, i, Py_NewRef(keys[i]));
+        if (PyDict_SetItem(SNAP_INDEX, keys[i], SMALL_INT[i]) < 0) return NULL;
+    }
+    if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&SnapType) < 0) return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (!m) return NULL;
     Py_INCREF(&CoreType);
     if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) return NULL;
+    Py_INCREF(&SnapType);
+    if (PyModule_AddObject(m, "Snapshot", (PyObject *)&SnapType) < 0) return NULL;
+    if (PyModule_AddObject(m, "SNAPSHOT_KEYS", Py_NewRef(SNAP_KEYS)) < 0) return NULL;
     PyModule_AddIntConstant(m, "NUM_ACTIONS", NUM_ACTIONS);
     PyModule_AddStringConstant(m, "SOURCE_SHA256", CORE_SOURCE_SHA256);
     return m;

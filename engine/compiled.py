@@ -1,9 +1,6 @@
 """The compiled core (``engine._core``, C) and the one place that decides which engine plays.
 
 >>> from engine.rules import Rules
-
-if TYPE_CHECKING:
-    from engine.match import StrikeBook
 >>> game = new_game(Rules(players=2), seed=1)
 >>> game.decision in ("play", "choose_color")
 True
@@ -36,6 +33,8 @@ from engine.cards import COLORS
 from engine.faults import SeatFault
 from engine.game import _DICTS, ACTIONS, NUM_ACTIONS, Game, IllegalAction, _short
 from engine.rules import Rules
+from engine.snapshot import KEYS as SNAPSHOT_KEYS
+from engine.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from engine.match import StrikeBook
@@ -116,6 +115,9 @@ def _illegal(game: Any, what: str, value: Any) -> None:
 
 if _core is not None:
     _core.set_illegal_hook(_illegal)
+    # the core's snapshots keep engine.snapshot.Snapshot's contract (isinstance holds; same keys)
+    Snapshot.register(_core.Snapshot)
+    assert _core.SNAPSHOT_KEYS == SNAPSHOT_KEYS
 
     class CompiledGame(_core.Core):
         """One game played by the compiled core: ``engine.game.Game``'s interface, in C.
@@ -217,8 +219,10 @@ def play_turns(
             return round(seconds * 1000.0, 1)
         return None
 
+    from engine.match import _lazy
+
     decisions = game._play_turns(
-        list(seats), seat_bot, configs, book.forfeits, times, on_step, step_game, decisions,
+        list(seats), [_lazy(seat) for seat in seats], seat_bot, configs, book.forfeits, times, on_step, step_game, decisions,
         charge, timed, SeatFault, gc.collect, GC_EVERY,
     )
     if on_step is not None:

@@ -235,7 +235,6 @@ def play_match(
     decision_ms: list[list[float | None]] = []
     rounds = decisions = 0
     rotations = n if duplicate else 1
-    lazy = any(_lazy(seat) for seat in seats)
     with _cyclic_gc_paused():
         for deal in range(deals):
             seed_d = game_seed(seed, deal)
@@ -248,9 +247,8 @@ def play_match(
                     _begin_game(seats[b], b, index, book)
                 forfeited = [s for s in range(n) if book.forfeits[seat_bot[s]] is not None]
                 head = replay.game_head(index, deal, rotation, seed_d, seat_bot, [names[b] for b in seat_bot], forfeited)
-                # the compiled core when it is built and plays these rules (engine.compiled), unless a
-                # seat opts in to snapshots, which only the pure engine hands out so far
-                game = Game(rules, seed_d) if lazy else compiled.new_game(rules, seed_d)
+                # the compiled core when it is built and plays these rules (engine.compiled)
+                game = compiled.new_game(rules, seed_d)
                 # one entry per action record: every decide call and every fallback move adds exactly one
                 times: list[float | None] = []
                 decision_ms.append(times)
