@@ -1936,11 +1936,12 @@ static PyObject *core_ranks(Core *g, PyObject *unused) {
  * the ``times`` entry. Returns the decision count. */
 static PyObject *core_play_turns(Core *g, PyObject *args) {
     PyObject *seats, *lazy, *seat_bot, *configs, *forfeits, *times, *on_step, *step_game, *charge, *timed,
-        *seat_fault, *collect;
+        *seat_fault, *agent_seat, *agent_fault, *collect;
     long long decisions, gc_every;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OOLOOOOL", &PyList_Type, &seats, &PyList_Type, &lazy, &PyList_Type,
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OOLOOOO!OOL", &PyList_Type, &seats, &PyList_Type, &lazy, &PyList_Type,
                           &seat_bot, &PyList_Type, &configs, &PyList_Type, &forfeits, &PyList_Type, &times, &on_step,
-                          &step_game, &decisions, &charge, &timed, &seat_fault, &collect, &gc_every))
+                          &step_game, &decisions, &charge, &timed, &seat_fault, &PyType_Type, &agent_seat,
+                          &agent_fault, &collect, &gc_every))
         return NULL;
     if (check_ready(g) < 0) return NULL;
     if (PyList_GET_SIZE(seat_bot) != g->n) {
@@ -1949,7 +1950,8 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
     }
     PyObject *S_decide = PyUnicode_InternFromString("decide");
     PyObject *S_seconds = PyUnicode_InternFromString("last_decision_seconds");
-    if (!S_decide || !S_seconds) return NULL;
+    PyObject *S_agent = PyUnicode_InternFromString("agent");
+    if (!S_decide || !S_seconds || !S_agent) { Py_XDECREF(S_decide); Py_XDECREF(S_seconds); return NULL; }
     PyObject *result = NULL;
     while (!g->over) {
         long b = PyLong_AsLong(PyList_GET_ITEM(seat_bot, g->seat));
@@ -1984,11 +1986,31 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
         /* strong references: a seat may change the lists it was not given while it decides */
         PyObject *seat = Py_NewRef(PyList_GET_ITEM(seats, b)), *config = Py_NewRef(PyList_GET_ITEM(configs, b));
         PyObject *decide_args[3] = {seat, observation, config};
-        PyObject *action = PyObject_VectorcallMethod(S_decide, decide_args, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        PyObject *action, *fault = NULL;
+        if (Py_IS_TYPE(seat, (PyTypeObject *)agent_seat)) {
+            /* engine.match.AgentSeat: its agent called here, what its decide does without its frame */
+            PyObject *agent = PyObject_GetAttr(seat, S_agent);
+            action = agent ? PyObject_Vectorcall(agent, decide_args + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL)
+                           : NULL;
+            Py_XDECREF(agent);
+            if (!action && agent
+                && (PyErr_ExceptionMatches(PyExc_Exception) || PyErr_ExceptionMatches(PyExc_SystemExit))) {
+                PyObject *type, *exc, *tb;
+                PyErr_Fetch(&type, &exc, &tb);
+                PyErr_NormalizeException(&type, &exc, &tb);
+                if (exc && tb) PyException_SetTraceback(exc, tb);
+                Py_XDECREF(type);
+                Py_XDECREF(tb);
+                fault = exc ? PyObject_CallOneArg(agent_fault, exc) : NULL;
+                Py_XDECREF(exc);
+                if (!fault) { Py_DECREF(observation); Py_DECREF(config); Py_DECREF(seat); goto done; }
+            }
+        } else {
+            action = PyObject_VectorcallMethod(S_decide, decide_args, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        }
         Py_DECREF(observation);
         Py_DECREF(config);
-        PyObject *fault = NULL;
-        if (!action) {
+        if (!action && !fault) {
             if (!PyErr_ExceptionMatches(seat_fault)) { Py_DECREF(seat); goto done; }
             PyObject *type, *tb;
             PyErr_Fetch(&type, &fault, &tb);
@@ -2035,6 +2057,7 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
 done:
     Py_DECREF(S_decide);
     Py_DECREF(S_seconds);
+    Py_DECREF(S_agent);
     return result;
 }
 

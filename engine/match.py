@@ -61,10 +61,18 @@ class AgentSeat:
         try:
             return self.agent(observation, configuration)
         except (Exception, SystemExit) as exc:  # any bug in the bot, even sys.exit(), is the bot's fault
-            raise SeatFault("exception", f"{type(exc).__name__}: {exc}") from exc
+            raise agent_fault(exc) from exc
 
     def __repr__(self) -> str:
         return f"AgentSeat({self.name!r})"
+
+
+def agent_fault(exc: BaseException) -> SeatFault:
+    """The fault of an in-process agent that raised ``exc`` (``AgentSeat.decide``; the compiled
+    turn loop, which calls an ``AgentSeat``'s agent itself, books it the same)."""
+    fault = SeatFault("exception", f"{type(exc).__name__}: {exc}")
+    fault.__cause__ = exc
+    return fault
 
 
 @dataclasses.dataclass(frozen=True)

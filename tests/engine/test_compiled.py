@@ -262,8 +262,15 @@ def test_a_match_with_faulty_timed_seats_and_a_live_hook_is_the_same_in_both_eng
         def on_step(game, events, actions):
             steps.append((json.dumps(game), len(events), len(actions), json.dumps(events[-3:]), json.dumps(actions[-2:])))
 
-        seats = [Flaky("flaky"), AgentSeat(lambda o, c: o["legal_actions"][0], "first"), Flaky("late"),
-                 Flaky("crash", crash_at=40)]
+        calls = []
+
+        def first_then_raise(o, c):  # an AgentSeat's agent: the C loop calls it without AgentSeat.decide
+            calls.append(1)
+            if len(calls) == 60:
+                raise ValueError("a bug at call 60")
+            return o["legal_actions"][0]
+
+        seats = [Flaky("flaky"), AgentSeat(first_then_raise, "first"), Flaky("late"), Flaky("crash", crash_at=40)]
         rules = Rules(players=4, max_strikes=5, jump_in=True, seven_zero=True, rounds=2)
         result = play_match(rules, seats, seed=9, deals=2, duplicate=True, on_step=on_step)
         return result, steps
@@ -273,6 +280,7 @@ def test_a_match_with_faulty_timed_seats_and_a_live_hook_is_the_same_in_both_eng
     core, core_steps = match()
     assert json.dumps(core.replay) == json.dumps(pure.replay)
     assert core.players == pure.players and any(p.forfeit for p in core.players)
+    assert str(core.players[1].forfeit) == "exception: ValueError: a bug at call 60"
     assert (core.timings, core.decision_ms, core.games, core.rounds) == (
         pure.timings, pure.decision_ms, pure.games, pure.rounds)
     assert core_steps == pure_steps
