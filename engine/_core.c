@@ -1936,11 +1936,11 @@ static PyObject *core_ranks(Core *g, PyObject *unused) {
  * the ``times`` entry. Returns the decision count. */
 static PyObject *core_play_turns(Core *g, PyObject *args) {
     PyObject *seats, *lazy, *seat_bot, *configs, *forfeits, *times, *on_step, *step_game, *charge, *timed,
-        *seat_fault, *agent_seat, *agent_fault, *collect;
+        *seat_fault, *direct, *agent_fault, *collect;
     long long decisions, gc_every;
     if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OOLOOOO!OOL", &PyList_Type, &seats, &PyList_Type, &lazy, &PyList_Type,
                           &seat_bot, &PyList_Type, &configs, &PyList_Type, &forfeits, &PyList_Type, &times, &on_step,
-                          &step_game, &decisions, &charge, &timed, &seat_fault, &PyType_Type, &agent_seat,
+                          &step_game, &decisions, &charge, &timed, &seat_fault, &PyList_Type, &direct,
                           &agent_fault, &collect, &gc_every))
         return NULL;
     if (check_ready(g) < 0) return NULL;
@@ -1957,7 +1957,7 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
         long b = PyLong_AsLong(PyList_GET_ITEM(seat_bot, g->seat));
         if (b == -1 && PyErr_Occurred()) goto done;
         if (b < 0 || b >= PyList_GET_SIZE(seats) || b >= PyList_GET_SIZE(forfeits) || b >= PyList_GET_SIZE(configs)
-            || b >= PyList_GET_SIZE(lazy)) {
+            || b >= PyList_GET_SIZE(lazy) || b >= PyList_GET_SIZE(direct)) {
             PyErr_SetString(PyExc_IndexError, "a bot index out of range");
             goto done;
         }
@@ -1987,8 +1987,8 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
         PyObject *seat = Py_NewRef(PyList_GET_ITEM(seats, b)), *config = Py_NewRef(PyList_GET_ITEM(configs, b));
         PyObject *decide_args[3] = {seat, observation, config};
         PyObject *action, *fault = NULL;
-        if (Py_IS_TYPE(seat, (PyTypeObject *)agent_seat)) {
-            /* engine.match.AgentSeat: its agent called here, what its decide does without its frame */
+        if (PyList_GET_ITEM(direct, b) == Py_True) {
+            /* an engine.match.AgentSeat as it is: its agent called here, what its decide does, without its frame */
             PyObject *agent = PyObject_GetAttr(seat, S_agent);
             action = agent ? PyObject_Vectorcall(agent, decide_args + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL)
                            : NULL;

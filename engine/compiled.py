@@ -219,11 +219,11 @@ def play_turns(
             return round(seconds * 1000.0, 1)
         return None
 
-    from engine.match import AgentSeat, _lazy, agent_fault
+    from engine.match import _lazy, agent_fault, plain_agent_seat
 
     decisions = game._play_turns(
         list(seats), [_lazy(seat) for seat in seats], seat_bot, configs, book.forfeits, times, on_step, step_game, decisions,
-        charge, timed, SeatFault, AgentSeat, agent_fault, gc.collect, GC_EVERY,
+        charge, timed, SeatFault, [plain_agent_seat(seat) for seat in seats], agent_fault, gc.collect, GC_EVERY,
     )
     if on_step is not None:
         on_step({**step_game, "over": True}, game.events, game.actions)

@@ -75,6 +75,15 @@ def agent_fault(exc: BaseException) -> SeatFault:
     return fault
 
 
+_AGENT_DECIDE = AgentSeat.decide
+
+
+def plain_agent_seat(seat: Any) -> bool:
+    """Whether ``seat`` is an ``AgentSeat`` whose ``decide`` is ``AgentSeat.decide`` (not a subclass,
+    not changed): the compiled turn loop then calls its agent itself, as that ``decide`` would."""
+    return type(seat) is AgentSeat and AgentSeat.decide is _AGENT_DECIDE and "decide" not in vars(seat)
+
+
 @dataclasses.dataclass(frozen=True)
 class SeatResult:
     """How one bot (one entry of ``seats``) did over the whole match.

@@ -57,7 +57,7 @@ def test_lazy_observation_kernel_plays_the_contract_games_on_snapshots(monkeypat
     real = match.AgentSeat.decide
 
     def decide(self, observation, configuration):
-        seen.append((self.lazy_observation, type(observation)))
+        seen.append((self.lazy_observation, Snapshot if isinstance(observation, Snapshot) else type(observation)))
         return real(self, observation, configuration)
 
     monkeypatch.setattr(match.AgentSeat, "decide", decide)
