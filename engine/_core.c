@@ -459,7 +459,7 @@ typedef struct {
     uint8_t in_pile[DECK_SIZE];
     int pile_count;
     uint8_t order[MAX_SEATS][DECK_SIZE];
-    Stream srng[MAX_SEATS];  /* the seats' draw streams, seeded at the round's start (start_round) */
+    Stream *srng;  /* the seats' draw streams (n, allocated apart: 2.5 kB each), seeded at the round's start */
     int pos[MAX_SEATS];
     int drawn_kind, res_player, res_kind, jq[MAX_SEATS], jq_len, jq_head;
     int wd4_player, wd4_honest, stalled, uno_owed;
@@ -1439,6 +1439,10 @@ static int core_init(Core *g, PyObject *args, PyObject *kwds) {
     Py_DECREF(o);
     if (PyErr_Occurred()) return -1;
 
+    if (!(g->srng = PyMem_Malloc((size_t)g->n * sizeof(Stream)))) {
+        PyErr_NoMemory();
+        return -1;
+    }
     g->rules = Py_NewRef(rules);
     g->seed = Py_NewRef(seed);
     if (!(g->objs = PyList_New(0)) || !(g->aobjs = PyList_New(0))) return -1;
@@ -1462,6 +1466,7 @@ static void core_dealloc(Core *g) {
     Py_XDECREF(g->aobjs);
     PyMem_Free(g->ev);
     PyMem_Free(g->ac);
+    PyMem_Free(g->srng);
     Py_TYPE(g)->tp_free((PyObject *)g);
 }
 
