@@ -1390,19 +1390,21 @@ static int str_is(PyObject *v, const char *text) {
     return PyUnicode_Check(v) && PyUnicode_CompareWithASCIIString(v, text) == 0;
 }
 
-static int core_init(Core *g, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"rules", "seed", NULL};
-    PyObject *rules, *seed;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO", kwlist, &rules, &seed)) return -1;
-    if (g->rules) {
-        PyErr_SetString(PyExc_RuntimeError, "a compiled game is initialised once");
-        return -1;
-    }
+/* the options of engine.rules.Rules the core reads */
+typedef struct {
+    int n, hand_size, number_only, until_playable, draw_limit, rev_skips, wd4, stacking, uno_penalty, seven_zero,
+        jump_in, penalty_scoring, max_turns;
+    long long target, rounds;
+} Opts;
+static PyObject *OPTS_RULES;  /* the Rules object OPTS were read from (engine.rules.Rules is frozen) */
+static Opts OPTS;
+
+static int parse_rules(PyObject *rules, Opts *opt) {
     long v;
     PyObject *o;
 #define INT_OPT(field, name) \
     if (!(o = rules_attr(rules, name, &v))) return -1; \
-    Py_DECREF(o); g->field = (int)v;
+    Py_DECREF(o); opt->field = (int)v;
     INT_OPT(n, "players")
     INT_OPT(hand_size, "hand_size")
     INT_OPT(draw_limit, "draw_limit")
@@ -1412,32 +1414,55 @@ static int core_init(Core *g, PyObject *args, PyObject *kwds) {
     INT_OPT(jump_in, "jump_in")
     INT_OPT(max_turns, "max_turns")
 #undef INT_OPT
-    if (g->n < 2 || g->n > MAX_SEATS || g->hand_size < 1 || g->n * g->hand_size + 1 > DECK_SIZE) {
+    if (opt->n < 2 || opt->n > MAX_SEATS || opt->hand_size < 1 || opt->n * opt->hand_size + 1 > DECK_SIZE) {
         PyErr_SetString(PyExc_ValueError, "engine._core: rules out of bounds");
         return -1;
     }
     if (!(o = rules_attr(rules, "first_card", NULL))) return -1;
-    g->number_only = str_is(o, "number_only");
+    opt->number_only = str_is(o, "number_only");
     Py_DECREF(o);
     if (!(o = rules_attr(rules, "draw", NULL))) return -1;
-    g->until_playable = str_is(o, "until_playable");
+    opt->until_playable = str_is(o, "until_playable");
     Py_DECREF(o);
     if (!(o = rules_attr(rules, "wd4", NULL))) return -1;
-    g->wd4 = str_is(o, "challenge") ? 0 : str_is(o, "enforced") ? 1 : 2;
+    opt->wd4 = str_is(o, "challenge") ? 0 : str_is(o, "enforced") ? 1 : 2;
     Py_DECREF(o);
     if (!(o = rules_attr(rules, "stacking", NULL))) return -1;
-    g->stacking = str_is(o, "off") ? 0 : str_is(o, "deflect") ? 1 : 2;
+    opt->stacking = str_is(o, "off") ? 0 : str_is(o, "deflect") ? 1 : 2;
     Py_DECREF(o);
     if (!(o = rules_attr(rules, "scoring", NULL))) return -1;
-    g->penalty_scoring = str_is(o, "penalty");
+    opt->penalty_scoring = str_is(o, "penalty");
     Py_DECREF(o);
     if (!(o = rules_attr(rules, "target", NULL))) return -1;
-    g->target = o == Py_None ? 0 : PyLong_AsLongLong(o);
+    opt->target = o == Py_None ? 0 : PyLong_AsLongLong(o);
     Py_DECREF(o);
     if (!(o = rules_attr(rules, "rounds", NULL))) return -1;
-    g->rounds = o == Py_None ? -1 : PyLong_AsLongLong(o);
+    opt->rounds = o == Py_None ? -1 : PyLong_AsLongLong(o);
     Py_DECREF(o);
-    if (PyErr_Occurred()) return -1;
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static int core_init(Core *g, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"rules", "seed", NULL};
+    PyObject *rules, *seed;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO", kwlist, &rules, &seed)) return -1;
+    if (g->rules) {
+        PyErr_SetString(PyExc_RuntimeError, "a compiled game is initialised once");
+        return -1;
+    }
+    if (rules != OPTS_RULES) {  /* a Rules is frozen: the last one's options are kept, parsed */
+        if (parse_rules(rules, &OPTS) < 0) {
+            Py_CLEAR(OPTS_RULES);
+            return -1;
+        }
+        Py_XSETREF(OPTS_RULES, Py_NewRef(rules));
+    }
+    const Opts *o = &OPTS;
+    g->n = o->n; g->hand_size = o->hand_size; g->number_only = o->number_only;
+    g->until_playable = o->until_playable; g->draw_limit = o->draw_limit; g->rev_skips = o->rev_skips;
+    g->wd4 = o->wd4; g->stacking = o->stacking; g->uno_penalty = o->uno_penalty; g->seven_zero = o->seven_zero;
+    g->jump_in = o->jump_in; g->penalty_scoring = o->penalty_scoring; g->max_turns = o->max_turns;
+    g->target = o->target; g->rounds = o->rounds;
 
     if (!(g->srng = PyMem_Malloc((size_t)g->n * sizeof(Stream)))) {
         PyErr_NoMemory();
