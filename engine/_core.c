@@ -1451,10 +1451,9 @@ static int core_init(Core *g, PyObject *args, PyObject *kwds) {
         return -1;
     }
     if (rules != OPTS_RULES) {  /* a Rules is frozen: the last one's options are kept, parsed */
-        if (parse_rules(rules, &OPTS) < 0) {
-            Py_CLEAR(OPTS_RULES);
-            return -1;
-        }
+        Opts parsed;  /* parsed apart: reading attributes may run Python code, and another game's init */
+        if (parse_rules(rules, &parsed) < 0) return -1;
+        OPTS = parsed;
         Py_XSETREF(OPTS_RULES, Py_NewRef(rules));
     }
     const Opts *o = &OPTS;
