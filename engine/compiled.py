@@ -190,7 +190,8 @@ def play_turns(
     (issue 21 point 2) and only the seat's ``decide`` is Python, with the rare paths
     (a fault, a timed seat, the live hook) handed back here. Same arguments, same result,
     same replay, timings and hook calls (tests/engine/test_compiled.py)."""
-    from engine.match import GC_EVERY  # engine.match imports this module
+    # engine.match imports this module
+    from engine.match import GC_EVERY, _lazy, agent_fault, plain_agent_seat
 
     step_game = {**head, "over": False}
 
@@ -219,11 +220,12 @@ def play_turns(
             return round(seconds * 1000.0, 1)
         return None
 
-    from engine.match import _lazy, agent_fault, plain_agent_seat
-
+    # per bot: hand it snapshots (lazy_observation), call its agent directly (an AgentSeat as it is)
+    lazy = [_lazy(seat) for seat in seats]
+    direct = [plain_agent_seat(seat) for seat in seats]
     decisions = game._play_turns(
-        list(seats), [_lazy(seat) for seat in seats], seat_bot, configs, book.forfeits, times, on_step, step_game, decisions,
-        charge, timed, SeatFault, [plain_agent_seat(seat) for seat in seats], agent_fault, gc.collect, GC_EVERY,
+        list(seats), lazy, seat_bot, configs, book.forfeits, times, on_step, step_game, decisions,
+        charge, timed, SeatFault, direct, agent_fault, gc.collect, GC_EVERY,
     )
     if on_step is not None:
         on_step({**step_game, "over": True}, game.events, game.actions)
