@@ -1118,9 +1118,10 @@ static int seed_round(Core *g, Stream *deal, Stream *dealer) {
     char small[256], *buf = small;
     size_t cap = (size_t)len + 32;
     if (cap > sizeof small && !(buf = PyMem_Malloc(cap))) { PyErr_NoMemory(); goto done; }
+    memcpy(buf, text, (size_t)len);  /* the deal seed's text as it is (a str may hold a NUL) */
     for (int s = 0; s < g->n; s++) {
-        int m = snprintf(buf, cap, "%s:seat:%d", text, s);
-        if (seed_key(&keys[count], buf, (size_t)m) < 0) goto done;
+        int m = snprintf(buf + len, cap - (size_t)len, ":seat:%d", s);
+        if (seed_key(&keys[count], buf, (size_t)len + (size_t)m) < 0) goto done;
         streams[count++] = &g->srng[s];
     }
     if (dealer) {

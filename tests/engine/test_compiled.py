@@ -405,3 +405,10 @@ def test_play_match_plays_on_the_core_and_its_c_loop_with_plain_and_snapshot_sea
     assert looped == ["CompiledGame"] * 6
     assert json.dumps(on_core.replay, sort_keys=True) == json.dumps(pure.replay, sort_keys=True)
     assert json.dumps(lazy.replay, sort_keys=True) == json.dumps(pure.replay, sort_keys=True)
+
+
+@pytest.mark.parametrize("seed", ["a\x00b", "é" * 150, 10**200])
+def test_seeds_whose_text_holds_a_nul_or_is_long_play_the_same_game(seed):
+    """The core seeds a round's streams from the seed's text byte for byte (a NUL kept, a long text
+    on the heap), as random.Random(f"{seed}:...") does."""
+    play_both(Rules(players=3, rounds=2), seed, 5)
