@@ -116,6 +116,29 @@ class RandomPlayer:
         return pick(observation, plays if plays else legal)
 
 
+class CheapPlayer:
+    """``RandomPlayer``'s policy (uniform among the plays when there are any, else among all
+    legal actions) at about the least a Python agent costs: no list built, one ``random()``.
+
+    The engine lists a decision's plays first and its one other choice (draw, pass or
+    accept) last, so the plays are the listing without its last entry when the first is a
+    play and the last is not (tests/cli/test_arena_bench_paired.py checks it against the
+    filter). Reads two keys of each listed action at most, like any reader of a snapshot.
+    """
+
+    def __init__(self, seed: int = 0) -> None:
+        self.decisions = 0
+        self.random = random.Random(seed).random
+
+    def __call__(self, observation: Mapping[str, Any], configuration: dict) -> Any:
+        self.decisions += 1
+        legal = observation["legal_actions"]
+        n = len(legal)
+        if n > 1 and legal[0]["type"] == "play" and legal[-1]["type"] != "play":
+            n -= 1
+        return legal[int(self.random() * n)]
+
+
 def bench_engine(players: int, games: int, seed: int = 0) -> tuple[float, float]:
     """(games, decisions) per second of ``engine.match.play_match`` with random players."""
     rules = Rules(players=players, rounds=1)
@@ -292,11 +315,15 @@ PAIRED = (
     ("int_actions", "rlcard_raw"),
     ("contract", "rlcard_raw"),
     ("lazy_observation", "rlcard_raw"),
+    ("int_actions_cheap", "rlcard_raw"),
+    ("contract_cheap", "rlcard_raw"),
+    ("lazy_observation_cheap", "rlcard_raw"),
     ("pettingzoo_env", "rlcard_env"),
     ("rlcard_env", "rlcard_raw"),
 )
 #: one repeat's chunks: each baseline before and after the ones timed against it
 PAIRED_ORDER = ("rlcard_raw", "rules", "int_actions", "contract", "lazy_observation", "rlcard_raw",
+                "int_actions_cheap", "contract_cheap", "lazy_observation_cheap", "rlcard_raw",
                 "rlcard_env", "pettingzoo_env", "rlcard_env")
 
 
@@ -348,25 +375,41 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
             n += 1
         return n
 
-    player = RandomPlayer()
-    seats = [AgentSeat(player, "random") for _ in range(players)]
+    # the same policy at the least a Python agent costs (CheapPlayer): what the engine and its
+    # API cost beside an agent that costs next to nothing
+    rand = random.Random(players).random
 
-    def contract(seed: int) -> int:
-        before = player.decisions
-        play_match(rules, seats, seed=seed, deals=1)
-        return player.decisions - before
+    def cheap_agent(ids: list[int]) -> int:
+        n = len(ids)
+        if n > 1 and ids[0] in plays and ids[-1] not in plays:
+            n -= 1
+        return ids[int(rand() * n)]
 
-    # the same player and referee, the seats opting in to Game.snapshot() (issue 21 point 3)
-    lazy_seats = [AgentSeat(player, "random", lazy_observation=True) for _ in range(players)]
+    def int_actions_cheap(seed: int) -> int:
+        g = new_game(rules, seed)
+        n = 0
+        while not g.over:
+            g.step(cheap_agent(g.legal_action_ids()))
+            n += 1
+        return n
 
-    def lazy_observation(seed: int) -> int:
-        before = player.decisions
-        play_match(rules, lazy_seats, seed=seed, deals=1)
-        return player.decisions - before
+    def referee(player: RandomPlayer | CheapPlayer, lazy: bool) -> Callable[[int], int]:
+        seats = [AgentSeat(player, "random", lazy_observation=lazy) for _ in range(players)]
 
+        def match(seed: int) -> int:
+            before = player.decisions
+            play_match(rules, seats, seed=seed, deals=1)
+            return player.decisions - before
+
+        return match
+
+    # the lazy rows: the same player and referee, the seats opting in to Game.snapshot() (issue 21 point 3)
+    player, cheap = RandomPlayer(), CheapPlayer(players)
     kernels: dict[str, Callable[[int], int] | None] = {
-        "rules": rules_alone, "int_actions": int_actions, "contract": contract,
-        "lazy_observation": lazy_observation, "pettingzoo_env": None, "rlcard_raw": None, "rlcard_env": None,
+        "rules": rules_alone, "int_actions": int_actions, "contract": referee(player, False),
+        "lazy_observation": referee(player, True), "int_actions_cheap": int_actions_cheap,
+        "contract_cheap": referee(cheap, False), "lazy_observation_cheap": referee(cheap, True),
+        "pettingzoo_env": None, "rlcard_raw": None, "rlcard_env": None,
     }
     if importlib.util.find_spec("pettingzoo") is not None:
         from engine import envs

@@ -84,6 +84,7 @@ static uint8_t DECK[DECK_SIZE];
 static PyObject *CODE[NUM_KINDS], *COLOR_STR[4], *DECISION_STR[N_DECISIONS], *REASON_STR[N_REASONS];
 static PyObject *KIND_BY_CODE;   /* code -> kind (int) */
 static PyObject *TEMPLATE[2][NUM_ACTIONS];  /* action dicts, without and with "uno" */
+static PyObject *VIEW[2][NUM_ACTIONS];  /* their read-only views (types.MappingProxyType), as snapshots list them */
 static PyObject *SMALL_INT[256];
 static PyObject *S_e, *S_seat, *S_card, *S_color, *S_jump_in, *S_uno, *S_cards, *S_reason, *S_direction,
     *S_target, *S_honest, *S_type, *S_play, *S_swap, *S_turn, *S_uno_caught, *S_draw, *S_reshuffle, *S_skip,
@@ -267,16 +268,33 @@ static inline int mt_randbelow(Stream *r, int n) {
     return (int)v;
 }
 
-/* random.Random(text) for a str seed (version 2); -1 on error */
-static int mt_seed_text(Stream *r, PyObject *text) {
-    Py_ssize_t len;
-    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &len);
-    if (!utf8) return -1;
-    size_t total = (size_t)len + 64;
-    uint8_t *bytes = PyMem_Malloc(total + 8);
+/* Seeding. random.Random(text) (version 2) feeds the int of the UTF-8 bytes followed by
+ * their SHA-512 to init_by_array: a chain of 1,247 dependent multiplications, the
+ * costliest part of a short game (a dealer stream, a deal stream and one stream per seat
+ * each game). The chain cannot be shortened without changing every stream, so the
+ * streams a round needs are seeded together, four chains interleaved (mt_init_four): the
+ * processor runs independent chains side by side, so four cost about what one does. */
+#define KEY_SMALL 64
+typedef struct {
+    uint32_t small[KEY_SMALL];
+    uint32_t *words;  /* small, or a heap block for a long seed */
+    size_t len;
+} SeedKey;
+
+static void seed_key_free(SeedKey *k) {
+    if (k->words && k->words != k->small) PyMem_Free(k->words);
+    k->words = NULL;
+}
+
+/* the init_by_array key of the seed text ``utf8`` (``len`` bytes); -1 on error */
+static int seed_key(SeedKey *k, const char *utf8, size_t len) {
+    uint8_t stack[256];
+    size_t total = len + 64;
+    uint8_t *bytes = total <= sizeof stack ? stack : PyMem_Malloc(total);
+    k->words = NULL;
     if (!bytes) { PyErr_NoMemory(); return -1; }
-    memcpy(bytes, utf8, (size_t)len);
-    sha512((const uint8_t *)utf8, (size_t)len, bytes + len);
+    memcpy(bytes, utf8, len);
+    sha512((const uint8_t *)utf8, len, bytes + len);
     /* the big-endian number's significant bytes, then its words least significant first */
     size_t lead = 0;
     while (lead < total && bytes[lead] == 0) lead++;
@@ -288,12 +306,86 @@ static int mt_seed_text(Stream *r, PyObject *text) {
         bits = (sig - 1) * 8 + (size_t)b;
     }
     size_t keyused = bits == 0 ? 1 : (bits - 1) / 32 + 1;
-    uint32_t *key = PyMem_Calloc(keyused, sizeof(uint32_t));
-    if (!key) { PyMem_Free(bytes); PyErr_NoMemory(); return -1; }
-    for (size_t i = 0; i < sig; i++) key[i / 4] |= (uint32_t)bytes[total - 1 - i] << (8 * (i % 4));
-    mt_init_by_array(r, key, keyused);
-    PyMem_Free(key);
-    PyMem_Free(bytes);
+    k->words = keyused <= KEY_SMALL ? k->small : PyMem_Malloc(keyused * sizeof(uint32_t));
+    if (!k->words) {
+        if (bytes != stack) PyMem_Free(bytes);
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(k->words, 0, keyused * sizeof(uint32_t));
+    for (size_t i = 0; i < sig; i++) k->words[i / 4] |= (uint32_t)bytes[total - 1 - i] << (8 * (i % 4));
+    k->len = keyused;
+    if (bytes != stack) PyMem_Free(bytes);
+    return 0;
+}
+
+/* init_by_array for four keys shorter than MT_N at once: mt_init_by_array's loops with
+ * the wrap-arounds unrolled (the first loop runs MT_N steps from word 1: words 1..N-1,
+ * then word 1 again; the second N-1 steps from word 2: words 2..N-1, then word 1) */
+static void mt_init_four(Stream **r, const SeedKey **key) {
+    uint32_t *m0 = r[0]->mt, *m1 = r[1]->mt, *m2 = r[2]->mt, *m3 = r[3]->mt;
+    const uint32_t *k0 = key[0]->words, *k1 = key[1]->words, *k2 = key[2]->words, *k3 = key[3]->words;
+    const uint32_t l0 = (uint32_t)key[0]->len, l1 = (uint32_t)key[1]->len, l2 = (uint32_t)key[2]->len,
+                   l3 = (uint32_t)key[3]->len;
+    uint32_t p0 = MT_BASE[0], p1 = p0, p2 = p0, p3 = p0, j0 = 0, j1 = 0, j2 = 0, j3 = 0;
+#define STEP1(p, m, k, j, l, i, old) \
+    p = ((old) ^ ((p ^ (p >> 30)) * 1664525U)) + k[j] + j; m[i] = p; j = j + 1 == l ? 0 : j + 1;
+#define STEP2(p, m, i) p = (m[i] ^ ((p ^ (p >> 30)) * 1566083941U)) - (uint32_t)(i); m[i] = p;
+    for (int i = 1; i < MT_N; i++) {
+        uint32_t b = MT_BASE[i];
+        STEP1(p0, m0, k0, j0, l0, i, b) STEP1(p1, m1, k1, j1, l1, i, b)
+        STEP1(p2, m2, k2, j2, l2, i, b) STEP1(p3, m3, k3, j3, l3, i, b)
+    }
+    m0[0] = p0; m1[0] = p1; m2[0] = p2; m3[0] = p3;
+    STEP1(p0, m0, k0, j0, l0, 1, m0[1]) STEP1(p1, m1, k1, j1, l1, 1, m1[1])
+    STEP1(p2, m2, k2, j2, l2, 1, m2[1]) STEP1(p3, m3, k3, j3, l3, 1, m3[1])
+    for (int i = 2; i < MT_N; i++) { STEP2(p0, m0, i) STEP2(p1, m1, i) STEP2(p2, m2, i) STEP2(p3, m3, i) }
+    m0[0] = p0; m1[0] = p1; m2[0] = p2; m3[0] = p3;
+    STEP2(p0, m0, 1) STEP2(p1, m1, 1) STEP2(p2, m2, 1) STEP2(p3, m3, 1)
+#undef STEP1
+#undef STEP2
+    for (int c = 0; c < 4; c++) {
+        r[c]->mt[0] = 0x80000000U;
+        r[c]->index = MT_N;
+    }
+}
+
+/* seed streams[i] from keys[i], i < count: as random.Random would, four at a time */
+static void mt_seed_many(Stream **streams, const SeedKey *keys, int count) {
+    Stream spare[3];
+    Stream *group[4];
+    const SeedKey *gkeys[4];
+    int g = 0;
+    for (int i = 0; i < count; i++) {
+        if (keys[i].len >= MT_N) {  /* a seed of 2.4 kB or more: the loop as written */
+            mt_init_by_array(streams[i], keys[i].words, keys[i].len);
+            continue;
+        }
+        group[g] = streams[i];
+        gkeys[g++] = &keys[i];
+        if (g == 4) {
+            mt_init_four(group, gkeys);
+            g = 0;
+        }
+    }
+    if (g) {
+        for (int c = g; c < 4; c++) {  /* a part group: the spare places run the first key again */
+            group[c] = &spare[c - 1];
+            gkeys[c] = gkeys[0];
+        }
+        mt_init_four(group, gkeys);
+    }
+}
+
+/* random.Random(text) for a str seed (version 2); -1 on error */
+static int mt_seed_text(Stream *r, PyObject *text) {
+    Py_ssize_t len;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &len);
+    if (!utf8) return -1;
+    SeedKey key;
+    if (seed_key(&key, utf8, (size_t)len) < 0) return -1;
+    mt_seed_many(&r, &key, 1);
+    seed_key_free(&key);
     return 0;
 }
 
@@ -367,8 +459,7 @@ typedef struct {
     uint8_t in_pile[DECK_SIZE];
     int pile_count;
     uint8_t order[MAX_SEATS][DECK_SIZE];
-    uint8_t seeded[MAX_SEATS];  /* the seat's stream is seeded (at its first draw of the round) */
-    Stream srng[MAX_SEATS];
+    Stream *srng;  /* the seats' draw streams (n, allocated apart: 2.5 kB each), seeded at the round's start */
     int pos[MAX_SEATS];
     int drawn_kind, res_player, res_kind, jq[MAX_SEATS], jq_len, jq_head;
     int wd4_player, wd4_honest, stalled, uno_owed;
@@ -632,16 +723,6 @@ static inline int playable(Core *g, int s, int k) {
 
 
 static int draw_one(Core *g, int s) {
-    if (!g->seeded[s]) {
-        PyObject *seed = PyUnicode_FromFormat("%U:seat:%d", g->deal_seed, s);
-        if (!seed) return -1;
-        int r = mt_seed_text(&g->srng[s], seed);
-        Py_DECREF(seed);
-        if (r < 0) return -1;
-        g->seeded[s] = 1;
-        for (int i = 0; i < DECK_SIZE; i++) g->order[s][i] = (uint8_t)i;
-        g->pos[s] = 0;
-    }
     uint8_t *order = g->order[s];
     int pos = g->pos[s], c;
     Stream *rnd = &g->srng[s];
@@ -984,10 +1065,7 @@ static int open_round(Core *g, int top, Stream *rng) {
     g->turns = 0;
     memset(g->uno, 0, sizeof g->uno);
     g->color = KIND_COLOR[top_kind];
-    for (int s = 0; s < MAX_SEATS; s++) {
-        g->seeded[s] = 0;
-        g->pos[s] = 0;
-    }
+    for (int s = 0; s < MAX_SEATS; s++) g->pos[s] = 0;
     /* the round_start event */
     PyObject *hands = PyList_New(n);
     if (!hands) return -1;
@@ -1023,15 +1101,54 @@ static int open_round(Core *g, int top, Stream *rng) {
     return 0;
 }
 
+/* the round's streams, seeded together (mt_seed_many): the deal's, each seat's draw
+ * stream and, in round 1, the dealer's (engine.game: Random(f"{seed}:dealer"),
+ * Random(f"{seed}:{round}"), Random(f"{deal_seed}:seat:{s}")); -1 on error */
+static int seed_round(Core *g, Stream *deal, Stream *dealer) {
+    PyObject *deal_seed = PyUnicode_FromFormat("%S:%d", g->seed, g->round);
+    if (!deal_seed) return -1;
+    Py_XSETREF(g->deal_seed, deal_seed);
+    SeedKey keys[MAX_SEATS + 2];
+    Stream *streams[MAX_SEATS + 2];
+    int count = 0, rc = -1;
+    Py_ssize_t len;
+    const char *text = PyUnicode_AsUTF8AndSize(deal_seed, &len);
+    if (!text || seed_key(&keys[count], text, (size_t)len) < 0) return -1;
+    streams[count++] = deal;
+    char small[256], *buf = small;
+    size_t cap = (size_t)len + 32;
+    if (cap > sizeof small && !(buf = PyMem_Malloc(cap))) { PyErr_NoMemory(); goto done; }
+    memcpy(buf, text, (size_t)len);  /* the deal seed's text as it is (a str may hold a NUL) */
+    for (int s = 0; s < g->n; s++) {
+        int m = snprintf(buf + len, cap - (size_t)len, ":seat:%d", s);
+        if (seed_key(&keys[count], buf, (size_t)len + (size_t)m) < 0) goto done;
+        streams[count++] = &g->srng[s];
+    }
+    if (dealer) {
+        PyObject *dseed = PyUnicode_FromFormat("%S:dealer", g->seed);
+        const char *dtext = dseed ? PyUnicode_AsUTF8AndSize(dseed, &len) : NULL;
+        int r = dtext ? seed_key(&keys[count], dtext, (size_t)len) : -1;
+        Py_XDECREF(dseed);
+        if (r < 0) goto done;
+        streams[count++] = dealer;
+    }
+    mt_seed_many(streams, keys, count);
+    for (int s = 0; s < g->n; s++)
+        for (int i = 0; i < DECK_SIZE; i++) g->order[s][i] = (uint8_t)i;
+    rc = 0;
+done:
+    if (buf != small) PyMem_Free(buf);
+    for (int i = 0; i < count; i++) seed_key_free(&keys[i]);
+    return rc;
+}
+
 static int start_round(Core *g) {
     int n = g->n, h = g->hand_size;
     g->round++;
     if (g->round > 1) g->dealer = (g->dealer + 1) % n;
-    PyObject *deal_seed = PyUnicode_FromFormat("%S:%d", g->seed, g->round);
-    if (!deal_seed) return -1;
-    Py_XSETREF(g->deal_seed, deal_seed);
-    Stream rng;
-    if (mt_seed_text(&rng, deal_seed) < 0) return -1;
+    Stream rng, dealer;
+    if (seed_round(g, &rng, g->round == 1 ? &dealer : NULL) < 0) return -1;
+    if (g->round == 1) g->dealer = mt_randbelow(&dealer, n);
     int ids[DECK_SIZE];
     mt_sample(&rng, DECK_SIZE, n * h + 1, ids);
     memset(g->in_pile, 1, DECK_SIZE);
@@ -1173,8 +1290,26 @@ static int legal_index(Core *g, int id) {
 }
 
 /* the legal action a reply stands for (engine.game.Game._match), -1 for none, -2 on error */
+static PyObject *items_dict(PyObject *mapping);
+
 static int match_action(Core *g, PyObject *action, int *uno) {
     *uno = 0;
+    if (Py_IS_TYPE(action, &PyDictProxy_Type)) {
+        /* a snapshot's view of a listed action; any other read-only view is parsed like a dict */
+        compute_legal(g);
+        PyObject **views = VIEW[g->legal_uno];
+        for (int i = 0; i < g->nlegal; i++) {
+            if (views[g->legal[i]] == action) {
+                *uno = g->legal_uno;
+                return g->legal[i];
+            }
+        }
+        PyObject *d = items_dict(action);
+        if (!d) return -2;
+        int id = match_action(g, d, uno);
+        Py_DECREF(d);
+        return id;
+    }
     if (!PyDict_CheckExact(action)) return -1;
     int has_uno = PyDict_Contains(action, S_uno);
     if (has_uno < 0) return -2;
@@ -1256,19 +1391,21 @@ static int str_is(PyObject *v, const char *text) {
     return PyUnicode_Check(v) && PyUnicode_CompareWithASCIIString(v, text) == 0;
 }
 
-static int core_init(Core *g, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"rules", "seed", NULL};
-    PyObject *rules, *seed;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO", kwlist, &rules, &seed)) return -1;
-    if (g->rules) {
-        PyErr_SetString(PyExc_RuntimeError, "a compiled game is initialised once");
-        return -1;
-    }
+/* the options of engine.rules.Rules the core reads */
+typedef struct {
+    int n, hand_size, number_only, until_playable, draw_limit, rev_skips, wd4, stacking, uno_penalty, seven_zero,
+        jump_in, penalty_scoring, max_turns;
+    long long target, rounds;
+} Opts;
+static PyObject *OPTS_RULES;  /* the Rules object OPTS were read from (engine.rules.Rules is frozen) */
+static Opts OPTS;
+
+static int parse_rules(PyObject *rules, Opts *opt) {
     long v;
     PyObject *o;
 #define INT_OPT(field, name) \
     if (!(o = rules_attr(rules, name, &v))) return -1; \
-    Py_DECREF(o); g->field = (int)v;
+    Py_DECREF(o); opt->field = (int)v;
     INT_OPT(n, "players")
     INT_OPT(hand_size, "hand_size")
     INT_OPT(draw_limit, "draw_limit")
@@ -1278,33 +1415,59 @@ static int core_init(Core *g, PyObject *args, PyObject *kwds) {
     INT_OPT(jump_in, "jump_in")
     INT_OPT(max_turns, "max_turns")
 #undef INT_OPT
-    if (g->n < 2 || g->n > MAX_SEATS || g->hand_size < 1 || g->n * g->hand_size + 1 > DECK_SIZE) {
+    if (opt->n < 2 || opt->n > MAX_SEATS || opt->hand_size < 1 || opt->n * opt->hand_size + 1 > DECK_SIZE) {
         PyErr_SetString(PyExc_ValueError, "engine._core: rules out of bounds");
         return -1;
     }
     if (!(o = rules_attr(rules, "first_card", NULL))) return -1;
-    g->number_only = str_is(o, "number_only");
+    opt->number_only = str_is(o, "number_only");
     Py_DECREF(o);
     if (!(o = rules_attr(rules, "draw", NULL))) return -1;
-    g->until_playable = str_is(o, "until_playable");
+    opt->until_playable = str_is(o, "until_playable");
     Py_DECREF(o);
     if (!(o = rules_attr(rules, "wd4", NULL))) return -1;
-    g->wd4 = str_is(o, "challenge") ? 0 : str_is(o, "enforced") ? 1 : 2;
+    opt->wd4 = str_is(o, "challenge") ? 0 : str_is(o, "enforced") ? 1 : 2;
     Py_DECREF(o);
     if (!(o = rules_attr(rules, "stacking", NULL))) return -1;
-    g->stacking = str_is(o, "off") ? 0 : str_is(o, "deflect") ? 1 : 2;
+    opt->stacking = str_is(o, "off") ? 0 : str_is(o, "deflect") ? 1 : 2;
     Py_DECREF(o);
     if (!(o = rules_attr(rules, "scoring", NULL))) return -1;
-    g->penalty_scoring = str_is(o, "penalty");
+    opt->penalty_scoring = str_is(o, "penalty");
     Py_DECREF(o);
     if (!(o = rules_attr(rules, "target", NULL))) return -1;
-    g->target = o == Py_None ? 0 : PyLong_AsLongLong(o);
+    opt->target = o == Py_None ? 0 : PyLong_AsLongLong(o);
     Py_DECREF(o);
     if (!(o = rules_attr(rules, "rounds", NULL))) return -1;
-    g->rounds = o == Py_None ? -1 : PyLong_AsLongLong(o);
+    opt->rounds = o == Py_None ? -1 : PyLong_AsLongLong(o);
     Py_DECREF(o);
-    if (PyErr_Occurred()) return -1;
+    return PyErr_Occurred() ? -1 : 0;
+}
 
+static int core_init(Core *g, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"rules", "seed", NULL};
+    PyObject *rules, *seed;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO", kwlist, &rules, &seed)) return -1;
+    if (g->rules) {
+        PyErr_SetString(PyExc_RuntimeError, "a compiled game is initialised once");
+        return -1;
+    }
+    if (rules != OPTS_RULES) {  /* a Rules is frozen: the last one's options are kept, parsed */
+        Opts parsed;  /* parsed apart: reading attributes may run Python code, and another game's init */
+        if (parse_rules(rules, &parsed) < 0) return -1;
+        OPTS = parsed;
+        Py_XSETREF(OPTS_RULES, Py_NewRef(rules));
+    }
+    const Opts *o = &OPTS;
+    g->n = o->n; g->hand_size = o->hand_size; g->number_only = o->number_only;
+    g->until_playable = o->until_playable; g->draw_limit = o->draw_limit; g->rev_skips = o->rev_skips;
+    g->wd4 = o->wd4; g->stacking = o->stacking; g->uno_penalty = o->uno_penalty; g->seven_zero = o->seven_zero;
+    g->jump_in = o->jump_in; g->penalty_scoring = o->penalty_scoring; g->max_turns = o->max_turns;
+    g->target = o->target; g->rounds = o->rounds;
+
+    if (!(g->srng = PyMem_Malloc((size_t)g->n * sizeof(Stream)))) {
+        PyErr_NoMemory();
+        return -1;
+    }
     g->rules = Py_NewRef(rules);
     g->seed = Py_NewRef(seed);
     if (!(g->objs = PyList_New(0)) || !(g->aobjs = PyList_New(0))) return -1;
@@ -1315,13 +1478,6 @@ static int core_init(Core *g, PyObject *args, PyObject *kwds) {
     g->drawn_kind = g->res_player = g->res_kind = -1;
     g->wd4_player = -1;
     g->uno_owed = -1;
-    PyObject *dseed = PyUnicode_FromFormat("%S:dealer", seed);
-    if (!dseed) return -1;
-    Stream rng;
-    int r = mt_seed_text(&rng, dseed);
-    Py_DECREF(dseed);
-    if (r < 0) return -1;
-    g->dealer = mt_randbelow(&rng, g->n);
     return start_round(g);
 }
 
@@ -1335,6 +1491,7 @@ static void core_dealloc(Core *g) {
     Py_XDECREF(g->aobjs);
     PyMem_Free(g->ev);
     PyMem_Free(g->ac);
+    PyMem_Free(g->srng);
     Py_TYPE(g)->tp_free((PyObject *)g);
 }
 
@@ -1411,6 +1568,305 @@ static PyObject *core_observation(Core *g, PyObject *unused) {
                      S_round, PyLong_FromLong(g->round), S_dealer, small_int(g->dealer),
                      S_decision, Py_NewRef(DECISION_STR[dec]), S_legal_actions, legal);
 }
+
+/* ------------------------------------------------------------------ snapshots
+ * Core.snapshot(): engine.snapshot.Snapshot's contract in C (a read-only Mapping of the
+ * observation's 17 keys in order; tuples for sequences; legal_actions a tuple of shared
+ * read-only views of the prebuilt action dicts; to_dict() the plain observation). The
+ * decision's state is copied into the snapshot as bytes when it is made; each sequence
+ * becomes a tuple on its first read and is kept. engine.compiled registers the type as
+ * a virtual subclass of engine.snapshot.Snapshot. */
+enum {
+    K_SEAT, K_PLAYERS, K_HAND, K_TOP_CARD, K_COLOR, K_DIRECTION, K_CURRENT, K_HAND_SIZES, K_UNO, K_SCORES,
+    K_DRAW_PILE, K_DISCARD, K_PENDING_DRAW, K_ROUND, K_DEALER, K_DECISION, K_LEGAL_ACTIONS, N_KEYS
+};
+/* the sequences a snapshot keeps once built */
+enum { C_HAND, C_HAND_SIZES, C_UNO, C_SCORES, C_DISCARD, C_LEGAL, N_CACHED };
+static PyObject *SNAP_KEYS;      /* tuple of the 17 keys, in order */
+static PyObject *SNAP_INDEX;     /* key -> index */
+static PyObject *ABC_MAPPING, *ABC_KEYS, *ABC_ITEMS, *ABC_VALUES;  /* collections.abc, imported on first use */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *cache[N_CACHED];
+    long long scores[MAX_SEATS];
+    int32_t round;
+    int8_t seat, n, color, direction, current, dealer, decision, legal_uno;
+    uint8_t pile_count, pending, hlen, dlen, nlegal, top_kind;
+    uint8_t hand_sizes[MAX_SEATS], uno[MAX_SEATS];
+    uint8_t hand[DECK_SIZE], discard[DECK_SIZE], legal[NUM_ACTIONS];
+} Snap;
+
+static PyTypeObject SnapType;
+
+static PyObject *core_snapshot(Core *g, PyObject *unused) {
+    if (check_ready(g) < 0) return NULL;
+    if (g->over) {
+        PyErr_SetString(PyExc_RuntimeError, "the game is over: no seat is asked");
+        return NULL;
+    }
+    compute_legal(g);
+    Snap *p = PyObject_New(Snap, &SnapType);
+    if (!p) return NULL;
+    int s = g->seat, n = g->n, dec = g->decision;
+    memset(p->cache, 0, sizeof p->cache);
+    p->seat = (int8_t)s;
+    p->n = (int8_t)n;
+    p->color = (int8_t)g->color;
+    p->direction = (int8_t)g->direction;
+    p->current = (int8_t)g->current;
+    p->dealer = (int8_t)g->dealer;
+    p->decision = (int8_t)dec;
+    p->round = g->round;
+    p->pile_count = (uint8_t)g->pile_count;
+    p->pending = (uint8_t)(dec == D_STACK || dec == D_CHALLENGE ? g->pending : 0);
+    p->top_kind = DECK[g->discard[g->dlen - 1]];
+    p->hlen = (uint8_t)g->hlen[s];
+    memcpy(p->hand, g->hand[s], (size_t)g->hlen[s]);
+    p->dlen = (uint8_t)g->dlen;
+    memcpy(p->discard, g->discard, (size_t)g->dlen);
+    p->nlegal = (uint8_t)g->nlegal;
+    p->legal_uno = (int8_t)g->legal_uno;
+    memcpy(p->legal, g->legal, (size_t)g->nlegal);
+    for (int i = 0; i < n; i++) {
+        p->hand_sizes[i] = (uint8_t)g->hlen[i];
+        p->uno[i] = g->uno[i];
+        p->scores[i] = g->scores[i];
+    }
+    return (PyObject *)p;
+}
+
+static void snap_dealloc(Snap *p) {
+    for (int i = 0; i < N_CACHED; i++) Py_XDECREF(p->cache[i]);
+    PyObject_Free(p);
+}
+
+static PyObject *codes_tuple(const uint8_t *ids, int len) {
+    PyObject *t = PyTuple_New(len);
+    if (!t) return NULL;
+    for (int i = 0; i < len; i++) PyTuple_SET_ITEM(t, i, Py_NewRef(CODE[DECK[ids[i]]]));
+    return t;
+}
+
+/* a sequence value, built on first read: a new reference */
+static PyObject *snap_cached(Snap *p, int which) {
+    PyObject *v = p->cache[which];
+    if (v) return Py_NewRef(v);
+    int n = p->n;
+    switch (which) {
+    case C_HAND: v = codes_tuple(p->hand, p->hlen); break;
+    case C_DISCARD: v = codes_tuple(p->discard, p->dlen); break;
+    case C_LEGAL:
+        if ((v = PyTuple_New(p->nlegal)))
+            for (int i = 0; i < p->nlegal; i++) PyTuple_SET_ITEM(v, i, Py_NewRef(VIEW[p->legal_uno][p->legal[i]]));
+        break;
+    case C_HAND_SIZES:
+        if ((v = PyTuple_New(n))) for (int i = 0; i < n; i++) PyTuple_SET_ITEM(v, i, small_int(p->hand_sizes[i]));
+        break;
+    case C_UNO:
+        if ((v = PyTuple_New(n))) for (int i = 0; i < n; i++) PyTuple_SET_ITEM(v, i, PyBool_FromLong(p->uno[i]));
+        break;
+    default:  /* C_SCORES */
+        if ((v = PyTuple_New(n))) {
+            for (int i = 0; i < n; i++) {
+                PyObject *x = PyLong_FromLongLong(p->scores[i]);
+                if (!x) { Py_CLEAR(v); break; }
+                PyTuple_SET_ITEM(v, i, x);
+            }
+        }
+    }
+    if (!v) return NULL;
+    p->cache[which] = v;
+    return Py_NewRef(v);
+}
+
+/* the value of key number ``i``: a new reference */
+static PyObject *snap_value(Snap *p, int i) {
+    switch (i) {
+    case K_SEAT: return small_int(p->seat);
+    case K_PLAYERS: return small_int(p->n);
+    case K_HAND: return snap_cached(p, C_HAND);
+    case K_TOP_CARD: return Py_NewRef(CODE[p->top_kind]);
+    case K_COLOR: return color_obj(p->color);
+    case K_DIRECTION: return PyLong_FromLong(p->direction);
+    case K_CURRENT: return small_int(p->current);
+    case K_HAND_SIZES: return snap_cached(p, C_HAND_SIZES);
+    case K_UNO: return snap_cached(p, C_UNO);
+    case K_SCORES: return snap_cached(p, C_SCORES);
+    case K_DRAW_PILE: return small_int(p->pile_count);
+    case K_DISCARD: return snap_cached(p, C_DISCARD);
+    case K_PENDING_DRAW: return small_int(p->pending);
+    case K_ROUND: return PyLong_FromLong(p->round);
+    case K_DEALER: return small_int(p->dealer);
+    case K_DECISION: return Py_NewRef(DECISION_STR[p->decision]);
+    default: return snap_cached(p, C_LEGAL);
+    }
+}
+
+/* the index of ``key``, -1 when it is not a key (no error set), -2 on error */
+static int snap_index(PyObject *key) {
+    PyObject *i = PyDict_GetItemWithError(SNAP_INDEX, key);
+    if (!i) return PyErr_Occurred() ? -2 : -1;
+    return (int)PyLong_AsLong(i);
+}
+
+static PyObject *snap_subscript(Snap *p, PyObject *key) {
+    int i = snap_index(key);
+    if (i == -2) return NULL;
+    if (i < 0) {
+        PyErr_SetObject(PyExc_KeyError, key);
+        return NULL;
+    }
+    return snap_value(p, i);
+}
+
+static Py_ssize_t snap_length(Snap *p) { return N_KEYS; }
+
+static int snap_contains(Snap *p, PyObject *key) {
+    int i = snap_index(key);
+    return i == -2 ? -1 : i >= 0;
+}
+
+static PyObject *snap_iter(Snap *p) { return PyObject_GetIter(SNAP_KEYS); }
+
+static PyObject *snap_get(Snap *p, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "get(key, default=None)");
+        return NULL;
+    }
+    int i = snap_index(args[0]);
+    if (i == -2) return NULL;
+    if (i < 0) return Py_NewRef(nargs == 2 ? args[1] : Py_None);
+    return snap_value(p, i);
+}
+
+/* the plain observation dict of BOT_CONTRACT.md (Core.observation()'s content) */
+static PyObject *snap_to_dict(Snap *p, PyObject *unused) {
+    PyObject *legal = PyList_New(p->nlegal);
+    if (!legal) return NULL;
+    for (int i = 0; i < p->nlegal; i++) {
+        PyObject *d = PyDict_Copy(TEMPLATE[p->legal_uno][p->legal[i]]);
+        if (!d) { Py_DECREF(legal); return NULL; }
+        PyList_SET_ITEM(legal, i, d);
+    }
+    int n = p->n;
+    PyObject *sizes = PyList_New(n), *uno = PyList_New(n);
+    long long scores[MAX_SEATS];
+    if (sizes && uno) {
+        for (int s = 0; s < n; s++) {
+            PyList_SET_ITEM(sizes, s, small_int(p->hand_sizes[s]));
+            PyList_SET_ITEM(uno, s, PyBool_FromLong(p->uno[s]));
+            scores[s] = p->scores[s];
+        }
+    }
+    return make_dict(17, S_seat, small_int(p->seat), S_players, small_int(n),
+                     S_hand, codes_list(p->hand, p->hlen), S_top_card, Py_NewRef(CODE[p->top_kind]),
+                     S_color, color_obj(p->color), S_direction, PyLong_FromLong(p->direction),
+                     S_current, small_int(p->current), S_hand_sizes, sizes, S_uno, uno,
+                     S_scores, sizes && uno ? int_list(scores, n) : NULL, S_draw_pile, small_int(p->pile_count),
+                     S_discard, codes_list(p->discard, p->dlen), S_pending_draw, small_int(p->pending),
+                     S_round, PyLong_FromLong(p->round), S_dealer, small_int(p->dealer),
+                     S_decision, Py_NewRef(DECISION_STR[p->decision]), S_legal_actions, legal);
+}
+
+static int abc_ready(void) {
+    if (ABC_MAPPING) return 0;
+    PyObject *abc = PyImport_ImportModule("collections.abc");
+    if (!abc) return -1;
+    ABC_KEYS = PyObject_GetAttrString(abc, "KeysView");
+    ABC_ITEMS = PyObject_GetAttrString(abc, "ItemsView");
+    ABC_VALUES = PyObject_GetAttrString(abc, "ValuesView");
+    ABC_MAPPING = PyObject_GetAttrString(abc, "Mapping");
+    Py_DECREF(abc);
+    if (!ABC_KEYS || !ABC_ITEMS || !ABC_VALUES || !ABC_MAPPING) {
+        Py_CLEAR(ABC_KEYS); Py_CLEAR(ABC_ITEMS); Py_CLEAR(ABC_VALUES); Py_CLEAR(ABC_MAPPING);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *snap_view(PyObject *p, PyObject **which) {
+    return abc_ready() < 0 ? NULL : PyObject_CallOneArg(*which, p);
+}
+static PyObject *snap_keys(PyObject *p, PyObject *unused) { return snap_view(p, &ABC_KEYS); }
+static PyObject *snap_items(PyObject *p, PyObject *unused) { return snap_view(p, &ABC_ITEMS); }
+static PyObject *snap_values(PyObject *p, PyObject *unused) { return snap_view(p, &ABC_VALUES); }
+
+/* a plain dict of a mapping's items (a new reference) */
+static PyObject *items_dict(PyObject *mapping) {
+    PyObject *d = PyDict_New();
+    if (d && PyDict_Merge(d, mapping, 1) < 0) Py_CLEAR(d);
+    return d;
+}
+
+/* as collections.abc.Mapping.__eq__: equal items with any Mapping */
+static PyObject *snap_richcompare(PyObject *p, PyObject *other, int op) {
+    if ((op != Py_EQ && op != Py_NE) || abc_ready() < 0) {
+        if (PyErr_Occurred()) return NULL;
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    int is_mapping = PyObject_IsInstance(other, ABC_MAPPING);
+    if (is_mapping < 0) return NULL;
+    if (!is_mapping) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *mine = items_dict(p), *theirs = mine ? items_dict(other) : NULL;
+    PyObject *r = theirs ? PyObject_RichCompare(mine, theirs, op) : NULL;
+    Py_XDECREF(mine);
+    Py_XDECREF(theirs);
+    return r;
+}
+
+static PyObject *snap_self(PyObject *p, PyObject *unused) { return Py_NewRef(p); }
+
+static PyObject *snap_reduce(PyObject *p, PyObject *unused) {
+    PyErr_SetString(PyExc_TypeError, "a Snapshot is not pickled: pickle its to_dict()");
+    return NULL;
+}
+
+static PyObject *snap_repr(Snap *p) {
+    PyObject *d = snap_to_dict(p, NULL);
+    if (!d) return NULL;
+    PyObject *r = PyUnicode_FromFormat("Snapshot(%R)", d);
+    Py_DECREF(d);
+    return r;
+}
+
+static PyMappingMethods snap_as_mapping = {
+    .mp_length = (lenfunc)snap_length,
+    .mp_subscript = (binaryfunc)snap_subscript,
+};
+
+static PySequenceMethods snap_as_sequence = {
+    .sq_contains = (objobjproc)snap_contains,
+};
+
+static PyMethodDef snap_methods[] = {
+    {"get", (PyCFunction)(void (*)(void))snap_get, METH_FASTCALL, "the value of key, or default"},
+    {"keys", snap_keys, METH_NOARGS, NULL},
+    {"items", snap_items, METH_NOARGS, NULL},
+    {"values", snap_values, METH_NOARGS, NULL},
+    {"to_dict", (PyCFunction)snap_to_dict, METH_NOARGS,
+     "the plain observation dict of BOT_CONTRACT.md: lists, fresh action dicts (JSON-ready)"},
+    {"__copy__", snap_self, METH_NOARGS, "immutable: a copy is the same snapshot"},
+    {"__deepcopy__", snap_self, METH_O, "immutable: a copy is the same snapshot"},
+    {"__reduce__", snap_reduce, METH_NOARGS, "a Snapshot is not pickled: pickle its to_dict()"},
+    {NULL}
+};
+
+static PyTypeObject SnapType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "engine._core.Snapshot",
+    .tp_basicsize = sizeof(Snap),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_MAPPING,
+    .tp_doc = "One decision's observation, read-only (engine.snapshot.Snapshot's contract; Core.snapshot()).",
+    .tp_dealloc = (destructor)snap_dealloc,
+    .tp_repr = (reprfunc)snap_repr,
+    .tp_as_mapping = &snap_as_mapping,
+    .tp_as_sequence = &snap_as_sequence,
+    .tp_hash = PyObject_HashNotImplemented,
+    .tp_richcompare = snap_richcompare,
+    .tp_iter = (getiterfunc)snap_iter,
+    .tp_methods = snap_methods,
+};
 
 static PyObject *core_apply(Core *g, PyObject *action) {
     if (check_ready(g) < 0) return NULL;
@@ -1509,12 +1965,13 @@ static PyObject *core_ranks(Core *g, PyObject *unused) {
  * records it in the game; ``timed(b, seconds)`` books a seat's reported time and gives
  * the ``times`` entry. Returns the decision count. */
 static PyObject *core_play_turns(Core *g, PyObject *args) {
-    PyObject *seats, *seat_bot, *configs, *forfeits, *times, *on_step, *step_game, *charge, *timed, *seat_fault,
-        *collect;
+    PyObject *seats, *lazy, *seat_bot, *configs, *forfeits, *times, *on_step, *step_game, *charge, *timed,
+        *seat_fault, *direct, *agent_fault, *collect;
     long long decisions, gc_every;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OOLOOOOL", &PyList_Type, &seats, &PyList_Type, &seat_bot, &PyList_Type,
-                          &configs, &PyList_Type, &forfeits, &PyList_Type, &times, &on_step, &step_game, &decisions,
-                          &charge, &timed, &seat_fault, &collect, &gc_every))
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OOLOOOO!OOL", &PyList_Type, &seats, &PyList_Type, &lazy, &PyList_Type,
+                          &seat_bot, &PyList_Type, &configs, &PyList_Type, &forfeits, &PyList_Type, &times, &on_step,
+                          &step_game, &decisions, &charge, &timed, &seat_fault, &PyList_Type, &direct,
+                          &agent_fault, &collect, &gc_every))
         return NULL;
     if (check_ready(g) < 0) return NULL;
     if (PyList_GET_SIZE(seat_bot) != g->n) {
@@ -1523,12 +1980,14 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
     }
     PyObject *S_decide = PyUnicode_InternFromString("decide");
     PyObject *S_seconds = PyUnicode_InternFromString("last_decision_seconds");
-    if (!S_decide || !S_seconds) return NULL;
+    PyObject *S_agent = PyUnicode_InternFromString("agent");
+    if (!S_decide || !S_seconds || !S_agent) { Py_XDECREF(S_decide); Py_XDECREF(S_seconds); return NULL; }
     PyObject *result = NULL;
     while (!g->over) {
         long b = PyLong_AsLong(PyList_GET_ITEM(seat_bot, g->seat));
         if (b == -1 && PyErr_Occurred()) goto done;
-        if (b < 0 || b >= PyList_GET_SIZE(seats) || b >= PyList_GET_SIZE(forfeits) || b >= PyList_GET_SIZE(configs)) {
+        if (b < 0 || b >= PyList_GET_SIZE(seats) || b >= PyList_GET_SIZE(forfeits) || b >= PyList_GET_SIZE(configs)
+            || b >= PyList_GET_SIZE(lazy) || b >= PyList_GET_SIZE(direct)) {
             PyErr_SetString(PyExc_IndexError, "a bot index out of range");
             goto done;
         }
@@ -1544,7 +2003,9 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
             if (!r) goto done;
             Py_DECREF(r);
         }
-        PyObject *observation = core_observation(g, NULL);
+        /* a snapshot for a seat that opts in to them, else a fresh plain dict */
+        PyObject *observation =
+            PyList_GET_ITEM(lazy, b) == Py_True ? core_snapshot(g, NULL) : core_observation(g, NULL);
         if (!observation) goto done;
         if (on_step != Py_None) {
             PyObject *ev = materialize_events(g), *ac = ev ? materialize_actions(g) : NULL;
@@ -1555,11 +2016,31 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
         /* strong references: a seat may change the lists it was not given while it decides */
         PyObject *seat = Py_NewRef(PyList_GET_ITEM(seats, b)), *config = Py_NewRef(PyList_GET_ITEM(configs, b));
         PyObject *decide_args[3] = {seat, observation, config};
-        PyObject *action = PyObject_VectorcallMethod(S_decide, decide_args, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        PyObject *action, *fault = NULL;
+        if (PyList_GET_ITEM(direct, b) == Py_True) {
+            /* an engine.match.AgentSeat as it is: its agent called here, what its decide does, without its frame */
+            PyObject *agent = PyObject_GetAttr(seat, S_agent);
+            action = agent ? PyObject_Vectorcall(agent, decide_args + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL)
+                           : NULL;
+            Py_XDECREF(agent);
+            if (!action && agent
+                && (PyErr_ExceptionMatches(PyExc_Exception) || PyErr_ExceptionMatches(PyExc_SystemExit))) {
+                PyObject *type, *exc, *tb;
+                PyErr_Fetch(&type, &exc, &tb);
+                PyErr_NormalizeException(&type, &exc, &tb);
+                if (exc && tb) PyException_SetTraceback(exc, tb);
+                Py_XDECREF(type);
+                Py_XDECREF(tb);
+                fault = exc ? PyObject_CallOneArg(agent_fault, exc) : NULL;
+                Py_XDECREF(exc);
+                if (!fault) { Py_DECREF(observation); Py_DECREF(config); Py_DECREF(seat); goto done; }
+            }
+        } else {
+            action = PyObject_VectorcallMethod(S_decide, decide_args, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        }
         Py_DECREF(observation);
         Py_DECREF(config);
-        PyObject *fault = NULL;
-        if (!action) {
+        if (!action && !fault) {
             if (!PyErr_ExceptionMatches(seat_fault)) { Py_DECREF(seat); goto done; }
             PyObject *type, *tb;
             PyErr_Fetch(&type, &fault, &tb);
@@ -1606,6 +2087,7 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
 done:
     Py_DECREF(S_decide);
     Py_DECREF(S_seconds);
+    Py_DECREF(S_agent);
     return result;
 }
 
@@ -1704,6 +2186,7 @@ static PyMethodDef core_methods[] = {
     {"legal_actions", (PyCFunction)core_legal_actions, METH_NOARGS, "every action allowed now (fresh dicts)"},
     {"legal_action_ids", (PyCFunction)core_legal_action_ids, METH_NOARGS, "the legal action ids"},
     {"observation", (PyCFunction)core_observation, METH_NOARGS, "the observation of the seat asked now"},
+    {"snapshot", (PyCFunction)core_snapshot, METH_NOARGS, "the observation of the seat asked now, read-only and lazy"},
     {"apply", (PyCFunction)core_apply, METH_O, "apply the reply of the seat asked now"},
     {"step", (PyCFunction)core_step, METH_O, "apply the legal action id"},
     {"apply_fallback", (PyCFunction)core_apply_fallback, METH_NOARGS, "play the first legal action"},
@@ -1926,14 +2409,26 @@ PyMODINIT_FUNC PyInit__core(void) {
             }
             if (!d) return NULL;
             TEMPLATE[uno][id] = d;
+            if (!(VIEW[uno][id] = PyDictProxy_New(d))) return NULL;
         }
     }
 
-    if (PyType_Ready(&CoreType) < 0) return NULL;
+    PyObject *keys[N_KEYS] = {S_seat, S_players, S_hand, S_top_card, S_color, S_direction, S_current, S_hand_sizes,
+                              S_uno, S_scores, S_draw_pile, S_discard, S_pending_draw, S_round, S_dealer,
+                              S_decision, S_legal_actions};
+    if (!(SNAP_KEYS = PyTuple_New(N_KEYS)) || !(SNAP_INDEX = PyDict_New())) return NULL;
+    for (int i = 0; i < N_KEYS; i++) {
+        PyTuple_SET_ITEM(SNAP_KEYS, i, Py_NewRef(keys[i]));
+        if (PyDict_SetItem(SNAP_INDEX, keys[i], SMALL_INT[i]) < 0) return NULL;
+    }
+    if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&SnapType) < 0) return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (!m) return NULL;
     Py_INCREF(&CoreType);
     if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) return NULL;
+    Py_INCREF(&SnapType);
+    if (PyModule_AddObject(m, "Snapshot", (PyObject *)&SnapType) < 0) return NULL;
+    if (PyModule_AddObject(m, "SNAPSHOT_KEYS", Py_NewRef(SNAP_KEYS)) < 0) return NULL;
     PyModule_AddIntConstant(m, "NUM_ACTIONS", NUM_ACTIONS);
     PyModule_AddStringConstant(m, "SOURCE_SHA256", CORE_SOURCE_SHA256);
     return m;

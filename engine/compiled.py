@@ -1,9 +1,6 @@
 """The compiled core (``engine._core``, C) and the one place that decides which engine plays.
 
 >>> from engine.rules import Rules
-
-if TYPE_CHECKING:
-    from engine.match import StrikeBook
 >>> game = new_game(Rules(players=2), seed=1)
 >>> game.decision in ("play", "choose_color")
 True
@@ -36,6 +33,8 @@ from engine.cards import COLORS
 from engine.faults import SeatFault
 from engine.game import _DICTS, ACTIONS, NUM_ACTIONS, Game, IllegalAction, _short
 from engine.rules import Rules
+from engine.snapshot import KEYS as SNAPSHOT_KEYS
+from engine.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from engine.match import StrikeBook
@@ -116,6 +115,9 @@ def _illegal(game: Any, what: str, value: Any) -> None:
 
 if _core is not None:
     _core.set_illegal_hook(_illegal)
+    # the core's snapshots keep engine.snapshot.Snapshot's contract (isinstance holds; same keys)
+    Snapshot.register(_core.Snapshot)
+    assert _core.SNAPSHOT_KEYS == SNAPSHOT_KEYS
 
     class CompiledGame(_core.Core):
         """One game played by the compiled core: ``engine.game.Game``'s interface, in C.
@@ -188,7 +190,8 @@ def play_turns(
     (issue 21 point 2) and only the seat's ``decide`` is Python, with the rare paths
     (a fault, a timed seat, the live hook) handed back here. Same arguments, same result,
     same replay, timings and hook calls (tests/engine/test_compiled.py)."""
-    from engine.match import GC_EVERY  # engine.match imports this module
+    # engine.match imports this module
+    from engine.match import GC_EVERY, _lazy, agent_fault, plain_agent_seat
 
     step_game = {**head, "over": False}
 
@@ -217,9 +220,12 @@ def play_turns(
             return round(seconds * 1000.0, 1)
         return None
 
+    # per bot: hand it snapshots (lazy_observation), call its agent directly (an AgentSeat as it is)
+    lazy = [_lazy(seat) for seat in seats]
+    direct = [plain_agent_seat(seat) for seat in seats]
     decisions = game._play_turns(
-        list(seats), seat_bot, configs, book.forfeits, times, on_step, step_game, decisions,
-        charge, timed, SeatFault, gc.collect, GC_EVERY,
+        list(seats), lazy, seat_bot, configs, book.forfeits, times, on_step, step_game, decisions,
+        charge, timed, SeatFault, direct, agent_fault, gc.collect, GC_EVERY,
     )
     if on_step is not None:
         on_step({**step_game, "over": True}, game.events, game.actions)

@@ -57,7 +57,7 @@ def test_lazy_observation_kernel_plays_the_contract_games_on_snapshots(monkeypat
     real = match.AgentSeat.decide
 
     def decide(self, observation, configuration):
-        seen.append((self.lazy_observation, type(observation)))
+        seen.append((self.lazy_observation, Snapshot if isinstance(observation, Snapshot) else type(observation)))
         return real(self, observation, configuration)
 
     monkeypatch.setattr(match.AgentSeat, "decide", decide)
@@ -67,3 +67,32 @@ def test_lazy_observation_kernel_plays_the_contract_games_on_snapshots(monkeypat
     lazy = [kernels["lazy_observation"](seed) for seed in range(5)]
     assert contract == lazy and sum(lazy) == asked == len(seen) - asked
     assert set(seen[:asked]) == {(False, dict)} and set(seen[asked:]) == {(True, Snapshot)}
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_cheap_player_chooses_among_what_the_random_player_chooses_among(players):
+    """CheapPlayer and the cheap int agent keep RandomPlayer's policy: the plays when there are any,
+    else every legal action (what they slice off is exactly the one action that is not a play)."""
+    from engine.compiled import new_game
+    from engine.rules import Rules
+
+    plays_ids = bench._play_ids()
+    decisions = 0
+    for seed in range(40):
+        game = new_game(Rules(players=players, rounds=1), seed)
+        while not game.over:
+            legal = game.legal_actions()
+            ids = game.legal_action_ids()
+            plays = [a for a in legal if a["type"] == "play"]
+            n = len(legal)
+            if n > 1 and legal[0]["type"] == "play" and legal[-1]["type"] != "play":
+                n -= 1
+            assert legal[:n] == (plays or legal)
+            assert ids[:n] == ([i for i in ids if i in plays_ids] or ids)
+            game.step(ids[decisions % n])
+            decisions += 1
+    assert decisions > 1000
+    player = bench.CheapPlayer(1)
+    chosen = {player({"legal_actions": [{"type": "play", "card": c} for c in ("R1", "R2")] + [{"type": "draw"}]}, {})["card"]
+              for _ in range(50)}
+    assert chosen == {"R1", "R2"} and player.decisions == 50

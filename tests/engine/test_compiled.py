@@ -30,6 +30,7 @@ from engine.faults import SeatFault
 from engine.game import Game, IllegalAction
 from engine.match import AgentSeat, play_match
 from engine.rules import Rules
+from engine.snapshot import KEYS, Snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,6 +71,12 @@ def play_both(rules: Rules, seed: int, choices: int) -> tuple[Game, object]:
         ids = pure.legal_action_ids()
         assert core.legal_action_ids() == ids
         assert core.legal_actions() == pure.legal_actions() == observation["legal_actions"]
+        # the snapshot: the same items as the pure engine's (tuples, views), to_dict() the observation
+        snap, pure_snap = core.snapshot(), pure.snapshot()
+        assert isinstance(snap, Snapshot) and type(snap) is engine.compiled._core.Snapshot
+        assert list(snap) == list(pure_snap) and dict(snap) == dict(pure_snap) and snap == pure_snap
+        assert [type(snap[k]) for k in KEYS] == [type(pure_snap[k]) for k in KEYS]
+        assert snap.to_dict() == observation and json.dumps(snap.to_dict()) == json.dumps(observation)
         assert (core.seat, core.decision, core.current, core.pending, core.round) == (
             pure.seat, pure.decision, pure.current, pure.pending, pure.round)
         x = rng.random()
@@ -87,6 +94,10 @@ def play_both(rules: Rules, seed: int, choices: int) -> tuple[Game, object]:
             assert _outcome(core.apply, reply) == _outcome(pure.apply, reply)
             wrong = rng.choice([rng.randrange(-1, 80), True, 3.0])
             assert _outcome(core.step, wrong) == _outcome(pure.step, wrong)
+        elif x < 0.2:  # a snapshot's listed view, as a seat that opts in to snapshots replies
+            i = rng.randrange(len(ids))
+            pure.apply(pure_snap["legal_actions"][i])
+            core.apply(snap["legal_actions"][i])
         elif x < 0.5:
             reply = dict(observation["legal_actions"][rng.randrange(len(ids))])
             if rng.random() < 0.2:
@@ -251,8 +262,15 @@ def test_a_match_with_faulty_timed_seats_and_a_live_hook_is_the_same_in_both_eng
         def on_step(game, events, actions):
             steps.append((json.dumps(game), len(events), len(actions), json.dumps(events[-3:]), json.dumps(actions[-2:])))
 
-        seats = [Flaky("flaky"), AgentSeat(lambda o, c: o["legal_actions"][0], "first"), Flaky("late"),
-                 Flaky("crash", crash_at=40)]
+        calls = []
+
+        def first_then_raise(o, c):  # an AgentSeat's agent: the C loop calls it without AgentSeat.decide
+            calls.append(1)
+            if len(calls) == 60:
+                raise ValueError("a bug at call 60")
+            return o["legal_actions"][0]
+
+        seats = [Flaky("flaky"), AgentSeat(first_then_raise, "first"), Flaky("late"), Flaky("crash", crash_at=40)]
         rules = Rules(players=4, max_strikes=5, jump_in=True, seven_zero=True, rounds=2)
         result = play_match(rules, seats, seed=9, deals=2, duplicate=True, on_step=on_step)
         return result, steps
@@ -262,6 +280,7 @@ def test_a_match_with_faulty_timed_seats_and_a_live_hook_is_the_same_in_both_eng
     core, core_steps = match()
     assert json.dumps(core.replay) == json.dumps(pure.replay)
     assert core.players == pure.players and any(p.forfeit for p in core.players)
+    assert str(core.players[1].forfeit) == "exception: ValueError: a bug at call 60"
     assert (core.timings, core.decision_ms, core.games, core.rounds) == (
         pure.timings, pure.decision_ms, pure.games, pure.rounds)
     assert core_steps == pure_steps
@@ -357,10 +376,10 @@ def test_a_core_built_from_another_source_is_stale(tmp_path):
         (ROOT / "engine" / "_core.c").read_bytes()).hexdigest()
 
 
-def test_play_match_plays_on_the_core_and_its_c_loop_unless_a_seat_opts_in_to_snapshots(monkeypatch):
+def test_play_match_plays_on_the_core_and_its_c_loop_with_plain_and_snapshot_seats(monkeypatch):
     """engine.match wires the core in: its games come from engine.compiled.new_game and their turns
-    from the C loop, the same match as the pure engine's; a seat that asks for snapshots (only the
-    pure engine hands them out so far) gets its match on the pure engine."""
+    from the C loop, the same match as the pure engine's, also for seats that ask for snapshots
+    (the core's own, engine._core.Snapshot)."""
     if not engine.compiled.COMPILED:
         pytest.skip("ARENA_ENGINE=pure: the pure engine plays by choice")
     looped: list[str] = []
@@ -383,6 +402,13 @@ def test_play_match_plays_on_the_core_and_its_c_loop_unless_a_seat_opts_in_to_sn
     pure = play_match(rules, agents(False), seed=11, deals=2, duplicate=True)
     monkeypatch.setattr(engine.compiled, "COMPILED", True)
     lazy = play_match(rules, agents(True), seed=11, deals=2, duplicate=True)
-    assert looped == []
+    assert looped == ["CompiledGame"] * 6
     assert json.dumps(on_core.replay, sort_keys=True) == json.dumps(pure.replay, sort_keys=True)
     assert json.dumps(lazy.replay, sort_keys=True) == json.dumps(pure.replay, sort_keys=True)
+
+
+@pytest.mark.parametrize("seed", ["a\x00b", "é" * 150, 10**200])
+def test_seeds_whose_text_holds_a_nul_or_is_long_play_the_same_game(seed):
+    """The core seeds a round's streams from the seed's text byte for byte (a NUL kept, a long text
+    on the heap), as random.Random(f"{seed}:...") does."""
+    play_both(Rules(players=3, rounds=2), seed, 5)

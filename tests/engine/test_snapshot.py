@@ -21,6 +21,21 @@ from engine.snapshot import KEYS, Snapshot
 CORPUS = Path(__file__).with_name("regression_corpus.json")
 
 
+def _engines() -> list:
+    """The pure engine's Game and, when built, the compiled core's game: each hands out its own snapshots."""
+    import engine.compiled
+
+    games = [pytest.param(Game, id="pure")]
+    if engine.compiled._core is not None:
+        games.append(pytest.param(engine.compiled.CompiledGame, id="core"))
+    return games
+
+
+@pytest.fixture(params=_engines())
+def make(request):
+    return request.param
+
+
 def corpus_rules() -> list[Rules]:
     """The golden corpus's rule sets: random house rules at 2-10 seats and the official ones."""
     seen: dict[str, Rules] = {}
@@ -29,7 +44,7 @@ def corpus_rules() -> list[Rules]:
     return list(seen.values())
 
 
-def test_every_decision_of_the_corpus_rule_sets_snapshots_to_the_observation():
+def test_every_decision_of_the_corpus_rule_sets_snapshots_to_the_observation(make):
     """For every decision of a game per corpus rule set (2-10 seats, every option), both ways of
     replying: ``to_dict()`` is the observation, JSON-equal, and the replies play the same game."""
     rule_sets = corpus_rules()
@@ -38,7 +53,7 @@ def test_every_decision_of_the_corpus_rule_sets_snapshots_to_the_observation():
     for i, rules in enumerate(rule_sets):
         bot = REFERENCE_BOTS[("random", "first", "greedy", "expert")[i % 4]]
         configuration = {"rules": rules.to_dict()}
-        lazy, plain = Game(rules, i), Game(rules, i)
+        lazy, plain = make(rules, i), Game(rules, i)
         rng = random.Random(i)
         while not plain.over:
             # both orders: the last one asked is what the game matches replies against by identity
@@ -65,8 +80,8 @@ def test_every_decision_of_the_corpus_rule_sets_snapshots_to_the_observation():
     assert decisions > 10_000
 
 
-def test_a_snapshot_is_read_only_and_not_json():
-    game = Game(Rules(players=3), seed=4)
+def test_a_snapshot_is_read_only_and_not_json(make):
+    game = make(Rules(players=3), seed=4)
     snap = game.snapshot()
     assert isinstance(snap, Mapping) and not isinstance(snap, dict)
     with pytest.raises(TypeError):
@@ -91,9 +106,9 @@ def test_a_snapshot_is_read_only_and_not_json():
     assert snap.to_dict() == game.observation() != mine
 
 
-def test_a_snapshot_kept_after_its_decision_shows_that_decision():
+def test_a_snapshot_kept_after_its_decision_shows_that_decision(make):
     rules = Rules(players=4, seven_zero=True, jump_in=True, wd4="free", stacking="stack")
-    game = Game(rules, seed=11)
+    game = make(rules, seed=11)
     kept = []
     while not game.over:
         snap = game.snapshot()
@@ -106,8 +121,8 @@ def test_a_snapshot_kept_after_its_decision_shows_that_decision():
         assert snap.to_dict() == observation
 
 
-def test_listed_actions_are_shared_views_between_decisions():
-    game = Game(Rules(players=2), seed=3)
+def test_listed_actions_are_shared_views_between_decisions(make):
+    game = make(Rules(players=2), seed=3)
     draws = []
     while not game.over and len(draws) < 20:
         snap = game.snapshot()
@@ -120,9 +135,9 @@ def test_listed_actions_are_shared_views_between_decisions():
     lambda view: view,
     lambda view: MappingProxyType(dict(view)),  # a view the bot made itself: parsed like a dict
 ])
-def test_a_view_reply_is_recorded_as_the_listed_dict(reply):
+def test_a_view_reply_is_recorded_as_the_listed_dict(reply, make):
     rules = Rules(players=3, rounds=1)
-    by_view, by_dict = Game(rules, seed=9), Game(rules, seed=9)
+    by_view, by_dict = make(rules, seed=9), Game(rules, seed=9)
     while not by_dict.over:
         view = by_view.snapshot()["legal_actions"][-1]
         by_view.apply(reply(view))
@@ -131,8 +146,8 @@ def test_a_view_reply_is_recorded_as_the_listed_dict(reply):
     assert all(type(record["action"]) is dict for record in by_view.actions)
 
 
-def test_a_view_that_is_not_legal_now_is_refused():
-    game = Game(Rules(players=2), seed=5)
+def test_a_view_that_is_not_legal_now_is_refused(make):
+    game = make(Rules(players=2), seed=5)
     old = game.snapshot()["legal_actions"]
     while {a["type"] for a in game.snapshot()["legal_actions"]} != {"play", "pass"}:
         game.apply(game.snapshot()["legal_actions"][-1])  # draw until a drawn card is playable
@@ -163,7 +178,7 @@ def test_play_match_gives_opted_in_seats_snapshots_and_the_same_replay(players):
 
     def watched(i: int, name: str):
         def agent(observation, configuration):
-            seen.setdefault(i, set()).add(type(observation))
+            seen.setdefault(i, set()).add(Snapshot if isinstance(observation, Snapshot) else type(observation))
             return REFERENCE_BOTS[name](observation, configuration)
         return agent
 

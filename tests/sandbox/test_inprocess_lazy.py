@@ -31,7 +31,7 @@ STRICT = BotPackage.from_bytes(
 
 def watching(name: str, seen: list[type]):
     def agent(observation, configuration):
-        seen.append(type(observation))
+        seen.append(Snapshot if isinstance(observation, Snapshot) else type(observation))  # the engine's own type on the core
         return REFERENCE_BOTS[name](observation, configuration)
     return agent
 
