@@ -345,12 +345,15 @@ def test_replay_verification_and_the_environments_run_on_the_core(monkeypatch):
         engine.replay.verify(document)
     pytest.importorskip("pettingzoo")
     import engine.envs
+    from engine.game import Game
 
-    pure_env = engine.envs.env(players=3)
-    monkeypatch.setattr(engine.envs, "Game", engine.compiled.CompiledGame)
     core_env = engine.envs.env(players=3)
-    for e in (pure_env, core_env):
-        e.reset(seed=3)
+    core_env.reset(seed=3)
+    assert isinstance(core_env.game, engine.compiled.CompiledGame)
+    monkeypatch.setattr(engine.envs, "new_game", Game)  # the same env on the pure engine
+    pure_env = engine.envs.env(players=3)
+    pure_env.reset(seed=3)
+    assert type(pure_env.game) is Game
     for agent in pure_env.agent_iter(max_iter=500):
         assert core_env.agent_selection == agent
         pure_last, core_last = pure_env.last(), core_env.last()
