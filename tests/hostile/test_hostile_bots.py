@@ -8,6 +8,7 @@ process, container or file of the match is left (``play_hostile``).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import threading
@@ -17,7 +18,7 @@ import uuid
 import pytest
 
 from tests.conftest import service_missing
-from tests.hostile.helpers import OPPONENT_MARKER, play_hostile
+from tests.hostile.helpers import HOSTILE_LIMITS, OPPONENT_MARKER, play_hostile
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
@@ -80,6 +81,9 @@ def test_memory_bomb_forfeits_with_memory_limit_reason(backend):
                 hoard.append(b"\\x01" * (8 * 1024 * 1024))
         """,
         backend,
+        # a clock long enough to fill 256 MiB on a loaded machine (at load 15 here, 0.5 s a
+        # decision and the 1 s bank ran out first: three strikes instead of the memory limit)
+        limits=dataclasses.replace(HOSTILE_LIMITS, time_per_decision=5.0),
     )
     assert str(played.hostile.forfeit).startswith("memory: memory limit exceeded (256 MiB)")
 
