@@ -14,7 +14,17 @@ app.autodiscover_tasks()
 
 
 def _add_worker_steps(app: Celery) -> None:
-    from matches.worker import MatchSweepStep, WarmSeatsStep, WorkerHealthStep, WorkerHeartbeatStep
+    from matches.worker import (
+        DB_REUSE_TASKS,
+        MatchSweepStep,
+        WarmSeatsStep,
+        WorkerHealthStep,
+        WorkerHeartbeatStep,
+    )
+
+    # read by Celery's Django fixup under this name only: the database connection is kept from
+    # task to task (matches.worker.DB_REUSE_TASKS says why, and what checks it instead)
+    app.conf.CELERY_DB_REUSE_MAX = DB_REUSE_TASKS
 
     app.steps["worker"].add(WorkerHeartbeatStep)
     app.steps["worker"].add(MatchSweepStep)

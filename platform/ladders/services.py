@@ -367,7 +367,9 @@ def ladder_matchmake_all(*, rng: random.Random | None = None) -> dict[str, int]:
 
 
 #: seconds between a result and its refit task: results arriving meanwhile share the one refit
-REFIT_DELAY = 2
+#: (5, not 2: a refit task costs a match worker about as much CPU as storing a result, and two
+#: workers of pipeline_bench queued one every 3 matches at 2 s; ratings show 3 s later for it)
+REFIT_DELAY = 5
 #: how long a queued refit counts as queued when it never starts (a lost task): the next result
 #: after that queues one again, and beat's ``ladder_refit_stale`` catches the rest
 REFIT_QUEUED_FOR = 60
@@ -537,7 +539,7 @@ def ladder_fit(ladder: Ladder, *, through: int | None = None, warm: bool = True)
     if warm:
         start = {
             v: float(r)
-            for v, r in LadderEntry.objects.filter(ladder=ladder, rated_version__isnull=False).values_list(
+            for v, r in LadderEntry.objects.filter(ladder=ladder, rated_version__isnull=False).order_by().values_list(
                 "rated_version_id", "rating"
             )
         }
@@ -545,19 +547,30 @@ def ladder_fit(ladder: Ladder, *, through: int | None = None, warm: bool = True)
     return LadderFit(fit, data[-1][0] if data else 0, versions)
 
 
-def ladder_refit(ladder: Ladder, *, force: bool = False) -> bool:
-    """Refit ``ladder`` when results arrived since the stored ratings; True when it wrote them.
+def ladder_refit(ladder: Ladder | int, *, force: bool = False) -> bool:
+    """Refit ``ladder`` (a Ladder or its id: the task's, which reads no row of its own) when
+    results arrived since the stored ratings; True when it wrote them (False for a ladder that
+    is gone).
 
     Debounced: when the stored ratings already include the last rating change
-    (another refit got there first), nothing is done. The fit runs outside any
-    transaction and lock; the write is one short transaction that takes the
+    (another refit got there first), nothing is done: one statement reads both. The fit runs
+    outside any transaction and lock; the write is one short transaction that takes the
     ladder's row only to keep refits in order (an older fit never overwrites a
     newer one), then the entries' columns and the pending history points.
     """
+    ladder = ladder if isinstance(ladder, Ladder) else Ladder(pk=ladder)
     cache.delete(_refit_queued_key(ladder.pk))  # before reading: a result after this queues a refit of its own
-    last = _last_change(ladder.pk)
-    done = Ladder.objects.filter(pk=ladder.pk).values_list("refit_through", flat=True).first()
-    if done is None or (last <= done and not force):
+    newest = RatingChange.objects.filter(ladder_id=OuterRef("pk")).order_by("-pk").values("pk")[:1]
+    read = (
+        Ladder.objects.filter(pk=ladder.pk).order_by()
+        .annotate(last=Coalesce(Subquery(newest), Value(0)))
+        .values_list("refit_through", "last")
+        .first()
+    )
+    if read is None:
+        return False
+    done, last = read
+    if last <= done and not force:
         return False
     result = ladder_fit(ladder, through=last)
     entries = list(LadderEntry.objects.filter(ladder=ladder).order_by("pk"))

@@ -24,7 +24,4 @@ def ladder_matchmake_all(seed: int | None = None) -> dict[str, int]:
 @shared_task
 def ladder_refit(ladder_id: int, force: bool = False) -> bool:
     """Refit one ladder's ratings (maintenance queue; queued after each result, debounced by the service)."""
-    from .models import Ladder
-
-    ladder = Ladder.objects.filter(pk=ladder_id).first()
-    return False if ladder is None else services.ladder_refit(ladder, force=force)
+    return services.ladder_refit(ladder_id, force=force)

@@ -215,17 +215,33 @@ def checked_package(filename: str, data: bytes, limits) -> BotPackage:
     bytes (by sha256) under the same name and limits were checked before; the least recently used
     leave once the cache holds more than CHECKED_PACKAGE_BYTES. A refused upload is never kept."""
     key = (filename, hashlib.sha256(data).digest(), limits)
-    with _checked_lock:
-        package = _checked.get(key)
-        if package is not None:
-            _checked.move_to_end(key)
-            return package
+    package = _checked_already(key)
+    if package is not None:
+        return package
     package = BotPackage.from_bytes(filename, data, limits)
     with _checked_lock:
         _checked[key] = package
         while len(_checked) > 1 and sum(_package_bytes(p) for p in _checked.values()) > CHECKED_PACKAGE_BYTES:
             _checked.popitem(last=False)
     return package
+
+
+def _checked_already(key: tuple) -> BotPackage | None:
+    with _checked_lock:
+        package = _checked.get(key)
+        if package is not None:
+            _checked.move_to_end(key)
+        return package
+
+
+def version_package(version, limits) -> BotPackage:
+    """``checked_package`` of a stored bot version: its bytes (``source``, which the match's seat
+    query leaves behind) are read only when this process has not checked them yet, found by the
+    version's stored sha256 (of those very bytes, ``bots.services.bot_version_create``)."""
+    package = _checked_already((version.filename, bytes.fromhex(version.sha256), limits))
+    if package is not None:
+        return package
+    return checked_package(version.filename, bytes(version.source), limits)
 
 
 def _package_bytes(package: BotPackage) -> int:
@@ -241,9 +257,8 @@ def bots_of(match) -> list:
         elif seat.bot_version_id is None:
             bots.append(seat.reference_bot)
         else:
-            version = seat.bot_version
             # the limits in force for uploads, so a cap an operator raised holds at match time too
-            bots.append(checked_package(version.filename, bytes(version.source), settings.BOT_UPLOAD_LIMITS))
+            bots.append(version_package(seat.bot_version, settings.BOT_UPLOAD_LIMITS))
     return bots
 
 

@@ -313,12 +313,13 @@ def _hand_over(match: Match, worker: str, now: datetime) -> bool:
 
 def _seats_for_play() -> Prefetch:
     """A match's seats in order with what playing and rating them reads (one query, joined); a
-    version's validation log and runs, which can be long and which no match reads, stay behind
-    (read if asked for)."""
+    version's validation log and runs, which can be long and which no match reads, and its bytes,
+    which a worker reads once per version (``sandboxing.version_package``), stay behind (read if
+    asked for)."""
     return Prefetch(
         "seats",
         queryset=MatchSeat.objects.select_related("bot_version__bot", "player")
-        .defer("bot_version__validation_log", "bot_version__validation_runs")
+        .defer("bot_version__validation_log", "bot_version__validation_runs", "bot_version__source")
         .order_by("seat"),
     )
 

@@ -416,10 +416,25 @@ def _stopping_people_s_games(**kwargs):
     human.STOPPING.set()
 
 
+#: tasks a worker process plays on one database connection at most (Celery's DB_REUSE_MAX, set in
+#: ``arena.celery``): Celery's Django fixup otherwise closes the connection before and after every
+#: task, so each match and each ladder refit opened a new one (a server backend started, its catalog
+#: caches cold: ~20 ms of a saturated machine's cores a task, pipeline_bench, docs/performance.md
+#: session 14). Between those, ``_task_starts`` treats each task as Django treats a request: the
+#: connection is kept while younger than CONN_MAX_AGE, closed after an error unless it still
+#: answers, and checked once at the task's first query (CONN_HEALTH_CHECKS), so a database restart
+#: costs a task a reconnection, not an error.
+DB_REUSE_TASKS = 1000
+
+
 @signals.task_prerun.connect
-def _task_starts(**kwargs):
+def _task_starts(task=None, **kwargs):
+    from django.db import close_old_connections
+
     from sandbox import runner
 
+    if task is None or not getattr(task.request, "is_eager", False):
+        close_old_connections()
     runner.hold_seat_removals(True)
 
 

@@ -380,12 +380,11 @@ def version_stats(version: BotVersion) -> dict:
 def version_stats_clear(match) -> None:
     """A result hook (``settings.MATCH_RESULT_HOOKS``, every kind): drop the cached numbers (the
     version page's and the bot page's line) of every version that played in ``match`` once the
-    result's transaction commits."""
-    from matches.models import MatchSeat
-
+    result's transaction commits. The seats as the result read them (no query), else read here."""
     keys = [
-        key(pk)
-        for pk in MatchSeat.objects.filter(match=match, bot_version__isnull=False).values_list("bot_version_id", flat=True)
+        key(seat.bot_version_id)
+        for seat in match.seats.all()
+        if seat.bot_version_id is not None
         for key in (_version_stats_key, _version_results_key)
     ]
     if keys:
