@@ -159,7 +159,7 @@ def bench_engine(players: int, games: int, seed: int = 0) -> tuple[float, float]
 
 
 def bench_floor(players: int, games: int, seed: int = 0, agent: Callable[[dict, dict], Any] | None = None) -> float:
-    """Games per second of an engine whose rules cost nothing: the contract's floor.
+    """Games per second of a Python copy of each observation and the seat: the withdrawn "floor".
 
     Whatever an in-process engine does, for every decision it must hand the
     seat a fresh observation (BOT_CONTRACT.md: 17 keys, the bot's own lists
@@ -167,8 +167,10 @@ def bench_floor(players: int, games: int, seed: int = 0, agent: Callable[[dict, 
     call the seat. This plays ``games`` real games, keeps their observations,
     then times only that for each of their decisions, the copy made as
     cheaply as Python can (one dict copy, six list copies, the action dicts).
-    The engine's games per second can never exceed this figure. ``agent`` is
-    the seat timed (default: the bench's ``RandomPlayer``).
+    It was meant as a bound no engine exceeds; it is not one (docs/performance.md,
+    "The contract's floor"): the compiled core builds the observation in C for less
+    than this copy and can play faster. ``agent`` is the seat timed (default: the
+    bench's ``RandomPlayer``).
     """
     rules = Rules(players=players, rounds=1)
     player = RandomPlayer()
@@ -259,8 +261,8 @@ def format_report(report: dict) -> str:
             + (f"  {row['floor_ratio']:>11.2f}x" if rl else f"  {'-':>12}")
         )
     lines.append(
-        "floor: the same games with only the contract's fresh observation and the seat timed, "
-        "the most any in-process engine could reach"
+        "floor: the same games with only a Python copy of each observation and the seat timed "
+        "(withdrawn as a bound: docs/performance.md)"
     )
     if report["rlcard"] is None:
         lines.append("rlcard is not installed: pip install -e '.[bench]' to compare")

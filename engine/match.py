@@ -101,9 +101,62 @@ class SeatResult:
     faults: tuple[Fault, ...]
 
 
+class _PendingReplay:
+    """A match's replay document not built yet: ``match_document``'s arguments, and per game either
+    its record or, for a compiled game, ``(head, game, ranks)``: the core keeps a game's events and
+    action records compact and builds their dicts only when ``game.events`` / ``game.actions`` are
+    read, so a caller that never reads ``MatchResult.replay`` never pays for them."""
+
+    __slots__ = ("deals", "duplicate", "forfeits", "games", "names", "ranks", "rules", "scores", "seed",
+                 "strikes", "wins")
+
+    def __init__(self, rules: dict[str, Any], seed: int, deals: int, duplicate: bool, names: list[str],
+                 games: list[Any], scores: list[int], ranks: list[int], wins: list[int],
+                 forfeits: list[Fault | None], strikes: list[int]):
+        self.rules, self.seed, self.deals, self.duplicate, self.names = rules, seed, deals, duplicate, names
+        self.games, self.scores, self.ranks, self.wins = games, scores, ranks, wins
+        self.forfeits, self.strikes = forfeits, strikes
+
+    def build(self) -> dict[str, Any]:
+        """The document, as ``play_match`` wrote it when it was built at once."""
+        games = [g if type(g) is dict else replay.game_record(*g) for g in self.games]
+        return replay.match_document(
+            self.rules, seed=self.seed, deals=self.deals, duplicate=self.duplicate, names=self.names,
+            games=games, scores=self.scores, ranks=self.ranks, wins=self.wins, forfeits=self.forfeits,
+            strikes=self.strikes,
+        )
+
+
+_replay_lock = threading.Lock()
+
+
+class _ReplayField:
+    """``MatchResult.replay``: a plain dict when read; ``play_match`` hands a ``_PendingReplay``,
+    built on the first read (once, under a lock, with the cyclic GC paused as during the match)
+    and kept. The value lives in the instance's ``__dict__`` under ``replay`` either way, so
+    equality, ``repr``, ``dataclasses.asdict``/``replace``, copying and pickling (``MatchResult.
+    __getstate__`` builds it first) see the plain dict."""
+
+    def __get__(self, obj: Any, owner: Any = None) -> dict[str, Any]:
+        if obj is None:  # no class-level default: the dataclass field stays required
+            raise AttributeError("replay")
+        value = obj.__dict__["replay"]
+        if type(value) is _PendingReplay:
+            with _replay_lock:
+                value = obj.__dict__["replay"]
+                if type(value) is _PendingReplay:
+                    with _cyclic_gc_paused:
+                        value = obj.__dict__["replay"] = value.build()
+        return value  # type: ignore[no-any-return]
+
+    def __set__(self, obj: Any, value: dict[str, Any] | _PendingReplay) -> None:
+        obj.__dict__["replay"] = value
+
+
 @dataclasses.dataclass(frozen=True)
 class MatchResult:
-    """``players`` in the order seats were given; ``replay`` is JSON-serialisable."""
+    """``players`` in the order seats were given; ``replay`` is JSON-serialisable (a plain dict,
+    built when first read: ``_ReplayField``)."""
 
     players: tuple[SeatResult, ...]
     replay: dict[str, Any]
@@ -113,6 +166,16 @@ class MatchResult:
     #: per game, one entry per record of ``replay["games"][g]["actions"]``: the
     #: seat's reported milliseconds (0.1 ms), None for fallback moves and untimed seats
     decision_ms: list[list[float | None]] = dataclasses.field(default_factory=list)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled and copied with the replay built (the state is ``vars(self)``, as before)."""
+        self.replay  # noqa: B018 - read to build it
+        return self.__dict__
+
+
+# installed after the dataclass is made (a descriptor given as the field's default would make it an
+# optional argument to type checkers); __init__ sets the field through it (object.__setattr__)
+setattr(MatchResult, "replay", _ReplayField())  # noqa: B010
 
 
 def game_seed(seed: int, deal: int) -> int:
@@ -267,7 +330,8 @@ def play_match(
     totals = [0] * n
     wins = [0] * n
     timings = [{"decisions": 0, "total_seconds": 0.0, "max_seconds": 0.0} for _ in range(n)]
-    records: list[dict[str, Any]] = []
+    #: per game its record, or what builds it when the replay is read (``_PendingReplay``)
+    records: list[Any] = []
     decision_ms: list[list[float | None]] = []
     rounds = decisions = 0
     rotations = n if duplicate else 1
@@ -290,12 +354,14 @@ def play_match(
                 decision_ms.append(times)
                 decisions = _play_turns(game, seats, seat_bot, configs, book, timings, times, head, on_step, decisions)
                 ranks = game.ranks()
+                scores = game.scores
                 for s in range(n):
-                    totals[seat_bot[s]] += game.scores[s]
+                    totals[seat_bot[s]] += scores[s]
                 if ranks.count(1) == 1:  # a game is won only by a sole first place (RULES.md section 7)
                     wins[seat_bot[ranks.index(1)]] += 1
                 rounds += game.round
-                records.append(replay.game_record(head, game, ranks))
+                # a compiled game's events and actions stay compact until the replay is read
+                records.append(replay.game_record(head, game, ranks) if type(game) is Game else (head, game, ranks))
                 if on_game is not None:
                     on_game(len(records), deals * rotations)
 
@@ -313,11 +379,13 @@ def play_match(
         )
         for b in range(n)
     )
-    document = replay.match_document(
-        rules_dict, seed=seed, deals=deals, duplicate=bool(duplicate), names=names, games=records,
-        scores=totals, ranks=match_ranks, wins=wins, forfeits=book.forfeits, strikes=book.strikes,
+    document = _PendingReplay(
+        rules_dict, seed, deals, bool(duplicate), names, records, totals, match_ranks, wins, book.forfeits, book.strikes
     )
-    return MatchResult(players=players, replay=document, games=len(records), rounds=rounds, timings=timings, decision_ms=decision_ms)
+    return MatchResult(
+        players=players, replay=document, games=len(records), rounds=rounds,  # type: ignore[arg-type]  # _ReplayField
+        timings=timings, decision_ms=decision_ms,
+    )
 
 
 def _check_arguments(rules: Rules, seats: Sequence[Any], seed: int, deals: int, names: Sequence[str] | None) -> list[str]:

@@ -25,8 +25,10 @@ def test_bench_json_reports_two_and_four_seats(capsys):
         assert row["engine_games_per_second"] > 0
         # a game is many decisions
         assert row["engine_decisions_per_second"] > 5 * row["engine_games_per_second"]
-        # the floor times a part of what the engine does for the same kind of games
-        assert row["floor_games_per_second"] > row["engine_games_per_second"]
+        # the floor (withdrawn as a bound, docs/performance.md) is timed: a Python copy of each
+        # observation and the seat; the compiled core, which builds observations in C and keeps the
+        # replay compact until read, can play faster than it
+        assert row["floor_games_per_second"] > 0
         if HAS_RLCARD:
             assert row["ratio"] == pytest.approx(
                 row["engine_games_per_second"] / row["rlcard_games_per_second"]

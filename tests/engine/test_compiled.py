@@ -347,6 +347,7 @@ def test_replay_verification_and_the_environments_run_on_the_core(monkeypatch):
     import engine.envs
     from engine.game import Game
 
+    monkeypatch.setattr(engine.compiled, "COMPILED", True)  # the core even under ARENA_ENGINE=pure
     core_env = engine.envs.env(players=3)
     core_env.reset(seed=3)
     assert isinstance(core_env.game, engine.compiled.CompiledGame)

@@ -362,3 +362,35 @@ def test_infrastructure_error_in_begin_game_passes_through():
 
     with pytest.raises(InfrastructureError):
         play_match(Rules(players=2, rounds=1), [Broken([], "a"), first_legal()], seed=5)
+
+
+def test_the_replay_is_built_when_first_read_and_reads_as_a_plain_dict_everywhere():
+    """``MatchResult.replay`` is kept as its parts until read (the core's compact records): nothing
+    but speed tells: the same dict on every read, equality, asdict, copies and pickles of plain dicts."""
+    import copy
+    import dataclasses
+    import pickle
+
+    from engine import compiled
+
+    rules = Rules(players=3, rounds=2)
+    seen = []
+    result = play_match(rules, [first_legal()] * 3, seed=7, deals=2, duplicate=True,
+                        on_step=lambda game, events, actions: seen.append((game["index"], events, actions)))
+    if compiled.COMPILED:  # not built yet: a compiled game's records are still compact
+        assert type(vars(result)["replay"]) is not dict
+    pickled = pickle.loads(pickle.dumps(result))
+    assert type(vars(result)["replay"]) is dict and type(vars(pickled)["replay"]) is dict
+    replay = result.replay
+    assert result.replay is replay and type(replay["games"][0]["events"]) is list
+    # the hook was shown the lists the replay holds
+    for index, events, actions in seen:
+        assert replay["games"][index]["events"] is events and replay["games"][index]["actions"] is actions
+    again = play_match(rules, [first_legal()] * 3, seed=7, deals=2, duplicate=True)
+    assert again == result == pickled == copy.deepcopy(again) and repr(again) == repr(result)
+    assert dataclasses.asdict(again)["replay"] == replay and dataclasses.replace(again, games=0).replay == replay
+    assert json.dumps(replay) == json.dumps(again.replay)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.replay = {}  # type: ignore[misc]
+    # a replay given as a dict (tests, wrappers) is kept as it is
+    assert dataclasses.replace(result, replay={"version": 2}).replay == {"version": 2}
