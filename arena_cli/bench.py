@@ -369,13 +369,18 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
         p = [i for i in ids if i in plays]
         return choice(p or ids)
 
-    def int_actions(seed: int) -> int:
-        g = new_game(rules, seed)
-        n = 0
-        while not g.over:
-            g.step(agent(g.legal_action_ids()))
-            n += 1
-        return n
+    def int_action_loop(pick: Callable[[list[int]], int]) -> Callable[[int], int]:
+        """One game through the int-action API, ``pick`` choosing each action id."""
+
+        def play(seed: int) -> int:
+            g = new_game(rules, seed)
+            n = 0
+            while not g.over:
+                g.step(pick(g.legal_action_ids()))
+                n += 1
+            return n
+
+        return play
 
     # the same policy at the least a Python agent costs (CheapPlayer): what the engine and its
     # API cost beside an agent that costs next to nothing
@@ -386,14 +391,6 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
         if n > 1 and ids[0] in plays and ids[-1] not in plays:
             n -= 1
         return ids[int(rand() * n)]
-
-    def int_actions_cheap(seed: int) -> int:
-        g = new_game(rules, seed)
-        n = 0
-        while not g.over:
-            g.step(cheap_agent(g.legal_action_ids()))
-            n += 1
-        return n
 
     def referee(player: RandomPlayer | CheapPlayer, lazy: bool) -> Callable[[int], int]:
         seats = [AgentSeat(player, "random", lazy_observation=lazy) for _ in range(players)]
@@ -408,8 +405,8 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
     # the lazy rows: the same player and referee, the seats opting in to Game.snapshot() (issue 21 point 3)
     player, cheap = RandomPlayer(), CheapPlayer(players)
     kernels: dict[str, Callable[[int], int] | None] = {
-        "rules": rules_alone, "int_actions": int_actions, "contract": referee(player, False),
-        "lazy_observation": referee(player, True), "int_actions_cheap": int_actions_cheap,
+        "rules": rules_alone, "int_actions": int_action_loop(agent), "contract": referee(player, False),
+        "lazy_observation": referee(player, True), "int_actions_cheap": int_action_loop(cheap_agent),
         "contract_cheap": referee(cheap, False), "lazy_observation_cheap": referee(cheap, True),
         "pettingzoo_env": None, "rlcard_raw": None, "rlcard_env": None,
     }
