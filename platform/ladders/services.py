@@ -28,7 +28,6 @@ from django.db.models import (
     F,
     IntegerField,
     OuterRef,
-    Prefetch,
     Subquery,
     Value,
     prefetch_related_objects,
@@ -39,8 +38,8 @@ from django.utils import timezone
 from bots.models import Bot, BotVersion
 from bots.selectors import bot_playing_version, bot_playing_versions
 from engine.rules import Rules, RulesError
-from matches.models import Challenge, Match, MatchSeat
-from matches.services import MatchError, match_create
+from matches.models import Challenge, Match
+from matches.services import MatchError, match_create, seats_for_play
 from tournaments import rating as fit_model
 
 from . import ratings, selectors
@@ -409,7 +408,7 @@ def ladder_match_finish(match: Match) -> None:
     if link.rated:
         return
     # the seats the result's transaction read (and wrote) when it prefetched them, else read here
-    prefetch_related_objects([match], Prefetch("seats", queryset=MatchSeat.objects.select_related("bot_version")))
+    prefetch_related_objects([match], seats_for_play())
     seats = sorted((s for s in match.seats.all() if s.bot_version_id), key=lambda s: s.seat)
     entries = {
         e.bot_id: e

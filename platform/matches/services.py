@@ -254,7 +254,7 @@ def match_begin(match_id: int, *, now: datetime | None = None, worker: str = "",
     the database's clock in one statement, the update, and the seats once committed."""
     match = _started(match_id, now=now, worker=worker, avoid=avoid)
     if match is not None:
-        prefetch_related_objects([match], _seats_for_play())
+        prefetch_related_objects([match], seats_for_play())
     return match
 
 
@@ -311,8 +311,9 @@ def _hand_over(match: Match, worker: str, now: datetime) -> bool:
     return True
 
 
-def _seats_for_play() -> Prefetch:
-    """A match's seats in order with what playing and rating them reads (one query, joined); a
+def seats_for_play() -> Prefetch:
+    """A match's seats in order with what playing and rating them reads (one query, joined; the
+    result's hooks find them read: ``prefetch_related_objects([match], seats_for_play())``); a
     version's validation log and runs, which can be long and which no match reads, and its bytes,
     which a worker reads once per version (``sandboxing.version_package``), stay behind (read if
     asked for)."""
@@ -632,7 +633,7 @@ def match_record_result(match_id: int, token: str, played: SandboxMatchResult) -
             logger.warning("match %s: the attempt's lease expired before its result was stored: abandoned", match_id)
             return False
         # the seats read once, in order, for this write and for the hooks (match.seats.all())
-        prefetch_related_objects([match], _seats_for_play())
+        prefetch_related_objects([match], seats_for_play())
         seats = list(match.seats.all())
         columns = sandboxing.seat_columns(played)
         for seat, values in zip(seats, columns, strict=True):
