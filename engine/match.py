@@ -102,10 +102,11 @@ class SeatResult:
 
 
 class _PendingReplay:
-    """A match's replay document not built yet: ``match_document``'s arguments, and per game either
-    its record or, for a compiled game, ``(head, game, ranks)``: the core keeps a game's events and
-    action records compact and builds their dicts only when ``game.events`` / ``game.actions`` are
-    read, so a caller that never reads ``MatchResult.replay`` never pays for them."""
+    """A match's replay document not built yet: ``match_document``'s arguments, and per game
+    ``(head, game, ranks)``, the arguments of its ``replay.game_record``: the core keeps a game's
+    events and action records compact and builds their dicts only when ``game.events`` /
+    ``game.actions`` are read, so a caller that never reads ``MatchResult.replay`` never pays for
+    them (a pure game's dicts exist already: its record only refers to them)."""
 
     __slots__ = ("deals", "duplicate", "forfeits", "games", "names", "ranks", "rules", "scores", "seed",
                  "strikes", "wins")
@@ -119,7 +120,7 @@ class _PendingReplay:
 
     def build(self) -> dict[str, Any]:
         """The document, as ``play_match`` wrote it when it was built at once."""
-        games = [g if type(g) is dict else replay.game_record(*g) for g in self.games]
+        games = [replay.game_record(*g) for g in self.games]
         return replay.match_document(
             self.rules, seed=self.seed, deals=self.deals, duplicate=self.duplicate, names=self.names,
             games=games, scores=self.scores, ranks=self.ranks, wins=self.wins, forfeits=self.forfeits,
@@ -330,8 +331,8 @@ def play_match(
     totals = [0] * n
     wins = [0] * n
     timings = [{"decisions": 0, "total_seconds": 0.0, "max_seconds": 0.0} for _ in range(n)]
-    #: per game its record, or what builds it when the replay is read (``_PendingReplay``)
-    records: list[Any] = []
+    #: per game what builds its record when the replay is read (``_PendingReplay``)
+    records: list[tuple[dict[str, Any], Game, list[int]]] = []
     decision_ms: list[list[float | None]] = []
     rounds = decisions = 0
     rotations = n if duplicate else 1
@@ -361,7 +362,7 @@ def play_match(
                     wins[seat_bot[ranks.index(1)]] += 1
                 rounds += game.round
                 # a compiled game's events and actions stay compact until the replay is read
-                records.append(replay.game_record(head, game, ranks) if type(game) is Game else (head, game, ranks))
+                records.append((head, game, ranks))
                 if on_game is not None:
                     on_game(len(records), deals * rotations)
 
