@@ -540,14 +540,15 @@ def _launch(client, image: str, limits: Limits, match_id: str, seat, seat_dir: s
             shutil.copyfile(HOST_PROGRAM, os.path.join(seat_dir, "host.py"))
             cache = os.path.join(seat_dir, "__pycache__")
             os.mkdir(cache)
-            with open(os.path.join(cache, f"host.{sys.implementation.cache_tag}.pyc"), "wb") as handle:
+            bytecode = os.path.join(cache, f"host.{sys.implementation.cache_tag}.pyc")
+            with open(bytecode, "wb") as handle:
                 handle.write(_host_bytecode(str(HOST_PROGRAM)))
             chan = os.path.join(seat_dir, "chan")
             os.mkdir(chan)
             os.makedirs(os.path.join(seat_dir, "bot"), exist_ok=True)
             for path in (seat_dir, chan, os.path.join(seat_dir, "bot"), cache):
                 os.chmod(path, 0o755)
-            for path in (os.path.join(seat_dir, "host.py"), os.path.join(cache, f"host.{sys.implementation.cache_tag}.pyc")):
+            for path in (os.path.join(seat_dir, "host.py"), bytecode):
                 os.chmod(path, 0o644)
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             listener.bind(sock_path)
