@@ -52,9 +52,11 @@ def test_sleeping_forever_forfeits_on_timeout_strikes(backend):
 
 
 def test_sleeping_once_past_the_bank_costs_one_strike_and_late_reply_is_dropped(backend):
-    # 1.6 s > 0.5 s + 1 s of bank: the first reply comes late and must be
-    # discarded by request id; the next decision (deadline at 2.0 s) is
-    # answered in time.
+    # 3.2 s > 2 s + 1 s of bank: the first reply comes late and must be
+    # discarded by request id; the next decision (asked at 3.0 s, deadline 5.0 s,
+    # no bank left) is answered in time. The 2 s clock leaves the waking bot
+    # 1.8 s of slack: with 0.5 s and a 1.6 s sleep, a CI run at high load
+    # answered the second decision late too (two strikes).
     played = play_hostile(
         """
         import time
@@ -63,9 +65,10 @@ def test_sleeping_once_past_the_bank_costs_one_strike_and_late_reply_is_dropped(
             global calls
             calls += 1
             if calls == 1:
-                time.sleep(1.6)
+                time.sleep(3.2)
         """ + PLAY,
         backend,
+        limits=dataclasses.replace(HOSTILE_LIMITS, time_per_decision=2.0),
     )
     assert played.hostile.forfeit is None
     assert played.hostile.strikes == 1
