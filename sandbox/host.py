@@ -776,6 +776,10 @@ class Supervisor:
         self.use_zygote = not args.no_zygote
         self.zygote: int | None = None
         self.zygote_sock: socket.socket | None = None
+        self.args = args
+        #: nothing read from the referee yet: a zygote started now is forked from this process
+        #: (``fork_zygote``), whose memory then holds no frame, bot file or game data
+        self.pristine = True
 
     # -- the game's processes -------------------------------------------
 
@@ -847,11 +851,17 @@ class Supervisor:
             os.close(devnull)
 
     def start_zygote(self) -> None:
-        """Spawn the zygote: a new interpreter that forks the game processes (see ``zygote``)."""
+        """Start the zygote, which forks the game processes (see ``zygote``): forked from this
+        process while it is ``pristine`` (before it read anything from the referee: its memory
+        holds its arguments and nothing of a bot or a game), else a new interpreter (a zygote
+        killed by a bot: this process has relayed frames since)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         devnull = os.open(os.devnull, os.O_RDWR)
         try:
-            self.zygote = self.spawn(self.child_argv("--zygote"), (devnull, devnull, devnull, theirs.fileno()))
+            if self.pristine:
+                self.zygote = self.fork_zygote(devnull, theirs, ours)
+            else:
+                self.zygote = self.spawn(self.child_argv("--zygote"), (devnull, devnull, devnull, theirs.fileno()))
             self.zygote_sock = ours
         except OSError:
             ours.close()
@@ -859,6 +869,30 @@ class Supervisor:
         finally:
             os.close(devnull)
             theirs.close()
+
+    def fork_zygote(self, devnull: int, theirs: socket.socket, ours: socket.socket) -> int:
+        """The zygote as a fork of this process, set up as ``start_zygote``'s new interpreter is:
+        descriptors 0-2 ``/dev/null`` and 3 its socket, every other closed, the same environment
+        and ``sys.argv``. Saves an interpreter start a seat (the zygote's imports are the same)."""
+        argv = self.child_argv("--zygote")
+        pid = os.fork()
+        if pid != 0:
+            return pid
+        try:
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            os.dup2(theirs.fileno(), 3)
+            os.closerange(4, 65536)
+            # Their descriptors are closed or reused now: the objects must not close them again.
+            for sock in (theirs, ours, self.ref):
+                sock.detach()
+            os.environ.clear()
+            os.environ.update(self.environment)
+            sys.argv = argv[argv.index("-c"):]
+            zygote(socket.socket(fileno=3), self.args)
+        finally:
+            os._exit(0)
+        return 0  # (never reached: the zygote exits)
 
     def stop_zygote(self) -> None:
         if self.zygote is not None:
@@ -1181,6 +1215,7 @@ class Supervisor:
     def run(self) -> None:
         if self.child is None:
             self.start_game(0)
+        self.pristine = False
         while True:
             readers = [self.ref]
             writers = []
@@ -1400,6 +1435,7 @@ def main(argv: list[str] | None = None) -> int:
                     supervisor.start_game(0, park=True)
                 except OSError:
                     pass  # the first game starts one
+            supervisor.pristine = False  # from here on it reads the referee's frames
             buffer = FrameBuffer(args.frame_bytes)
             while True:
                 chunk = sock.recv(1 << 16)
