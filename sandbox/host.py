@@ -32,8 +32,9 @@ UTF-8 JSON (an object). The host sends ``hello`` once the bot is imported (id 0
 for the first game, the ``game`` request's id after it), one reply per
 ``decide`` (same ``id``), ``stopped`` on ``stop``, and ``log`` frames with what
 the bot printed. The referee sends ``decide``, ``game`` (start the next game's
-process), ``freeze`` (after a timeout: stop the abandoned computation) and
-``stop``. With ``--wait-load`` (a warm Docker seat) it first waits for
+process; ``"spare": true`` when another game follows it), ``spare`` (at the first game, when
+another follows: fork the next game's process ahead, ``Supervisor.prepare_spare``), ``freeze``
+(after a timeout: stop the abandoned computation) and ``stop``. With ``--wait-load`` (a warm Docker seat) it first waits for
 ``load``: the bot's files arrive after the sandbox started. Everything the bot
 writes to fd 1 and 2 (also from C code and child processes) goes into a pipe
 the supervisor drains into capped ``log`` frames, ahead of the reply that
