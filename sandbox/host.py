@@ -32,8 +32,9 @@ UTF-8 JSON (an object). The host sends ``hello`` once the bot is imported (id 0
 for the first game, the ``game`` request's id after it), one reply per
 ``decide`` (same ``id``), ``stopped`` on ``stop``, and ``log`` frames with what
 the bot printed. The referee sends ``decide``, ``game`` (start the next game's
-process), ``freeze`` (after a timeout: stop the abandoned computation) and
-``stop``. With ``--wait-load`` (a warm Docker seat) it first waits for
+process; ``"spare": true`` when another game follows it), ``spare`` (at the first game, when
+another follows: fork the next game's process ahead, ``Supervisor.prepare_spare``), ``freeze``
+(after a timeout: stop the abandoned computation) and ``stop``. With ``--wait-load`` (a warm Docker seat) it first waits for
 ``load``: the bot's files arrive after the sandbox started. Everything the bot
 writes to fd 1 and 2 (also from C code and child processes) goes into a pipe
 the supervisor drains into capped ``log`` frames, ahead of the reply that
@@ -379,6 +380,9 @@ def _libc():
 
 
 PR_SET_DUMPABLE = 4
+PR_SET_NAME = 15
+#: the zygote's name in /proc/<pid>/comm
+ZYGOTE_NAME = b"uno-zygote"
 PR_SET_CHILD_SUBREAPER = 36
 SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)
 SYS_IOPRIO_SET, SYS_IOPRIO_GET = {"x86_64": (251, 252), "aarch64": (30, 31)}.get(os.uname().machine, (None, None))
@@ -399,11 +403,9 @@ def _keyctl(*args) -> None:
         pass  # blocked (Docker's seccomp profile) or unavailable: nothing could have been stored
 
 
-def serve(host: Host, bot_dir: str, hello_id: int = 0, thread_stack: int = 0, code_file: str | None = None,
-          park: bool = False) -> int:
+def serve(host: Host, bot_dir: str, hello_id: int = 0, thread_stack: int = 0, code_file: str | None = None) -> int:
     """A game process: import the bot (``code_file``: see ``load_agent``), say hello, then answer
-    ``decide`` until ``stop`` or EOF. ``park``: a warm seat's first game, started before its bot
-    arrived: everything but the import is done, then it waits for the supervisor's ``load``."""
+    ``decide`` until ``stop`` or EOF."""
     signal.signal(signal.SIGXCPU, _out_of_cpu)
     sys.dont_write_bytecode = True
     if thread_stack:
@@ -416,12 +418,6 @@ def serve(host: Host, bot_dir: str, hello_id: int = 0, thread_stack: int = 0, co
     sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
     # A session keyring of this game's own (the supervisor's would outlive it).
     _keyctl(KEYCTL_JOIN_SESSION_KEYRING, 0)
-    if park:
-        try:
-            if host.recv().get("op") != "load":
-                return 2
-        except (EOFError, OSError, FrameError):
-            return 0  # the warm seat was discarded before a bot came
     try:
         os.chdir(bot_dir)
         agent = load_agent(bot_dir, code_file=code_file)
@@ -507,7 +503,7 @@ def _restore_state(state) -> str | None:
     """Put back what ``_inherited_state`` recorded; what could not be put back, or None."""
     import resource
 
-    limits, nice, cpus, policy, ioprio = state
+    limits, nice, cpus, policy, ioprio = state[:5]
     for name, value in limits.items():
         if resource.getrlimit(getattr(resource, name)) != value:
             try:
@@ -558,7 +554,12 @@ def zygote(control: socket.socket, args) -> None:
 
     libc = _libc()
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    state = _inherited_state()
+    # Its name in /proc (``comm``) says what it is, forked or spawned (a forked one has the
+    # supervisor's command line); each game process takes back the interpreter's name.
+    with open("/proc/self/comm", "rb") as handle:
+        name = handle.read().strip()
+    libc.prctl(PR_SET_NAME, ZYGOTE_NAME, 0, 0, 0)
+    state = (*_inherited_state(), name)
     # What is imported now never gets collected: a game process's collections skip it, so
     # they do not write to (and copy) the pages it shares with the zygote.
     gc.freeze()
@@ -606,8 +607,12 @@ def zygote(control: socket.socket, args) -> None:
 
 
 def _game_process(fds: list[int], hello_id: int, args, state, libc, park: bool = False) -> None:
-    """A game process forked by the zygote: its own descriptors only, then serve the game
-    (``park``: after its bot arrived, see ``serve``)."""
+    """A game process forked by the zygote: its own descriptors only, then serve the game.
+
+    ``park`` (a warm seat's first game before its bot arrived, or the next game's spare forked
+    during a game, ``Supervisor.prepare_spare``): it waits for the supervisor's ``load`` (which
+    may carry the game's hello id) before anything else, non-dumpable as the zygote is, so that
+    no bot running meanwhile can read or write it; the checks of what it inherited come after."""
     channel, log = fds
     try:
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -616,16 +621,26 @@ def _game_process(fds: list[int], hello_id: int, args, state, libc, park: bool =
         os.dup2(log, 2)
         os.dup2(channel, 3)
         os.closerange(4, 65536)  # the zygote's socket too
-        libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # as a new interpreter is: its own /proc files
-        changed = _restore_state(state)
+        libc.prctl(PR_SET_NAME, state[5], 0, 0, 0)  # the interpreter's name, not the zygote's
         sock = socket.socket(fileno=3)
         sock.setblocking(True)
         host = Host(sock, args.frame_bytes)
+        if park:
+            try:
+                load = host.recv()
+            except (EOFError, OSError, FrameError):
+                os._exit(0)  # discarded before a bot came (a warm seat, or a spare at the seat's end)
+            if load.get("op") != "load":
+                os._exit(2)
+            given = load.get("id", hello_id)
+            hello_id = given if isinstance(given, int) and not isinstance(given, bool) else hello_id
+        libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # as a new interpreter is: its own /proc files
+        changed = _restore_state(state)
         if changed is not None:
             error = {"kind": "exception", "reason": f"exception at import: {changed} by an earlier game"}
             host.reply({"op": "hello", "id": hello_id, "error": error})
             os._exit(1)
-        code = serve(host, args.bot, hello_id, args.thread_stack_bytes, args.code, park)
+        code = serve(host, args.bot, hello_id, args.thread_stack_bytes, args.code)
     except (OSError, EOFError, FrameError):
         code = 2
     except BaseException:  # noqa: BLE001 - never return into the zygote's loop
@@ -675,10 +690,10 @@ class FrameBuffer:
                 yield raw, message
 
 
-def _descendants(skip: int | None = None) -> list[int]:
+def _descendants(skip: frozenset[int] = frozenset()) -> list[int]:
     """Every live descendant of this process (orphans come back to it: it is their subreaper).
 
-    ``skip`` (the zygote) is left out of the list; its children are not.
+    ``skip`` (the zygote, the spare) is left out of the list; their children are not.
     """
     found: list[int] = []
     todo = [os.getpid()]
@@ -694,7 +709,7 @@ def _descendants(skip: int | None = None) -> list[int]:
                     children = [int(c) for c in handle.read().split()]
             except (OSError, ValueError):
                 continue
-            found += [c for c in children if c != skip]
+            found += [c for c in children if c not in skip]
             todo += children
     return found
 
@@ -776,6 +791,18 @@ class Supervisor:
         self.use_zygote = not args.no_zygote
         self.zygote: int | None = None
         self.zygote_sock: socket.socket | None = None
+        self.args = args
+        #: the next game's process, forked ahead and parked (``prepare_spare``): (pid, channel, log pipe's read end)
+        self.spare: tuple[int, socket.socket, int] | None = None
+        #: the referee said another game follows the current one: fork its spare after this game's hello
+        self.want_spare = False
+        #: the hello id of the game running in a spare that has not said hello yet (``child_gone``)
+        self.spare_hello: int | None = None
+        #: a spare asked of the zygote, not answered yet: (channel, log pipe's read end, answer so far)
+        self.spare_pending: tuple[socket.socket, int, bytes] | None = None
+        #: nothing read from the referee yet: a zygote started now is forked from this process
+        #: (``fork_zygote``), whose memory then holds no frame, bot file or game data
+        self.pristine = True
 
     # -- the game's processes -------------------------------------------
 
@@ -788,6 +815,9 @@ class Supervisor:
         and set up, then waits for ``load`` (``load_parked``) before it imports the bot; when
         it cannot be forked, nothing is started and nothing is reported (the load starts one).
         """
+        if not park and self.take_spare(hello_id):
+            return
+        self.spare_hello = None
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         read_end, write_end = os.pipe()
         try:
@@ -847,11 +877,17 @@ class Supervisor:
             os.close(devnull)
 
     def start_zygote(self) -> None:
-        """Spawn the zygote: a new interpreter that forks the game processes (see ``zygote``)."""
+        """Start the zygote, which forks the game processes (see ``zygote``): forked from this
+        process while it is ``pristine`` (before it read anything from the referee: its memory
+        holds its arguments and nothing of a bot or a game), else a new interpreter (a zygote
+        killed by a bot: this process has relayed frames since)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         devnull = os.open(os.devnull, os.O_RDWR)
         try:
-            self.zygote = self.spawn(self.child_argv("--zygote"), (devnull, devnull, devnull, theirs.fileno()))
+            if self.pristine:
+                self.zygote = self.fork_zygote(devnull, theirs, ours)
+            else:
+                self.zygote = self.spawn(self.child_argv("--zygote"), (devnull, devnull, devnull, theirs.fileno()))
             self.zygote_sock = ours
         except OSError:
             ours.close()
@@ -860,7 +896,36 @@ class Supervisor:
             os.close(devnull)
             theirs.close()
 
+    def fork_zygote(self, devnull: int, theirs: socket.socket, ours: socket.socket) -> int:
+        """The zygote as a fork of this process, set up as ``start_zygote``'s new interpreter is:
+        descriptors 0-2 ``/dev/null`` and 3 its socket, every other closed, the same environment
+        and ``sys.argv``. Saves an interpreter start a seat (the zygote's imports are the same)."""
+        argv = self.child_argv("--zygote")
+        pid = os.fork()
+        if pid != 0:
+            return pid
+        try:
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            os.dup2(theirs.fileno(), 3)
+            os.closerange(4, 65536)
+            # Their descriptors are closed or reused now: the objects must not close them again.
+            for sock in (theirs, ours, self.ref):
+                sock.detach()
+            os.environ.clear()
+            os.environ.update(self.environment)
+            sys.argv = argv[argv.index("-c"):]
+            zygote(socket.socket(fileno=3), self.args)
+        finally:
+            os._exit(0)
+        return 0  # (never reached: the zygote exits)
+
     def stop_zygote(self) -> None:
+        if self.spare_pending is not None:  # its answer will not come
+            parent, read_end, _ = self.spare_pending
+            self.spare_pending = None
+            parent.close()
+            os.close(read_end)
         if self.zygote is not None:
             try:
                 os.kill(self.zygote, signal.SIGKILL)
@@ -874,6 +939,110 @@ class Supervisor:
         if self.zygote_sock is not None:
             self.zygote_sock.close()
             self.zygote_sock = None
+
+    def prepare_spare(self) -> None:
+        """Have the zygote fork the next game's process now, parked (as a warm seat's first one: set
+        up, waiting for ``load``, non-dumpable until then), so that the next ``game`` only ends this
+        game and hands the spare its bot: the zygote's forks are off the next game's start. The
+        request is sent and this returns; the answer is read by the loop (``spare_answer``), and
+        always before the game is frozen again or ended, so no freeze or kill finds a fork under
+        way. The spare runs no bot code before ``load``, which it gets only after every process of
+        this game is killed and the writable storage wiped; what a bot of this game can do to it
+        (signals, ``prlimit`` and friends) kills it (the next game then forks one as before) or is
+        checked and put back at its ``load``, as for any process of the zygote."""
+        if self.spare is not None or self.spare_pending is not None or not self.use_zygote or self.child is None:
+            return
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        read_end, write_end = os.pipe()
+        try:
+            if self.zygote is None:
+                self.start_zygote()
+            os.kill(self.zygote, signal.SIGCONT)  # the freeze (or a bot) may have stopped it
+            socket.send_fds(self.zygote_sock, [b"0 park\n"], [child.fileno(), write_end])
+        except OSError:
+            parent.close()
+            os.close(read_end)
+            self.stop_zygote()
+            return
+        finally:
+            os.close(write_end)
+            child.close()
+        self.spare_pending = (parent, read_end, b"")
+
+    def spare_answer(self, block: bool) -> None:
+        """Read the zygote's answer to ``prepare_spare`` (what is there, or all of it when ``block``):
+        complete, the spare is ready; a zygote that failed leaves no spare."""
+        if self.spare_pending is None:
+            return
+        parent, read_end, answer = self.spare_pending
+        try:
+            if block:
+                os.kill(self.zygote, signal.SIGCONT)
+            self.zygote_sock.settimeout(ZYGOTE_SECONDS)
+            while len(answer) < ZYGOTE_ANSWER.size:
+                chunk = self.zygote_sock.recv(ZYGOTE_ANSWER.size - len(answer))
+                if not chunk:
+                    raise EOFError("the zygote is gone")
+                answer += chunk
+                if not block:
+                    break
+        except (OSError, EOFError, TypeError, AttributeError):
+            self.spare_pending = None
+            parent.close()
+            os.close(read_end)
+            self.stop_zygote()
+            return
+        if len(answer) < ZYGOTE_ANSWER.size:
+            self.spare_pending = (parent, read_end, answer)
+            return
+        self.spare_pending = None
+        pid, done = ZYGOTE_ANSWER.unpack(answer)
+        if done != b"." or pid <= 0:
+            parent.close()
+            os.close(read_end)
+            if done != b".":
+                self.stop_zygote()
+            return
+        parent.setblocking(False)
+        os.set_blocking(read_end, False)
+        self.spare = (pid, parent, read_end)
+
+    def take_spare(self, hello_id: int) -> bool:
+        """Start the next game in the spare (its ``load`` carries the game's hello id); False when
+        there is none (never prepared, or a bot of the game before killed it)."""
+        self.spare_answer(block=True)
+        self.reap()
+        if self.spare is None:
+            return False
+        pid, sock, read_end = self.spare
+        self.spare = None
+        try:
+            os.kill(pid, signal.SIGCONT)  # a bot of the game before may have stopped it
+        except OSError:
+            pass
+        self.child, self.child_status, self.child_sock = pid, None, sock
+        self.spare_hello = hello_id
+        self.child_in = FrameBuffer(self.frame_bytes)
+        self.child_out = bytearray(encode_frame({"op": "load", "id": hello_id}))
+        self.child_broken = False
+        self.log_fd = read_end
+        self.frozen = False
+        self.to_child()
+        return True
+
+    def drop_spare(self) -> None:
+        self.spare_answer(block=True)
+        if self.spare is None:
+            return
+        pid, sock, read_end = self.spare
+        self.spare = None
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+        sock.close()
+        os.close(read_end)
 
     def load_parked(self) -> None:
         """The bot arrived (``load``): the parked first game's process imports it now, or, when
@@ -892,6 +1061,7 @@ class Supervisor:
 
         Raises OSError when the zygote's fork failed (the process limit).
         """
+        self.spare_answer(block=True)  # its answer first: the zygote answers in order
         for _ in range(2):  # a bot of an earlier game may have killed it: one new zygote
             try:
                 if self.zygote is None:
@@ -919,6 +1089,7 @@ class Supervisor:
 
     def end_game(self) -> None:
         """Kill every process of the game, forward its last prints, wipe what it could write."""
+        self.spare_answer(block=True)  # no kill while the zygote forks: the spare is known first
         self.kill_all()
         self.drain_log(final=True)
         if self.log_fd is not None:
@@ -958,7 +1129,7 @@ class Supervisor:
                 return False
             except PermissionError:
                 return False
-        pids = _descendants(skip=self.zygote)
+        pids = _descendants(skip=self.keep())
         for pid in pids:
             try:
                 os.kill(pid, signum)
@@ -979,7 +1150,7 @@ class Supervisor:
             # process of the game is a descendant: orphans come back to the supervisor.
             while time.monotonic() < deadline:
                 self.signal_all(signal.SIGSTOP)
-                pids = _live(_descendants(skip=self.zygote))
+                pids = _live(_descendants(skip=self.keep()))
                 if not pids:
                     break
                 for pid in pids:
@@ -989,9 +1160,9 @@ class Supervisor:
                         pass
                 self.reap()
             self.reap()
-            if self.zygote is not None:
+            for pid in self.keep():
                 try:
-                    os.kill(self.zygote, signal.SIGCONT)
+                    os.kill(pid, signal.SIGCONT)
                 except OSError:
                     pass
             return
@@ -999,13 +1170,24 @@ class Supervisor:
             self.reap()
             time.sleep(0.001)
         self.reap()
+        for pid in self.keep():
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except OSError:
+                pass
+
+    def keep(self) -> frozenset[int]:
+        """The processes a game's end does not kill: the zygote and the spare (neither ran bot code)."""
+        return frozenset(pid for pid in (self.zygote, self.spare[0] if self.spare else None) if pid is not None)
 
     def finish(self) -> None:
-        """The seat's end: the last game's processes and the zygote go."""
+        """The seat's end: the last game's processes, the spare and the zygote go."""
         self.end_game()
+        self.drop_spare()
         self.stop_zygote()
 
     def freeze(self) -> None:
+        self.spare_answer(block=True)  # no freeze while the zygote forks
         if not self.frozen and self.child is not None:
             self.signal_all(signal.SIGSTOP)
             self.frozen = True
@@ -1025,6 +1207,10 @@ class Supervisor:
                 return
             if pid == self.child:
                 self.child_status = status
+            elif self.spare is not None and pid == self.spare[0]:  # killed by a bot: the next game forks one
+                self.spare[1].close()
+                os.close(self.spare[2])
+                self.spare = None
             elif pid == self.zygote:  # killed by a bot: a new one starts for the next game
                 self.zygote = None
                 if self.zygote_sock is not None:
@@ -1111,7 +1297,11 @@ class Supervisor:
                 self.drain_log()  # the prints made before this frame go first
                 self.send_referee(raw)
                 if message is not None and message.get("op") in ("reply", "hello"):
+                    self.spare_hello = None
                     self.freeze()
+                    if message.get("op") == "hello" and message.get("ok") is True and self.want_spare:
+                        self.want_spare = False
+                        self.prepare_spare()
         except FrameError as exc:
             # Pass the oversized header on: the referee refuses it as the protocol error it is.
             self.drain_log()
@@ -1130,7 +1320,16 @@ class Supervisor:
         del self.child_out[:sent]
 
     def child_gone(self) -> None:
-        """The game process closed its channel: end as it ended (its exit code or signal)."""
+        """The game process closed its channel: end as it ended (its exit code or signal).
+
+        A spare that died before its hello (a bot of the game before signalled it, and it died
+        only once taken) is replaced by a freshly forked process, once: its death is not the
+        next game's."""
+        if self.spare_hello is not None:
+            hello_id, self.spare_hello = self.spare_hello, None
+            self.end_game()
+            self.start_game(hello_id)
+            return
         deadline = time.monotonic() + 1.0
         while self.child_status is None and time.monotonic() < deadline:
             self.reap()
@@ -1160,7 +1359,10 @@ class Supervisor:
             op = message.get("op")
             if op == "game":
                 self.end_game()
+                self.want_spare = message.get("spare") is True
                 self.start_game(message.get("id"))
+            elif op == "spare":
+                self.prepare_spare()  # another game follows the first: its process ahead
             elif op == "stop":
                 # The game frozen, what it printed is all in the pipe: the referee gets it and goes
                 # on at once, while the sandbox ends its processes (the container is removed anyway).
@@ -1181,6 +1383,7 @@ class Supervisor:
     def run(self) -> None:
         if self.child is None:
             self.start_game(0)
+        self.pristine = False
         while True:
             readers = [self.ref]
             writers = []
@@ -1190,7 +1393,11 @@ class Supervisor:
                     writers.append(self.child_sock)
             if self.log_fd is not None:
                 readers.append(self.log_fd)
+            if self.spare_pending is not None and self.zygote_sock is not None:
+                readers.append(self.zygote_sock)
             readable, writable, _ = select.select(readers, writers, [], 1.0)
+            if self.spare_pending is not None and self.zygote_sock in readable:
+                self.spare_answer(block=False)
             self.reap()
             if self.log_fd in readable:
                 self.drain_log()
@@ -1400,6 +1607,7 @@ def main(argv: list[str] | None = None) -> int:
                     supervisor.start_game(0, park=True)
                 except OSError:
                     pass  # the first game starts one
+            supervisor.pristine = False  # from here on it reads the referee's frames
             buffer = FrameBuffer(args.frame_bytes)
             while True:
                 chunk = sock.recv(1 << 16)

@@ -140,6 +140,9 @@ def play_sandboxed_match(
                 from sandbox import docker_backend
 
                 docker_backend.refill_warm_pool()
+        for seat in seats:
+            if isinstance(seat, SandboxSeat):
+                seat.games = deals * (len(bots) if duplicate else 1)  # its host forks each next game's process ahead
         result = engine_match.play_match(
             rules,
             seats,

@@ -271,6 +271,9 @@ class SandboxSeat(MarksLog):
         self.game: int | None = None
         #: (request id, monotonic deadline) of the hello a restarted game process still owes
         self.awaiting: tuple[int, float] | None = None
+        #: games in the match (the runner sets it): while another follows, the host forks the next
+        #: game's process ahead (its ``spare``); None: unknown, none is forked ahead
+        self.games: int | None = None
 
     # -- start and stop -------------------------------------------------
 
@@ -289,8 +292,14 @@ class SandboxSeat(MarksLog):
         """
         if self.fault is not None or self.stopped:
             return
+        more = self.games is not None and game_index + 1 < self.games
         if self.game is None or self.game == game_index:
             self.game = game_index  # the process started with the seat serves the first game
+            if more:
+                try:
+                    self.handle.channel.send({"op": "spare", "id": 0})
+                except ChannelClosed:
+                    pass  # the first decision finds out why
             return
         self.game = game_index
         if self.awaiting is not None:
@@ -300,7 +309,7 @@ class SandboxSeat(MarksLog):
         request_id = self.next_id
         self.next_id += 1
         try:
-            self.handle.channel.send({"op": "game", "id": request_id})
+            self.handle.channel.send({"op": "game", "id": request_id, **({"spare": True} if more else {})})
         except ChannelClosed:
             self._fault(self.handle.death_fault())
             return

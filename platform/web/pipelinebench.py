@@ -737,6 +737,13 @@ def run(*, matches: int = 60, workers: int | None = None, four_seat_share: float
             "containers": floor_containers([len(m.seats.all()) for m in rows], workers, cores, tag,
                                            lambda d, t: progress("container floor", d, t)),
         }
+        if two:
+            # The ceiling of the 2-seat target: the mixed floor above is lowered by the 4-seat matches.
+            report["floors"]["containers_two_seat"] = floor_containers(
+                [2] * two, workers, cores, tag, lambda d, t: progress("2-seat container floor", d, t))
+        two_mine = report.get("two_seat_matches_per_s_per_core")
+        two_floor = report["floors"].get("containers_two_seat", {}).get("matches_per_s_per_core")
+        report["two_seat_floor_ratio"] = _r(two_mine / two_floor, 3) if two_mine and two_floor else None
         mine = report["matches_per_s_per_core"]
         report["floor_ratio"] = _r(mine / report["floors"]["containers"]["matches_per_s_per_core"], 3) if mine else None
         report["inprocess_ratio"] = _r(mine / report["floors"]["inprocess"]["matches_per_s_per_core"], 4) if mine else None
@@ -852,7 +859,9 @@ def summary(report: dict) -> str:
         "per s per core",
         f"floors per core: in-process {floors['inprocess']['matches_per_s_per_core']} matches/s "
         f"(x{report['inprocess_ratio']}), bare containers {floors['containers']['matches_per_s_per_core']} "
-        f"(floor ratio {report['floor_ratio']}; one container start+stop p50 {floors['containers']['container_p50_s']} s)",
+        f"(floor ratio {report['floor_ratio']}; one container start+stop p50 {floors['containers']['container_p50_s']} s)"
+        + (f"; 2-seat matches only {floors['containers_two_seat']['matches_per_s_per_core']} (2-seat floor ratio "
+           f"{report['two_seat_floor_ratio']})" if "containers_two_seat" in floors else ""),
         f"seat start p50 {report['seat_start_p50_s']} s, p95 {report['seat_start_p95_s']} s "
         f"(a match's seats: p50 {report['match_seat_start_p50_s']} s)",
         f"shares of worker time: {shares}",

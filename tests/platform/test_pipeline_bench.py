@@ -37,7 +37,7 @@ def test_pipeline_bench_plays_every_queued_match_reports_its_shares_and_leaves_n
     assert report["statuses"] == {"done": 2}, report["statuses"]
     assert report["attempts"] == 2  # each match started once
     for key in ("matches_per_s_per_core", "floor_ratio", "inprocess_ratio", "seat_start_p50_s",
-                "decisions_per_s_per_core", "two_seat_matches_per_s_per_core"):
+                "decisions_per_s_per_core", "two_seat_matches_per_s_per_core", "two_seat_floor_ratio"):
         assert isinstance(report[key], float) and report[key] > 0, (key, report[key])
     assert set(report["shares"]) == {"seat_start", "decisions", "stop", "bookkeeping"}
     assert all(0 <= share <= 1 for share in report["shares"].values()), report["shares"]
@@ -45,6 +45,7 @@ def test_pipeline_bench_plays_every_queued_match_reports_its_shares_and_leaves_n
     assert report["shares"]["decisions"] > 0 and report["shares"]["seat_start"] > 0
     assert report["floors"]["inprocess"]["matches_per_s_per_core"] > 0
     assert report["floors"]["containers"]["container_p50_s"] > 0
+    assert report["floors"]["containers_two_seat"]["matches_per_s_per_core"] > 0  # the 2-seat target's ceiling
     assert set(report["targets"]) == {"two_seat_matches_per_s_per_core >= 2", "seat_start_p50_s < 0.050",
                                       "bookkeeping < 10%"}
     # the workers stopped with nothing of theirs left; the bench removed its rows and keys

@@ -224,15 +224,15 @@ def test_bot_interpreter_runs_isolated_without_bytecode_and_ignores_smuggled_pyc
     assert answer == {"value": "source", "isolated": 1, "no_bytecode": True, "env": "1", "caches": [f"helper.{tag}.pyc"]}
 
 
-#: a bot that acts on every other process it can see whose command line names the zygote
+#: a bot that acts on every other process it can see named as the zygote (``host.ZYGOTE_NAME``)
 ZYGOTE_BOT = """
 import os, resource, signal
 def others():
     for name in os.listdir("/proc"):
         if name.isdigit() and int(name) != os.getpid():
             try:
-                with open(f"/proc/{name}/cmdline", "rb") as handle:
-                    if b"--zygote" in handle.read():
+                with open(f"/proc/{name}/comm", "rb") as handle:
+                    if handle.read().strip() == b"uno-zygote":
                         yield int(name)
             except OSError:
                 pass
@@ -296,3 +296,85 @@ def test_an_io_priority_set_on_the_zygote_does_not_reach_the_next_game(bwrap_pat
     finally:
         seat.stop()
     assert first["zygotes"] == 1 and second == first, (first, second)  # it set it, and the next game saw the zygote's own
+
+
+#: a bot that acts on the next game's process forked ahead while it plays (the spare: the
+#: supervisor's other child that is not the zygote), waiting up to 2 s for it to come
+SPARE_BOT = """
+import os, resource, signal, time
+SEEN = []
+def parent(pid):
+    with open(f"/proc/{pid}/status") as handle:
+        return next(int(line.split()[1]) for line in handle if line.startswith("PPid:"))
+def spares():
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) != os.getpid():
+            try:
+                with open(f"/proc/{name}/comm", "rb") as handle:
+                    if handle.read().strip() != b"uno-zygote" and parent(int(name)) == os.getppid():
+                        found.append(int(name))
+            except (OSError, StopIteration, ValueError):
+                pass
+    return found
+def agent(observation, configuration):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    deadline = time.monotonic() + 2.0
+    while not (found := spares()) and observation.get("more") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    refused = []
+    for pid in found:
+        try:
+            ACT
+        except OSError as exc:
+            refused.append(type(exc).__name__)
+    SEEN.append(1)
+    return {"nofile": [soft, hard], "spares": len(found), "pid": os.getpid(), "seen": len(SEEN), "refused": refused}
+"""
+
+
+def _spare_games(act: str, games: int = 3) -> list:
+    from sandbox.seat import SandboxSeat
+
+    handle = process.start_seat(BotPackage.from_bytes("main.py", SPARE_BOT.replace("ACT", act).encode()), LIMITS,
+                                label="spare")
+    seat = SandboxSeat(handle, LIMITS, "spare")
+    seat.games = games  # as the runner sets it: the host forks each next game's process ahead
+    answers: list = []
+    try:
+        seat.wait_ready()
+        for game in range(games):
+            seat.begin_game(game)
+            try:
+                answers.append(seat.decide({**OBSERVATION, "more": game + 1 < games}, {}))
+            except SeatFault as fault:
+                answers.append(fault)
+                break
+    finally:
+        seat.stop()
+    return answers
+
+
+def test_the_next_games_process_is_forked_ahead_and_each_game_still_gets_a_fresh_one(bwrap_path):
+    answers = _spare_games("pass")
+    assert [a["spares"] for a in answers] == [1, 1, 0], answers  # ahead while another game follows, not after the last
+    assert [a["seen"] for a in answers] == [1, 1, 1] and len({a["pid"] for a in answers}) == 3, answers
+
+
+def test_a_bot_that_stops_interrupts_or_kills_the_spare_still_gets_a_fresh_process_next_game(bwrap_path):
+    for act in ("os.kill(pid, signal.SIGKILL)", "os.kill(pid, signal.SIGSTOP)", "os.kill(pid, signal.SIGINT)"):
+        answers = _spare_games(act)
+        assert all(isinstance(a, dict) for a in answers), (act, answers)
+        assert [a["seen"] for a in answers] == [1, 1, 1], (act, answers)
+        assert len({a["pid"] for a in answers}) == 3 and answers[0]["spares"] == 1, (act, answers)
+
+
+def test_the_spare_cannot_be_read_or_written_and_limits_set_on_it_do_not_reach_the_next_game(bwrap_path):
+    # non-dumpable until its game starts: its memory is the bot's no more than the zygote's is
+    answers = _spare_games("open(f'/proc/{pid}/mem', 'r+b')")
+    assert [a["refused"] for a in answers[:2]] == [["PermissionError"]] * 2, answers
+    answers = _spare_games("resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft - 7, hard))")
+    assert len(answers) == 3 and all(a["nofile"] == answers[0]["nofile"] for a in answers), answers
+    answers = _spare_games("resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft - 7, hard - 7))")
+    assert isinstance(answers[0], dict) and answers[0]["spares"] == 1 and isinstance(answers[1], SeatFault), answers
+    assert answers[1].reason == "exception at import: RLIMIT_NOFILE of the zygote was changed by an earlier game"
