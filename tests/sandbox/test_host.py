@@ -264,22 +264,29 @@ def test_a_source_that_costs_more_cpu_to_compile_than_the_worker_gives_is_left_t
     assert time.monotonic() - started < 3 * sandbox.host.COMPILE_CPU_SECONDS + 5
 
 
+def _children(pid: int) -> list[int]:
+    found = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/children") as handle:
+            found += [int(c) for c in handle.read().split()]
+    return found
+
+
 def _descendants(pid: int) -> list[int]:
     found, todo = [], [pid]
     while todo:
-        current = todo.pop()
-        for tid in os.listdir(f"/proc/{current}/task"):
-            with open(f"/proc/{current}/task/{tid}/children") as handle:
-                children = [int(c) for c in handle.read().split()]
-            found += children
-            todo += children
+        children = _children(todo.pop())
+        found += children
+        todo += children
     return found
 
 
 def test_a_warm_hosts_first_game_process_waits_set_up_and_imports_the_bot_only_once_it_arrives(host, tmp_path):
     process, channel = host(None, extra=("--wait-load",))  # no bot yet: a warm seat
     deadline = time.monotonic() + 5.0
-    while len(_descendants(process.pid)) < 2:  # the zygote and the first game's parked process
+    # The zygote and the first game's parked process, both the supervisor's own children once the
+    # zygote's double fork is done (its middle process, briefly a descendant too, has exited then).
+    while len(_children(process.pid)) < 2:
         assert time.monotonic() < deadline, "no parked game process came up"
         time.sleep(0.02)
     parked = set(_descendants(process.pid))
