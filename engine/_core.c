@@ -92,8 +92,10 @@ static PyObject *S_e, *S_seat, *S_card, *S_color, *S_jump_in, *S_uno, *S_cards, 
     *S_strikes, *S_forfeit, *S_players, *S_hand, *S_top_card, *S_current, *S_hand_sizes, *S_scores,
     *S_draw_pile, *S_discard, *S_pending_draw, *S_round, *S_dealer, *S_legal_actions, *S_random,
     *S_randrange, *S_sample, *S_round_start, *S_hands, *S_returned, *S_top, *S_round_end, *S_winner,
-    *S_points, *S_game_end, *S_ranks, *S_out, *S_max_turns, *S_accept;
+    *S_points, *S_game_end, *S_ranks, *S_out, *S_max_turns, *S_accept, *S_decide, *S_agent,
+    *S_last_decision_seconds, *S___call__;
 static PyObject *HOOK_ILLEGAL; /* engine.compiled._illegal(game, what, value): raises IllegalAction */
+static PyObject *RULES_TYPE;   /* engine.rules.Rules (engine.compiled sets it): what a game is given */
 
 
 /* wild colour choices are part of the play id */
@@ -1447,6 +1449,10 @@ static int core_init(Core *g, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"rules", "seed", NULL};
     PyObject *rules, *seed;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO", kwlist, &rules, &seed)) return -1;
+    if (rules != OPTS_RULES && RULES_TYPE && !PyObject_TypeCheck(rules, (PyTypeObject *)RULES_TYPE)) {
+        PyErr_Format(PyExc_TypeError, "rules must be engine.rules.Rules, got %s", Py_TYPE(rules)->tp_name);
+        return -1;
+    }
     if (g->rules) {
         PyErr_SetString(PyExc_RuntimeError, "a compiled game is initialised once");
         return -1;
@@ -1959,6 +1965,25 @@ static PyObject *core_ranks(Core *g, PyObject *unused) {
     return int_list(r64, g->n);
 }
 
+/* ``agent(observation, configuration)`` with args = {slot, observation, configuration} (slot writable).
+ * An instance of a class whose ``__call__`` is a Python function is called as CPython's slot_tp_call
+ * calls it, ``type(agent).__call__(agent, ...)``, without building an argument tuple. */
+static PyObject *call_agent(PyObject *agent, PyObject **args) {
+    if (!PyFunction_Check(agent) && !Py_TYPE(agent)->tp_vectorcall_offset) {
+        PyObject *call = _PyType_Lookup(Py_TYPE(agent), S___call__);  /* borrowed */
+        if (call && PyFunction_Check(call)) {
+            Py_INCREF(call);
+            PyObject *slot = args[0];
+            args[0] = agent;
+            PyObject *r = PyObject_Vectorcall(call, args, 3, NULL);
+            args[0] = slot;
+            Py_DECREF(call);
+            return r;
+        }
+    }
+    return PyObject_Vectorcall(agent, args + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
 /* The referee's turn loop for in-process seats (engine.match._play_turns), only the
  * seat's ``decide`` (and the rare paths: faults, timed seats, the live hook) in Python.
  * ``charge(b, fault, action)`` books a fault (action: the refused reply, fault None) and
@@ -1978,10 +2003,6 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "seat_bot must have one bot per seat");
         return NULL;
     }
-    PyObject *S_decide = PyUnicode_InternFromString("decide");
-    PyObject *S_seconds = PyUnicode_InternFromString("last_decision_seconds");
-    PyObject *S_agent = PyUnicode_InternFromString("agent");
-    if (!S_decide || !S_seconds || !S_agent) { Py_XDECREF(S_decide); Py_XDECREF(S_seconds); return NULL; }
     PyObject *result = NULL;
     while (!g->over) {
         long b = PyLong_AsLong(PyList_GET_ITEM(seat_bot, g->seat));
@@ -2020,8 +2041,7 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
         if (PyList_GET_ITEM(direct, b) == Py_True) {
             /* an engine.match.AgentSeat as it is: its agent called here, what its decide does, without its frame */
             PyObject *agent = PyObject_GetAttr(seat, S_agent);
-            action = agent ? PyObject_Vectorcall(agent, decide_args + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL)
-                           : NULL;
+            action = agent ? call_agent(agent, decide_args) : NULL;
             Py_XDECREF(agent);
             if (!action && agent
                 && (PyErr_ExceptionMatches(PyExc_Exception) || PyErr_ExceptionMatches(PyExc_SystemExit))) {
@@ -2050,7 +2070,7 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
             if (!fault) { Py_DECREF(seat); goto done; }
         }
         PyObject *seconds;
-        int looked = LOOKUP_ATTR(seat, S_seconds, &seconds);
+        int looked = LOOKUP_ATTR(seat, S_last_decision_seconds, &seconds);
         Py_DECREF(seat);
         if (looked < 0) { Py_XDECREF(action); Py_XDECREF(fault); goto done; }
         int appended;
@@ -2085,9 +2105,6 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
     }
     result = PyLong_FromLongLong(decisions);
 done:
-    Py_DECREF(S_decide);
-    Py_DECREF(S_seconds);
-    Py_DECREF(S_agent);
     return result;
 }
 
@@ -2214,6 +2231,15 @@ static PyObject *set_hook(PyObject *m, PyObject *hook) {
     Py_RETURN_NONE;
 }
 
+static PyObject *set_rules_type(PyObject *m, PyObject *type) {
+    if (!PyType_Check(type)) {
+        PyErr_SetString(PyExc_TypeError, "set_rules_type: a class");
+        return NULL;
+    }
+    Py_XSETREF(RULES_TYPE, Py_NewRef(type));
+    Py_RETURN_NONE;
+}
+
 /* ---- environment encoding (engine/envs.py) ----
  * What engine.envs' PettingZoo environment does every step, without Python bytecode:
  *
@@ -2329,6 +2355,7 @@ static PyObject *env_step(PyObject *m, PyObject *const *args, Py_ssize_t nargs) 
 
 static PyMethodDef module_methods[] = {
     {"set_illegal_hook", set_hook, METH_O, "hook(game, what, value): raises IllegalAction with the message"},
+    {"set_rules_type", set_rules_type, METH_O, "the class a game's rules must be an instance of (engine.rules.Rules)"},
     {"env_observe", (PyCFunction)(void (*)(void))env_observe, METH_FASTCALL,
      "env_observe(game, seat, live, rows): engine.envs' observation dict, in the next free row of rows"},
     {"env_step", (PyCFunction)(void (*)(void))env_step, METH_FASTCALL,
@@ -2388,7 +2415,8 @@ PyMODINIT_FUNC PyInit__core(void) {
     S(pass_hands) S(since) S(decision) S(action) S(fault) S(kind) S(strikes) S(forfeit) S(players) S(hand)
     S(top_card) S(current) S(hand_sizes) S(scores) S(draw_pile) S(discard) S(pending_draw) S(round) S(dealer)
     S(legal_actions) S(random) S(randrange) S(sample) S(round_start) S(hands) S(returned) S(top) S(round_end)
-    S(winner) S(points) S(game_end) S(ranks) S(out) S(max_turns) S(accept)
+    S(winner) S(points) S(game_end) S(ranks) S(out) S(max_turns) S(accept) S(decide) S(agent)
+    S(last_decision_seconds) S(__call__)
 #undef S
     /* the action dicts of engine.game.ACTIONS, without and with "uno" */
     static const char *SIMPLE[4] = {"draw", "pass", "accept", "challenge"};
