@@ -1897,6 +1897,26 @@ static PyObject *core_step(Core *g, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
+/* Game.play_ids(policy): ``step(policy(legal_action_ids()))`` until the game is over, the loop in C;
+ * the decisions played. A policy's exception or an illegal id (core_step's IllegalAction) goes through. */
+static PyObject *core_play_ids(Core *g, PyObject *policy) {
+    if (check_ready(g) < 0) return NULL;
+    long long n = 0;
+    while (!g->over) {
+        PyObject *ids = core_legal_action_ids(g, NULL);
+        if (!ids) return NULL;
+        PyObject *id = PyObject_Vectorcall(policy, &ids, 1, NULL);
+        Py_DECREF(ids);
+        if (!id) return NULL;
+        PyObject *r = core_step(g, id);
+        Py_DECREF(id);
+        if (!r) return NULL;
+        Py_DECREF(r);
+        n++;
+    }
+    return PyLong_FromLongLong(n);
+}
+
 static PyObject *core_apply_fallback(Core *g, PyObject *unused) {
     if (check_ready(g) < 0) return NULL;
     if (g->over) return illegal(g, "over", Py_None);
@@ -2206,6 +2226,8 @@ static PyMethodDef core_methods[] = {
     {"snapshot", (PyCFunction)core_snapshot, METH_NOARGS, "the observation of the seat asked now, read-only and lazy"},
     {"apply", (PyCFunction)core_apply, METH_O, "apply the reply of the seat asked now"},
     {"step", (PyCFunction)core_step, METH_O, "apply the legal action id"},
+    {"play_ids", (PyCFunction)core_play_ids, METH_O,
+     "play_ids(policy): step(policy(legal_action_ids())) until the game is over; the decisions played"},
     {"apply_fallback", (PyCFunction)core_apply_fallback, METH_NOARGS, "play the first legal action"},
     {"fault", (PyCFunction)(void (*)(void))core_fault, METH_VARARGS | METH_KEYWORDS, "record a fault of the seat asked"},
     {"ranks", (PyCFunction)core_ranks, METH_NOARGS, "rank per seat by game score"},
