@@ -1554,6 +1554,90 @@ static PyObject *uno_list(Core *g) {
 
 static PyObject *discard_codes(Core *g) { return codes_list(g->discard, g->dlen); }
 
+/* BOT_CONTRACT.md's observation: a fresh dict of its 17 keys in order (OBS_KEYS) with the values ``v``
+ * (stolen; a NULL one is an error already set).
+ *
+ * Inserting 17 keys costs 17 hash-table probes, about half of an observation's instructions. On
+ * CPython 3.11 and 3.12 the dict is instead a copy of OBS_TEMPLATE (the keys, values None: PyDict_Copy
+ * clones its table with one memcpy) whose 17 value slots are then written in place, in the entries
+ * array of the keys table (the layout of CPython's Include/internal/pycore_dict.h, mirrored below).
+ * obs_init checks at import that a copy is laid out as mirrored (a combined unicode table holding
+ * exactly OBS_KEYS in order, values None); otherwise, and on any other version, make_dict inserts. */
+#define N_OBS_KEYS 17
+static PyObject *OBS_KEYS[N_OBS_KEYS], *OBS_TEMPLATE;
+static int OBS_IN_PLACE;
+
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+typedef struct {
+    Py_ssize_t dk_refcnt;
+    uint8_t dk_log2_size, dk_log2_index_bytes, dk_kind;
+    uint32_t dk_version;
+    Py_ssize_t dk_usable, dk_nentries;
+    char dk_indices[];
+} ObsKeys;
+typedef struct { PyObject *key, *value; } ObsEntry;
+#define OBS_UNICODE_KIND 1
+
+/* the entries of dict ``d``'s keys table when it is laid out as a copy of OBS_TEMPLATE must be, else NULL */
+static ObsEntry *obs_entries(PyObject *d) {
+    PyDictObject *mp = (PyDictObject *)d;
+    ObsKeys *k = (ObsKeys *)mp->ma_keys;
+    if (mp->ma_values || mp->ma_used != N_OBS_KEYS || k->dk_kind != OBS_UNICODE_KIND || k->dk_nentries != N_OBS_KEYS)
+        return NULL;
+    return (ObsEntry *)(k->dk_indices + ((size_t)1 << k->dk_log2_index_bytes));
+}
+#endif
+
+static int obs_init(void) {
+    if (!(OBS_TEMPLATE = PyDict_New())) return -1;
+    for (int i = 0; i < N_OBS_KEYS; i++)
+        if (PyDict_SetItem(OBS_TEMPLATE, OBS_KEYS[i], Py_None) < 0) return -1;
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+    PyObject *d = PyDict_Copy(OBS_TEMPLATE);
+    if (!d) return -1;
+    ObsEntry *e = obs_entries(d);
+    int ok = e != NULL && Py_REFCNT(d) == 1;
+    for (int i = 0; ok && i < N_OBS_KEYS; i++) ok = e[i].key == OBS_KEYS[i] && e[i].value == Py_None;
+    Py_DECREF(d);
+    OBS_IN_PLACE = ok;
+#endif
+    return 0;
+}
+
+static PyObject *obs_dict(PyObject **v) {
+    PyObject *d = NULL;
+    int i = 0;
+    while (i < N_OBS_KEYS && v[i]) i++;
+    if (i < N_OBS_KEYS) {
+        for (i = 0; i < N_OBS_KEYS; i++) Py_XDECREF(v[i]);
+        return NULL;
+    }
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+    if (OBS_IN_PLACE) {
+        ObsEntry *e = (d = PyDict_Copy(OBS_TEMPLATE)) ? obs_entries(d) : NULL;
+        if (e) {
+            for (i = 0; i < N_OBS_KEYS; i++) {
+                PyObject *old = e[i].value;
+                e[i].value = v[i];  /* stolen */
+                Py_DECREF(old);
+            }
+            /* the template holds no container, so its copy is not tracked by the cyclic GC: this one is */
+            if (!PyObject_GC_IsTracked(d)) PyObject_GC_Track(d);
+            return d;
+        }
+        Py_XDECREF(d);
+    }
+#endif
+    d = NEW_DICT(N_OBS_KEYS);
+    if (d) {
+        for (i = 0; i < N_OBS_KEYS; i++) {
+            if (PyDict_SetItem(d, OBS_KEYS[i], v[i]) < 0) { Py_CLEAR(d); break; }
+        }
+    }
+    for (i = 0; i < N_OBS_KEYS; i++) Py_DECREF(v[i]);
+    return d;
+}
+
 static PyObject *core_observation(Core *g, PyObject *unused) {
     if (check_ready(g) < 0) return NULL;
     if (g->over) {
@@ -1561,18 +1645,13 @@ static PyObject *core_observation(Core *g, PyObject *unused) {
         return NULL;
     }
     int s = g->seat, dec = g->decision;
-    PyObject *legal = legal_dicts(g);
-    if (!legal) return NULL;
-    return make_dict(17, S_seat, small_int(s), S_players, small_int(g->n),
-                     S_hand, codes_list(g->hand[s], g->hlen[s]),
-                     S_top_card, Py_NewRef(CODE[DECK[g->discard[g->dlen - 1]]]),
-                     S_color, color_obj(g->color), S_direction, PyLong_FromLong(g->direction),
-                     S_current, small_int(g->current), S_hand_sizes, hand_sizes(g), S_uno, uno_list(g),
-                     S_scores, int_list(g->scores, g->n), S_draw_pile, small_int(g->pile_count),
-                     S_discard, discard_codes(g),
-                     S_pending_draw, small_int(dec == D_STACK || dec == D_CHALLENGE ? g->pending : 0),
-                     S_round, PyLong_FromLong(g->round), S_dealer, small_int(g->dealer),
-                     S_decision, Py_NewRef(DECISION_STR[dec]), S_legal_actions, legal);
+    PyObject *v[N_OBS_KEYS] = {
+        small_int(s), small_int(g->n), codes_list(g->hand[s], g->hlen[s]), Py_NewRef(CODE[DECK[g->discard[g->dlen - 1]]]),
+        color_obj(g->color), PyLong_FromLong(g->direction), small_int(g->current), hand_sizes(g), uno_list(g),
+        int_list(g->scores, g->n), small_int(g->pile_count), discard_codes(g),
+        small_int(dec == D_STACK || dec == D_CHALLENGE ? g->pending : 0), PyLong_FromLong(g->round),
+        small_int(g->dealer), Py_NewRef(DECISION_STR[dec]), legal_dicts(g)};
+    return obs_dict(v);
 }
 
 /* ------------------------------------------------------------------ snapshots
@@ -1765,14 +1844,13 @@ static PyObject *snap_to_dict(Snap *p, PyObject *unused) {
             scores[s] = p->scores[s];
         }
     }
-    return make_dict(17, S_seat, small_int(p->seat), S_players, small_int(n),
-                     S_hand, codes_list(p->hand, p->hlen), S_top_card, Py_NewRef(CODE[p->top_kind]),
-                     S_color, color_obj(p->color), S_direction, PyLong_FromLong(p->direction),
-                     S_current, small_int(p->current), S_hand_sizes, sizes, S_uno, uno,
-                     S_scores, sizes && uno ? int_list(scores, n) : NULL, S_draw_pile, small_int(p->pile_count),
-                     S_discard, codes_list(p->discard, p->dlen), S_pending_draw, small_int(p->pending),
-                     S_round, PyLong_FromLong(p->round), S_dealer, small_int(p->dealer),
-                     S_decision, Py_NewRef(DECISION_STR[p->decision]), S_legal_actions, legal);
+    PyObject *v[N_OBS_KEYS] = {
+        small_int(p->seat), small_int(n), codes_list(p->hand, p->hlen), Py_NewRef(CODE[p->top_kind]),
+        color_obj(p->color), PyLong_FromLong(p->direction), small_int(p->current), sizes, uno,
+        sizes && uno ? int_list(scores, n) : NULL, small_int(p->pile_count), codes_list(p->discard, p->dlen),
+        small_int(p->pending), PyLong_FromLong(p->round), small_int(p->dealer), Py_NewRef(DECISION_STR[p->decision]),
+        legal};
+    return obs_dict(v);
 }
 
 static int abc_ready(void) {
@@ -2471,6 +2549,8 @@ PyMODINIT_FUNC PyInit__core(void) {
         PyTuple_SET_ITEM(SNAP_KEYS, i, Py_NewRef(keys[i]));
         if (PyDict_SetItem(SNAP_INDEX, keys[i], SMALL_INT[i]) < 0) return NULL;
     }
+    for (int i = 0; i < N_OBS_KEYS; i++) OBS_KEYS[i] = keys[i];
+    if (obs_init() < 0) return NULL;
     if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&SnapType) < 0) return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (!m) return NULL;
@@ -2480,6 +2560,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (PyModule_AddObject(m, "Snapshot", (PyObject *)&SnapType) < 0) return NULL;
     if (PyModule_AddObject(m, "SNAPSHOT_KEYS", Py_NewRef(SNAP_KEYS)) < 0) return NULL;
     PyModule_AddIntConstant(m, "NUM_ACTIONS", NUM_ACTIONS);
+    PyModule_AddIntConstant(m, "OBSERVATION_IN_PLACE", OBS_IN_PLACE);
     PyModule_AddStringConstant(m, "SOURCE_SHA256", CORE_SOURCE_SHA256);
     return m;
 }
