@@ -320,12 +320,13 @@ PAIRED = (
     ("int_actions_cheap", "rlcard_raw"),
     ("contract_cheap", "rlcard_raw"),
     ("lazy_observation_cheap", "rlcard_raw"),
+    ("play_ids_cheap", "rlcard_raw"),
     ("pettingzoo_env", "rlcard_env"),
     ("rlcard_env", "rlcard_raw"),
 )
 #: one repeat's chunks: each baseline before and after the ones timed against it
 PAIRED_ORDER = ("rlcard_raw", "rules", "int_actions", "contract", "lazy_observation", "rlcard_raw",
-                "int_actions_cheap", "contract_cheap", "lazy_observation_cheap", "rlcard_raw",
+                "int_actions_cheap", "contract_cheap", "lazy_observation_cheap", "play_ids_cheap", "rlcard_raw",
                 "rlcard_env", "pettingzoo_env", "rlcard_env")
 
 
@@ -392,6 +393,14 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
             n -= 1
         return ids[int(rand() * n)]
 
+    def play_ids(pick: Callable[[list[int]], int]) -> Callable[[int], int]:
+        """``int_action_loop`` with its loop in the engine (``Game.play_ids``, C on the core)."""
+
+        def play(seed: int) -> int:
+            return new_game(rules, seed).play_ids(pick)
+
+        return play
+
     def referee(player: RandomPlayer | CheapPlayer, lazy: bool) -> Callable[[int], int]:
         seats = [AgentSeat(player, "random", lazy_observation=lazy) for _ in range(players)]
 
@@ -408,6 +417,7 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
         "rules": rules_alone, "int_actions": int_action_loop(agent), "contract": referee(player, False),
         "lazy_observation": referee(player, True), "int_actions_cheap": int_action_loop(cheap_agent),
         "contract_cheap": referee(cheap, False), "lazy_observation_cheap": referee(cheap, True),
+        "play_ids_cheap": play_ids(cheap_agent),
         "pettingzoo_env": None, "rlcard_raw": None, "rlcard_env": None,
     }
     if importlib.util.find_spec("pettingzoo") is not None:

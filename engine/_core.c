@@ -92,8 +92,10 @@ static PyObject *S_e, *S_seat, *S_card, *S_color, *S_jump_in, *S_uno, *S_cards, 
     *S_strikes, *S_forfeit, *S_players, *S_hand, *S_top_card, *S_current, *S_hand_sizes, *S_scores,
     *S_draw_pile, *S_discard, *S_pending_draw, *S_round, *S_dealer, *S_legal_actions, *S_random,
     *S_randrange, *S_sample, *S_round_start, *S_hands, *S_returned, *S_top, *S_round_end, *S_winner,
-    *S_points, *S_game_end, *S_ranks, *S_out, *S_max_turns, *S_accept;
+    *S_points, *S_game_end, *S_ranks, *S_out, *S_max_turns, *S_accept, *S_decide, *S_agent,
+    *S_last_decision_seconds, *S___call__;
 static PyObject *HOOK_ILLEGAL; /* engine.compiled._illegal(game, what, value): raises IllegalAction */
+static PyObject *RULES_TYPE;   /* engine.rules.Rules (engine.compiled sets it): what a game is given */
 
 
 /* wild colour choices are part of the play id */
@@ -1447,6 +1449,10 @@ static int core_init(Core *g, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"rules", "seed", NULL};
     PyObject *rules, *seed;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO", kwlist, &rules, &seed)) return -1;
+    if (rules != OPTS_RULES && RULES_TYPE && !PyObject_TypeCheck(rules, (PyTypeObject *)RULES_TYPE)) {
+        PyErr_Format(PyExc_TypeError, "rules must be engine.rules.Rules, got %s", Py_TYPE(rules)->tp_name);
+        return -1;
+    }
     if (g->rules) {
         PyErr_SetString(PyExc_RuntimeError, "a compiled game is initialised once");
         return -1;
@@ -1548,6 +1554,90 @@ static PyObject *uno_list(Core *g) {
 
 static PyObject *discard_codes(Core *g) { return codes_list(g->discard, g->dlen); }
 
+/* BOT_CONTRACT.md's observation: a fresh dict of its 17 keys in order (OBS_KEYS) with the values ``v``
+ * (stolen; a NULL one is an error already set).
+ *
+ * Inserting 17 keys costs 17 hash-table probes, about half of an observation's instructions. On
+ * CPython 3.11 and 3.12 the dict is instead a copy of OBS_TEMPLATE (the keys, values None: PyDict_Copy
+ * clones its table with one memcpy) whose 17 value slots are then written in place, in the entries
+ * array of the keys table (the layout of CPython's Include/internal/pycore_dict.h, mirrored below).
+ * obs_init checks at import that a copy is laid out as mirrored (a combined unicode table holding
+ * exactly OBS_KEYS in order, values None); otherwise, and on any other version, make_dict inserts. */
+#define N_OBS_KEYS 17
+static PyObject *OBS_KEYS[N_OBS_KEYS], *OBS_TEMPLATE;
+static int OBS_IN_PLACE;
+
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+typedef struct {
+    Py_ssize_t dk_refcnt;
+    uint8_t dk_log2_size, dk_log2_index_bytes, dk_kind;
+    uint32_t dk_version;
+    Py_ssize_t dk_usable, dk_nentries;
+    char dk_indices[];
+} ObsKeys;
+typedef struct { PyObject *key, *value; } ObsEntry;
+#define OBS_UNICODE_KIND 1
+
+/* the entries of dict ``d``'s keys table when it is laid out as a copy of OBS_TEMPLATE must be, else NULL */
+static ObsEntry *obs_entries(PyObject *d) {
+    PyDictObject *mp = (PyDictObject *)d;
+    ObsKeys *k = (ObsKeys *)mp->ma_keys;
+    if (mp->ma_values || mp->ma_used != N_OBS_KEYS || k->dk_kind != OBS_UNICODE_KIND || k->dk_nentries != N_OBS_KEYS)
+        return NULL;
+    return (ObsEntry *)(k->dk_indices + ((size_t)1 << k->dk_log2_index_bytes));
+}
+#endif
+
+static int obs_init(void) {
+    if (!(OBS_TEMPLATE = PyDict_New())) return -1;
+    for (int i = 0; i < N_OBS_KEYS; i++)
+        if (PyDict_SetItem(OBS_TEMPLATE, OBS_KEYS[i], Py_None) < 0) return -1;
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+    PyObject *d = PyDict_Copy(OBS_TEMPLATE);
+    if (!d) return -1;
+    ObsEntry *e = obs_entries(d);
+    int ok = e != NULL && Py_REFCNT(d) == 1;
+    for (int i = 0; ok && i < N_OBS_KEYS; i++) ok = e[i].key == OBS_KEYS[i] && e[i].value == Py_None;
+    Py_DECREF(d);
+    OBS_IN_PLACE = ok;
+#endif
+    return 0;
+}
+
+static PyObject *obs_dict(PyObject **v) {
+    PyObject *d = NULL;
+    int i = 0;
+    while (i < N_OBS_KEYS && v[i]) i++;
+    if (i < N_OBS_KEYS) {
+        for (i = 0; i < N_OBS_KEYS; i++) Py_XDECREF(v[i]);
+        return NULL;
+    }
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+    if (OBS_IN_PLACE) {
+        ObsEntry *e = (d = PyDict_Copy(OBS_TEMPLATE)) ? obs_entries(d) : NULL;
+        if (e) {
+            for (i = 0; i < N_OBS_KEYS; i++) {
+                PyObject *old = e[i].value;
+                e[i].value = v[i];  /* stolen */
+                Py_DECREF(old);
+            }
+            /* the template holds no container, so its copy is not tracked by the cyclic GC: this one is */
+            if (!PyObject_GC_IsTracked(d)) PyObject_GC_Track(d);
+            return d;
+        }
+        Py_XDECREF(d);
+    }
+#endif
+    d = NEW_DICT(N_OBS_KEYS);
+    if (d) {
+        for (i = 0; i < N_OBS_KEYS; i++) {
+            if (PyDict_SetItem(d, OBS_KEYS[i], v[i]) < 0) { Py_CLEAR(d); break; }
+        }
+    }
+    for (i = 0; i < N_OBS_KEYS; i++) Py_DECREF(v[i]);
+    return d;
+}
+
 static PyObject *core_observation(Core *g, PyObject *unused) {
     if (check_ready(g) < 0) return NULL;
     if (g->over) {
@@ -1555,18 +1645,13 @@ static PyObject *core_observation(Core *g, PyObject *unused) {
         return NULL;
     }
     int s = g->seat, dec = g->decision;
-    PyObject *legal = legal_dicts(g);
-    if (!legal) return NULL;
-    return make_dict(17, S_seat, small_int(s), S_players, small_int(g->n),
-                     S_hand, codes_list(g->hand[s], g->hlen[s]),
-                     S_top_card, Py_NewRef(CODE[DECK[g->discard[g->dlen - 1]]]),
-                     S_color, color_obj(g->color), S_direction, PyLong_FromLong(g->direction),
-                     S_current, small_int(g->current), S_hand_sizes, hand_sizes(g), S_uno, uno_list(g),
-                     S_scores, int_list(g->scores, g->n), S_draw_pile, small_int(g->pile_count),
-                     S_discard, discard_codes(g),
-                     S_pending_draw, small_int(dec == D_STACK || dec == D_CHALLENGE ? g->pending : 0),
-                     S_round, PyLong_FromLong(g->round), S_dealer, small_int(g->dealer),
-                     S_decision, Py_NewRef(DECISION_STR[dec]), S_legal_actions, legal);
+    PyObject *v[N_OBS_KEYS] = {
+        small_int(s), small_int(g->n), codes_list(g->hand[s], g->hlen[s]), Py_NewRef(CODE[DECK[g->discard[g->dlen - 1]]]),
+        color_obj(g->color), PyLong_FromLong(g->direction), small_int(g->current), hand_sizes(g), uno_list(g),
+        int_list(g->scores, g->n), small_int(g->pile_count), discard_codes(g),
+        small_int(dec == D_STACK || dec == D_CHALLENGE ? g->pending : 0), PyLong_FromLong(g->round),
+        small_int(g->dealer), Py_NewRef(DECISION_STR[dec]), legal_dicts(g)};
+    return obs_dict(v);
 }
 
 /* ------------------------------------------------------------------ snapshots
@@ -1759,14 +1844,13 @@ static PyObject *snap_to_dict(Snap *p, PyObject *unused) {
             scores[s] = p->scores[s];
         }
     }
-    return make_dict(17, S_seat, small_int(p->seat), S_players, small_int(n),
-                     S_hand, codes_list(p->hand, p->hlen), S_top_card, Py_NewRef(CODE[p->top_kind]),
-                     S_color, color_obj(p->color), S_direction, PyLong_FromLong(p->direction),
-                     S_current, small_int(p->current), S_hand_sizes, sizes, S_uno, uno,
-                     S_scores, sizes && uno ? int_list(scores, n) : NULL, S_draw_pile, small_int(p->pile_count),
-                     S_discard, codes_list(p->discard, p->dlen), S_pending_draw, small_int(p->pending),
-                     S_round, PyLong_FromLong(p->round), S_dealer, small_int(p->dealer),
-                     S_decision, Py_NewRef(DECISION_STR[p->decision]), S_legal_actions, legal);
+    PyObject *v[N_OBS_KEYS] = {
+        small_int(p->seat), small_int(n), codes_list(p->hand, p->hlen), Py_NewRef(CODE[p->top_kind]),
+        color_obj(p->color), PyLong_FromLong(p->direction), small_int(p->current), sizes, uno,
+        sizes && uno ? int_list(scores, n) : NULL, small_int(p->pile_count), codes_list(p->discard, p->dlen),
+        small_int(p->pending), PyLong_FromLong(p->round), small_int(p->dealer), Py_NewRef(DECISION_STR[p->decision]),
+        legal};
+    return obs_dict(v);
 }
 
 static int abc_ready(void) {
@@ -1891,6 +1975,26 @@ static PyObject *core_step(Core *g, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
+/* Game.play_ids(policy): ``step(policy(legal_action_ids()))`` until the game is over, the loop in C;
+ * the decisions played. A policy's exception or an illegal id (core_step's IllegalAction) goes through. */
+static PyObject *core_play_ids(Core *g, PyObject *policy) {
+    if (check_ready(g) < 0) return NULL;
+    long long n = 0;
+    while (!g->over) {
+        PyObject *ids = core_legal_action_ids(g, NULL);
+        if (!ids) return NULL;
+        PyObject *id = PyObject_Vectorcall(policy, &ids, 1, NULL);
+        Py_DECREF(ids);
+        if (!id) return NULL;
+        PyObject *r = core_step(g, id);
+        Py_DECREF(id);
+        if (!r) return NULL;
+        Py_DECREF(r);
+        n++;
+    }
+    return PyLong_FromLongLong(n);
+}
+
 static PyObject *core_apply_fallback(Core *g, PyObject *unused) {
     if (check_ready(g) < 0) return NULL;
     if (g->over) return illegal(g, "over", Py_None);
@@ -1959,6 +2063,25 @@ static PyObject *core_ranks(Core *g, PyObject *unused) {
     return int_list(r64, g->n);
 }
 
+/* ``agent(observation, configuration)`` with args = {slot, observation, configuration} (slot writable).
+ * An instance of a class whose ``__call__`` is a Python function is called as CPython's slot_tp_call
+ * calls it, ``type(agent).__call__(agent, ...)``, without building an argument tuple. */
+static PyObject *call_agent(PyObject *agent, PyObject **args) {
+    if (!PyFunction_Check(agent) && !Py_TYPE(agent)->tp_vectorcall_offset) {
+        PyObject *call = _PyType_Lookup(Py_TYPE(agent), S___call__);  /* borrowed */
+        if (call && PyFunction_Check(call)) {
+            Py_INCREF(call);
+            PyObject *slot = args[0];
+            args[0] = agent;
+            PyObject *r = PyObject_Vectorcall(call, args, 3, NULL);
+            args[0] = slot;
+            Py_DECREF(call);
+            return r;
+        }
+    }
+    return PyObject_Vectorcall(agent, args + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
 /* The referee's turn loop for in-process seats (engine.match._play_turns), only the
  * seat's ``decide`` (and the rare paths: faults, timed seats, the live hook) in Python.
  * ``charge(b, fault, action)`` books a fault (action: the refused reply, fault None) and
@@ -1978,10 +2101,6 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "seat_bot must have one bot per seat");
         return NULL;
     }
-    PyObject *S_decide = PyUnicode_InternFromString("decide");
-    PyObject *S_seconds = PyUnicode_InternFromString("last_decision_seconds");
-    PyObject *S_agent = PyUnicode_InternFromString("agent");
-    if (!S_decide || !S_seconds || !S_agent) { Py_XDECREF(S_decide); Py_XDECREF(S_seconds); return NULL; }
     PyObject *result = NULL;
     while (!g->over) {
         long b = PyLong_AsLong(PyList_GET_ITEM(seat_bot, g->seat));
@@ -2020,8 +2139,7 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
         if (PyList_GET_ITEM(direct, b) == Py_True) {
             /* an engine.match.AgentSeat as it is: its agent called here, what its decide does, without its frame */
             PyObject *agent = PyObject_GetAttr(seat, S_agent);
-            action = agent ? PyObject_Vectorcall(agent, decide_args + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL)
-                           : NULL;
+            action = agent ? call_agent(agent, decide_args) : NULL;
             Py_XDECREF(agent);
             if (!action && agent
                 && (PyErr_ExceptionMatches(PyExc_Exception) || PyErr_ExceptionMatches(PyExc_SystemExit))) {
@@ -2050,7 +2168,7 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
             if (!fault) { Py_DECREF(seat); goto done; }
         }
         PyObject *seconds;
-        int looked = LOOKUP_ATTR(seat, S_seconds, &seconds);
+        int looked = LOOKUP_ATTR(seat, S_last_decision_seconds, &seconds);
         Py_DECREF(seat);
         if (looked < 0) { Py_XDECREF(action); Py_XDECREF(fault); goto done; }
         int appended;
@@ -2085,9 +2203,6 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
     }
     result = PyLong_FromLongLong(decisions);
 done:
-    Py_DECREF(S_decide);
-    Py_DECREF(S_seconds);
-    Py_DECREF(S_agent);
     return result;
 }
 
@@ -2189,6 +2304,8 @@ static PyMethodDef core_methods[] = {
     {"snapshot", (PyCFunction)core_snapshot, METH_NOARGS, "the observation of the seat asked now, read-only and lazy"},
     {"apply", (PyCFunction)core_apply, METH_O, "apply the reply of the seat asked now"},
     {"step", (PyCFunction)core_step, METH_O, "apply the legal action id"},
+    {"play_ids", (PyCFunction)core_play_ids, METH_O,
+     "play_ids(policy): step(policy(legal_action_ids())) until the game is over; the decisions played"},
     {"apply_fallback", (PyCFunction)core_apply_fallback, METH_NOARGS, "play the first legal action"},
     {"fault", (PyCFunction)(void (*)(void))core_fault, METH_VARARGS | METH_KEYWORDS, "record a fault of the seat asked"},
     {"ranks", (PyCFunction)core_ranks, METH_NOARGS, "rank per seat by game score"},
@@ -2211,6 +2328,15 @@ static PyTypeObject CoreType = {
 
 static PyObject *set_hook(PyObject *m, PyObject *hook) {
     Py_XSETREF(HOOK_ILLEGAL, Py_NewRef(hook));
+    Py_RETURN_NONE;
+}
+
+static PyObject *set_rules_type(PyObject *m, PyObject *type) {
+    if (!PyType_Check(type)) {
+        PyErr_SetString(PyExc_TypeError, "set_rules_type: a class");
+        return NULL;
+    }
+    Py_XSETREF(RULES_TYPE, Py_NewRef(type));
     Py_RETURN_NONE;
 }
 
@@ -2329,6 +2455,7 @@ static PyObject *env_step(PyObject *m, PyObject *const *args, Py_ssize_t nargs) 
 
 static PyMethodDef module_methods[] = {
     {"set_illegal_hook", set_hook, METH_O, "hook(game, what, value): raises IllegalAction with the message"},
+    {"set_rules_type", set_rules_type, METH_O, "the class a game's rules must be an instance of (engine.rules.Rules)"},
     {"env_observe", (PyCFunction)(void (*)(void))env_observe, METH_FASTCALL,
      "env_observe(game, seat, live, rows): engine.envs' observation dict, in the next free row of rows"},
     {"env_step", (PyCFunction)(void (*)(void))env_step, METH_FASTCALL,
@@ -2388,7 +2515,8 @@ PyMODINIT_FUNC PyInit__core(void) {
     S(pass_hands) S(since) S(decision) S(action) S(fault) S(kind) S(strikes) S(forfeit) S(players) S(hand)
     S(top_card) S(current) S(hand_sizes) S(scores) S(draw_pile) S(discard) S(pending_draw) S(round) S(dealer)
     S(legal_actions) S(random) S(randrange) S(sample) S(round_start) S(hands) S(returned) S(top) S(round_end)
-    S(winner) S(points) S(game_end) S(ranks) S(out) S(max_turns) S(accept)
+    S(winner) S(points) S(game_end) S(ranks) S(out) S(max_turns) S(accept) S(decide) S(agent)
+    S(last_decision_seconds) S(__call__)
 #undef S
     /* the action dicts of engine.game.ACTIONS, without and with "uno" */
     static const char *SIMPLE[4] = {"draw", "pass", "accept", "challenge"};
@@ -2421,6 +2549,8 @@ PyMODINIT_FUNC PyInit__core(void) {
         PyTuple_SET_ITEM(SNAP_KEYS, i, Py_NewRef(keys[i]));
         if (PyDict_SetItem(SNAP_INDEX, keys[i], SMALL_INT[i]) < 0) return NULL;
     }
+    for (int i = 0; i < N_OBS_KEYS; i++) OBS_KEYS[i] = keys[i];
+    if (obs_init() < 0) return NULL;
     if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&SnapType) < 0) return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (!m) return NULL;
@@ -2430,6 +2560,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (PyModule_AddObject(m, "Snapshot", (PyObject *)&SnapType) < 0) return NULL;
     if (PyModule_AddObject(m, "SNAPSHOT_KEYS", Py_NewRef(SNAP_KEYS)) < 0) return NULL;
     PyModule_AddIntConstant(m, "NUM_ACTIONS", NUM_ACTIONS);
+    PyModule_AddIntConstant(m, "OBSERVATION_IN_PLACE", OBS_IN_PLACE);
     PyModule_AddStringConstant(m, "SOURCE_SHA256", CORE_SOURCE_SHA256);
     return m;
 }

@@ -115,6 +115,7 @@ def _illegal(game: Any, what: str, value: Any) -> None:
 
 if _core is not None:
     _core.set_illegal_hook(_illegal)
+    _core.set_rules_type(Rules)  # a game checks its rules itself: no Python __init__ frame per game
     # the core's snapshots keep engine.snapshot.Snapshot's contract (isinstance holds; same keys)
     Snapshot.register(_core.Snapshot)
     assert _core.SNAPSHOT_KEYS == SNAPSHOT_KEYS
@@ -126,12 +127,9 @@ if _core is not None:
         when read (one list each, growing); ``scores``, ``hands``, ``uno`` are fresh lists.
         """
 
+        # no __init__: the core's checks ``rules`` (TypeError unless an engine.rules.Rules) without
+        # a Python frame per game
         __slots__ = ()
-
-        def __init__(self, rules: Rules, seed: int):
-            if not isinstance(rules, Rules):
-                raise TypeError(f"rules must be engine.rules.Rules, got {type(rules).__name__}")
-            super().__init__(rules, seed)
 
         def view(self, seat: int) -> dict[str, Any]:
             """What ``seat`` sees now, without the decision: nothing hidden (``Game.view``)."""
@@ -172,6 +170,16 @@ if _core is not None:
 
 
 _NUMBER = (int, float)
+#: engine.match, once ``play_turns`` first ran (engine.match imports this module: not at import)
+_match: Any = None
+
+
+def _import_match() -> Any:
+    global _match
+    from engine import match
+
+    _match = match
+    return match
 
 
 def play_turns(
@@ -190,9 +198,7 @@ def play_turns(
     (issue 21 point 2) and only the seat's ``decide`` is Python, with the rare paths
     (a fault, a timed seat, the live hook) handed back here. Same arguments, same result,
     same replay, timings and hook calls (tests/engine/test_compiled.py)."""
-    # engine.match imports this module
-    from engine.match import GC_EVERY, _lazy, agent_fault, plain_agent_seat
-
+    match = _match or _import_match()
     step_game = {**head, "over": False}
 
     def charge(b: int, fault: SeatFault | None, action: Any) -> None:
@@ -221,11 +227,11 @@ def play_turns(
         return None
 
     # per bot: hand it snapshots (lazy_observation), call its agent directly (an AgentSeat as it is)
-    lazy = [_lazy(seat) for seat in seats]
-    direct = [plain_agent_seat(seat) for seat in seats]
+    lazy = [match._lazy(seat) for seat in seats]
+    direct = [match.plain_agent_seat(seat) for seat in seats]
     decisions = game._play_turns(
         list(seats), lazy, seat_bot, configs, book.forfeits, times, on_step, step_game, decisions,
-        charge, timed, SeatFault, direct, agent_fault, gc.collect, GC_EVERY,
+        charge, timed, SeatFault, direct, match.agent_fault, gc.collect, match.GC_EVERY,
     )
     if on_step is not None:
         on_step({**step_game, "over": True}, game.events, game.actions)

@@ -17,7 +17,7 @@ Cards are ints inside (``engine.cards``); dicts only at the edge
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from random import Random
 from types import MappingProxyType
 from typing import Any
@@ -1031,6 +1031,18 @@ class Game:
             ) from None
         template = self._templates[i]
         self._commit(act, "uno" in template, template.copy())
+
+    def play_ids(self, policy: Callable[[list[int]], int]) -> int:
+        """Play the game to its end, ``policy(ids)`` choosing each action from ``legal_action_ids()``
+        (a fresh list each time): ``step(policy(legal_action_ids()))`` while not over. Returns the
+        decisions played; an ``IllegalAction`` (an id not legal) or the policy's exception goes
+        through with the game left where it stopped. The compiled core runs the same loop in C.
+        """
+        n = 0
+        while not self.over:
+            self.step(policy(self.legal_action_ids()))
+            n += 1
+        return n
 
     def _commit(self, act: Act, uno: bool, record: dict[str, Any]) -> None:
         """Record and carry out the legal internal action ``act`` of the seat asked now."""

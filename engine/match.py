@@ -20,8 +20,9 @@ import dataclasses
 import gc
 import hashlib
 import threading
+from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from engine import compiled, replay
 from engine.faults import Fault, SeatFault
@@ -250,7 +251,8 @@ def rank_bots(totals: Sequence[int], wins: Sequence[int], forfeits: Sequence[boo
     """
     sign = -1 if scoring == "winner" else 1
     keys = [(1, 0, 0) if f else (0, sign * t, -w) for t, w, f in zip(totals, wins, forfeits, strict=True)]
-    return [1 + sum(1 for other in keys if other < mine) for mine in keys]
+    order = sorted(keys)  # a key's rank: 1 + the keys below it
+    return [1 + bisect_left(order, mine) for mine in keys]
 
 
 class StrikeBook:
@@ -367,8 +369,9 @@ def play_match(
                     on_game(len(records), deals * rotations)
 
     match_ranks = rank_bots(totals, wins, [f is not None for f in book.forfeits], rules.scoring)
-    players = tuple(
-        SeatResult(
+    players = tuple([
+        _frozen(
+            SeatResult,
             bot=b,
             name=names[b],
             score=totals[b],
@@ -379,14 +382,28 @@ def play_match(
             faults=tuple(book.faults[b]),
         )
         for b in range(n)
-    )
+    ])
     document = _PendingReplay(
         rules_dict, seed, deals, bool(duplicate), names, records, totals, match_ranks, wins, book.forfeits, book.strikes
     )
-    return MatchResult(
-        players=players, replay=document, games=len(records), rounds=rounds,  # type: ignore[arg-type]  # _ReplayField
-        timings=timings, decision_ms=decision_ms,
+    return _frozen(
+        MatchResult, players=players, replay=document, games=len(records), rounds=rounds, timings=timings,
+        decision_ms=decision_ms,
     )
+
+
+_T = TypeVar("_T")
+
+
+def _frozen(cls: type[_T], **fields: Any) -> _T:
+    """``cls(**fields)`` for ``SeatResult`` and ``MatchResult`` given every field: their frozen
+    dataclass ``__init__`` sets each field with ``object.__setattr__`` (a microsecond a result,
+    a tenth of a one-game match's Python), this writes them to the instance's ``__dict__`` at
+    once (``MatchResult.replay`` lives there too: ``_ReplayField``). tests/engine/test_match.py
+    checks the two give equal objects."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(fields)
+    return obj
 
 
 def _check_arguments(rules: Rules, seats: Sequence[Any], seed: int, deals: int, names: Sequence[str] | None) -> list[str]:

@@ -286,6 +286,66 @@ def test_a_match_with_faulty_timed_seats_and_a_live_hook_is_the_same_in_both_eng
     assert core_steps == pure_steps
 
 
+def test_observations_written_in_place_are_plain_dicts_the_cyclic_gc_tracks():
+    """The core's observation dict (values written into a copy of a template on CPython 3.11/3.12)
+    is an ordinary dict: the pure engine's keys, order and values; a bot may change it and keep it,
+    and a cycle through it is collected."""
+    import gc
+
+    if sys.version_info[:2] in ((3, 11), (3, 12)):
+        assert engine.compiled._core.OBSERVATION_IN_PLACE == 1
+    rules = Rules(players=3, rounds=1)
+    core, pure = engine.compiled.CompiledGame(rules, 2), Game(rules, 2)
+    for _ in range(30):
+        observation, expected = core.observation(), pure.observation()
+        assert type(observation) is dict and gc.is_tracked(observation)
+        assert list(observation.items()) == list(expected.items())
+        assert core.snapshot().to_dict() == expected and gc.is_tracked(core.snapshot().to_dict())
+        core.step(core.legal_action_ids()[0])
+        pure.step(pure.legal_action_ids()[0])
+    observation = core.observation()
+    del observation["seat"]
+    observation.update(seat=9, mine=[observation])
+    assert list(observation)[-2:] == ["seat", "mine"] and len(observation) == 18
+    gc.collect()
+    del observation
+    assert gc.collect() >= 2  # the dict and the list that held it
+
+
+class CallableAgent:
+    """An agent object: the C loop calls its class's ``__call__`` function itself, as CPython would."""
+
+    def __init__(self, raise_at: int):
+        self.calls, self.raise_at = 0, raise_at
+
+    def __call__(self, observation, configuration):
+        self.calls += 1
+        if self.calls == self.raise_at:
+            raise KeyError("a bug in __call__")
+        return observation["legal_actions"][self.calls % len(observation["legal_actions"])]
+
+
+class StaticCallAgent:
+    __call__ = staticmethod(lambda observation, configuration: observation["legal_actions"][-1])
+
+
+def test_agent_objects_of_every_kind_of_call_play_alike_in_both_engines(monkeypatch):
+    import functools
+
+    def match():
+        seats = [AgentSeat(CallableAgent(raise_at=45), "object"), AgentSeat(StaticCallAgent(), "static"),
+                 AgentSeat(functools.partial(lambda k, o, c: o["legal_actions"][k % len(o["legal_actions"])], 1),
+                           "partial"),
+                 AgentSeat(CallableAgent(raise_at=0), "lazy object", lazy_observation=True)]
+        return play_match(Rules(players=4, rounds=2), seats, seed=3, deals=2)
+
+    pure = match()
+    _use_core(monkeypatch, loop=True)
+    core = match()
+    assert json.dumps(core.replay) == json.dumps(pure.replay) and core.players == pure.players
+    assert str(core.players[0].forfeit) == "exception: KeyError: 'a bug in __call__'"
+
+
 def test_an_infrastructure_error_goes_through_the_c_loop_untouched(monkeypatch):
     from engine.faults import InfrastructureError
 

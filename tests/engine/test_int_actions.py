@@ -84,3 +84,62 @@ def test_a_play_leaving_one_card_declares_uno():
             return
         game.step(plays[0] if plays else ids[0])
     pytest.fail("no play from two cards came up")
+
+
+def _engines():
+    """The pure engine, and the core when it is built (its play_ids loop is C)."""
+    import engine.compiled
+
+    makers = [Game]
+    if engine.compiled._core is not None:
+        makers.append(engine.compiled.CompiledGame)
+    return makers
+
+
+@pytest.mark.parametrize("make", _engines(), ids=lambda m: m.__name__)
+def test_play_ids_plays_the_game_step_plays_with_the_same_policy(make):
+    """``play_ids(policy)`` is ``step(policy(legal_action_ids()))`` until over, in either engine."""
+    rules = Rules(players=4, rounds=1, wd4="enforced", stacking="stack", jump_in=True, seven_zero=True)
+    for seed in range(4):
+        looped, stepped = make(rules, seed), Game(rules, seed)
+        rng, seen = random.Random(seed), []
+
+        def policy(ids, rng=rng, seen=seen):
+            seen.append(list(ids))
+            return ids[rng.randrange(len(ids))]
+
+        played = looped.play_ids(policy)
+        rng2, n = random.Random(seed), 0
+        while not stepped.over:
+            ids = stepped.legal_action_ids()
+            assert ids == seen[n]
+            stepped.step(ids[rng2.randrange(len(ids))])
+            n += 1
+        assert played == n == len(seen) and looped.over
+        assert looped.events == stepped.events and looped.actions == stepped.actions
+        assert looped.play_ids(policy) == 0  # over: no decision
+
+
+@pytest.mark.parametrize("make", _engines(), ids=lambda m: m.__name__)
+def test_play_ids_stops_at_an_illegal_id_or_a_policy_error_where_step_would(make):
+    game = make(Rules(players=2), 3)
+    with pytest.raises(IllegalAction, match="legal ids") as refused:
+        game.play_ids(lambda ids: next(i for i in range(NUM_ACTIONS) if i not in ids))
+    reference = Game(Rules(players=2), 3)
+    with pytest.raises(IllegalAction) as by_step:
+        reference.step(next(i for i in range(NUM_ACTIONS) if i not in reference.legal_action_ids()))
+    assert str(refused.value) == str(by_step.value) and len(game.actions) == 0
+
+    calls = []
+
+    def breaks_at_five(ids):
+        calls.append(1)
+        if len(calls) == 5:
+            raise ZeroDivisionError("policy bug")
+        return ids[0]
+
+    with pytest.raises(ZeroDivisionError, match="policy bug"):
+        game.play_ids(breaks_at_five)
+    assert len(game.actions) == 4 and not game.over
+    with pytest.raises(IllegalAction, match="not an action id"):
+        game.play_ids(lambda ids: True)

@@ -394,3 +394,34 @@ def test_the_replay_is_built_when_first_read_and_reads_as_a_plain_dict_everywher
         result.replay = {}  # type: ignore[misc]
     # a replay given as a dict (tests, wrappers) is kept as it is
     assert dataclasses.replace(result, replay={"version": 2}).replay == {"version": 2}
+
+
+def test_match_results_are_the_objects_their_dataclass_init_makes():
+    """play_match builds its frozen results without their __init__ (engine.match._frozen): equal, with
+    the same fields in the same order (so the same pickle), and as frozen."""
+    import dataclasses
+    import pickle
+
+    from engine.match import MatchResult, SeatResult
+
+    result = play_match(Rules(players=3), [first_legal()] * 3, seed=4, deals=2)
+    for made in (*result.players, result):
+        fields = {f.name: getattr(made, f.name) for f in dataclasses.fields(made)}
+        by_init = type(made)(**fields)
+        assert made == by_init and list(vars(made)) == list(vars(by_init))
+        assert pickle.dumps(made) == pickle.dumps(by_init)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            made.rounds = 0  # type: ignore[misc]
+    assert type(result) is MatchResult and type(result.players[0]) is SeatResult
+
+
+def test_ranks_count_the_keys_strictly_above_whatever_the_order():
+    import itertools
+
+    totals, wins = [30, 10, 30, 20], [1, 0, 1, 2]
+    for forfeits in itertools.product([False, True], repeat=4):
+        for scoring in ("winner", "penalty"):
+            got = rank_bots(totals, wins, list(forfeits), scoring)
+            sign = -1 if scoring == "winner" else 1
+            keys = [(1, 0, 0) if f else (0, sign * t, -w) for t, w, f in zip(totals, wins, forfeits, strict=True)]
+            assert got == [1 + sum(other < mine for other in keys) for mine in keys]
