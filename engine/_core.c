@@ -2239,7 +2239,7 @@ static PyObject *set_hook(PyObject *m, PyObject *hook) {
 #define ENV_RING 4  /* pairs kept for reuse: a loop holds one observation while asking the next */
 
 static PyObject *ENV_S_observation, *ENV_S_action_mask, *ENV_S_py_last, *ENV_S_py_step, *ENV_S_py_agent_iter,
-    *ENV_S_game_over;
+    *ENV_S_game_over, *ENV_ZERO;
 
 static void env_fill(Core *g, int s, int live, int8_t *v, int8_t *mask) {
     memset(v, 0, ENV_OBS_SIZE);
@@ -2469,12 +2469,12 @@ static PyTypeObject ObservationsType = {
 typedef struct {
     PyObject_HEAD
     PyObject *game, *agents_t, *observations;
-    PyObject *agent_selection, *agents, *rewards, *cumulative, *terminations, *truncations, *infos;
+    PyObject *agent_selection, *agents, *rewards, *cumulative, *terminations, *truncations, *infos, *after_end;
     char live;
 } AECBase;
 
 #define AEC_OBJECTS(X) X(game) X(agents_t) X(observations) X(agent_selection) X(agents) X(rewards) \
-    X(cumulative) X(terminations) X(truncations) X(infos)
+    X(cumulative) X(terminations) X(truncations) X(infos) X(after_end)
 
 static int aec_traverse(AECBase *e, visitproc visit, void *arg) {
 #define V(f) Py_VISIT(e->f);
@@ -2560,16 +2560,92 @@ fail:
     return NULL;
 }
 
+/* the game just ended: engine.envs' _game_over (each agent its rank's reward, all terminated), -1 on error;
+ * 1 when it is left to the Python method (agents not the seats' list, a dict not a dict) */
+static int aec_game_over(AECBase *e, Core *g) {
+    PyObject *agents = e->agents, *cumulative = e->cumulative;
+    if (!agents || !PyList_CheckExact(agents) || PyList_GET_SIZE(agents) != g->n || !cumulative ||
+        !PyDict_CheckExact(cumulative) || !e->agent_selection)
+        return 1;
+    int same = 1;
+    for (int s = 1; s < g->n; s++) same &= g->scores[s] == g->scores[0];
+    long ranks[MAX_SEATS];
+    compute_ranks(g, ranks);
+    PyObject *rewards = PyDict_New(), *terminations = PyDict_New();
+    if (!rewards || !terminations) goto fail;
+    for (int s = 0; s < g->n; s++) {
+        PyObject *a = PyList_GET_ITEM(agents, s);
+        double r = same ? 0.0 : (double)(g->n + 1 - 2 * ranks[s]) / (double)(g->n - 1);
+        PyObject *value = PyFloat_FromDouble(r);
+        if (!value || PyDict_SetItem(rewards, a, value) < 0) { Py_XDECREF(value); goto fail; }
+        Py_DECREF(value);
+        PyObject *before = PyDict_GetItemWithError(cumulative, a);
+        if (!before) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, a);
+            goto fail;
+        }
+        PyObject *sum = PyNumber_Add(before, PyDict_GetItem(rewards, a));
+        if (!sum || PyDict_SetItem(cumulative, a, sum) < 0) { Py_XDECREF(sum); goto fail; }
+        Py_DECREF(sum);
+        if (PyDict_SetItem(terminations, a, Py_True) < 0) goto fail;
+    }
+    e->live = 0;
+    Py_XSETREF(e->rewards, rewards);
+    Py_XSETREF(e->terminations, terminations);
+    Py_XSETREF(e->after_end, Py_NewRef(e->agent_selection));
+    return 0;
+fail:
+    Py_XDECREF(rewards);
+    Py_XDECREF(terminations);
+    return -1;
+}
+
+/* step(None) of a terminated agent: engine.envs' _dead_step (it leaves); 1 when left to the Python method */
+static int aec_dead_step(AECBase *e) {
+    PyObject *agents = e->agents, *agent = e->agent_selection;
+    PyObject *dicts[5] = {e->terminations, e->truncations, e->rewards, e->cumulative, e->infos};
+    if (!agents || !PyList_CheckExact(agents) || PyList_GET_SIZE(agents) == 0 || !agent || !e->after_end) return 1;
+    for (int i = 0; i < 5; i++)
+        if (!dicts[i] || !PyDict_CheckExact(dicts[i])) return 1;
+    Py_ssize_t at = -1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(agents); i++)
+        if (PyList_GET_ITEM(agents, i) == agent) { at = i; break; }
+    if (at < 0) return 1;
+    Py_INCREF(agent);
+    for (int i = 0; i < 5; i++)
+        if (PyDict_DelItem(dicts[i], agent) < 0) { Py_DECREF(agent); return -1; }
+    Py_DECREF(agent);
+    if (PyList_SetSlice(agents, at, at + 1, NULL) < 0) return -1;
+    Py_ssize_t left = PyList_GET_SIZE(agents);
+    PyObject *rewards = PyDict_New();
+    if (!rewards) return -1;
+    for (Py_ssize_t i = 0; i < left; i++)
+        if (PyDict_SetItem(rewards, PyList_GET_ITEM(agents, i), ENV_ZERO) < 0) { Py_DECREF(rewards); return -1; }
+    Py_XSETREF(e->agent_selection, Py_NewRef(left ? PyList_GET_ITEM(agents, 0) : e->after_end));
+    Py_XSETREF(e->rewards, rewards);
+    return 0;
+}
+
 static PyObject *aec_step(AECBase *e, PyObject *const *args, Py_ssize_t nargs) {
     Core *g = aec_core(e);
+    if (g && nargs == 1 && !e->live && args[0] == Py_None) {
+        int done = aec_dead_step(e);
+        if (done < 0) return NULL;
+        if (done == 0) Py_RETURN_NONE;
+    }
     if (g && nargs == 1 && e->live && !g->over && PyLong_CheckExact(args[0]) && e->agents_t &&
         PyTuple_CheckExact(e->agents_t) && PyTuple_GET_SIZE(e->agents_t) == g->n) {
         int overflow = 0;
         long id = PyLong_AsLongAndOverflow(args[0], &overflow);
         if (!overflow && id >= 0 && id < NUM_ACTIONS && legal_index(g, (int)id) >= 0) {
             if (commit(g, (int)id, g->legal_uno && id_is_play((int)id)) < 0) return NULL;
-            if (g->over) return PyObject_CallMethodNoArgs((PyObject *)e, ENV_S_game_over);
-            Py_XSETREF(e->agent_selection, Py_NewRef(PyTuple_GET_ITEM(e->agents_t, g->seat)));
+            if (g->over) {
+                int done = aec_game_over(e, g);
+                if (done < 0) return NULL;
+                if (done == 1) return PyObject_CallMethodNoArgs((PyObject *)e, ENV_S_game_over);
+            } else {
+                Py_XSETREF(e->agent_selection, Py_NewRef(PyTuple_GET_ITEM(e->agents_t, g->seat)));
+            }
             Py_RETURN_NONE;
         }
     }
@@ -2660,6 +2736,7 @@ static PyMemberDef aec_members[] = {
     {"terminations", T_OBJECT_EX, offsetof(AECBase, terminations), 0, NULL},
     {"truncations", T_OBJECT_EX, offsetof(AECBase, truncations), 0, NULL},
     {"infos", T_OBJECT_EX, offsetof(AECBase, infos), 0, NULL},
+    {"_after_end", T_OBJECT_EX, offsetof(AECBase, after_end), 0, "agent_selection when the game ended"},
     {"_live", T_BOOL, offsetof(AECBase, live), 0, "the game is on: no illegal id ended it"},
     {NULL}
 };
@@ -2774,7 +2851,8 @@ PyMODINIT_FUNC PyInit__core(void) {
         return NULL;
     if (!(ENV_S_observation = intern("observation")) || !(ENV_S_action_mask = intern("action_mask")) ||
         !(ENV_S_py_last = intern("_py_last")) || !(ENV_S_py_step = intern("_py_step")) ||
-        !(ENV_S_py_agent_iter = intern("_py_agent_iter")) || !(ENV_S_game_over = intern("_game_over")))
+        !(ENV_S_py_agent_iter = intern("_py_agent_iter")) || !(ENV_S_game_over = intern("_game_over")) ||
+        !(ENV_ZERO = PyFloat_FromDouble(0.0)))
         return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (!m) return NULL;

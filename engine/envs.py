@@ -182,7 +182,7 @@ class _NoCore:
 
 #: what ``engine._core.AECBase`` keeps in slots, not in ``__dict__`` (``__getstate__`` copies them)
 _AEC_SLOTS = ("_game", "_agents", "agent_selection", "agents", "rewards", "_cumulative_rewards",
-              "terminations", "truncations", "infos", "_live")
+              "terminations", "truncations", "infos", "_after_end", "_live")
 
 
 @functools.cache
