@@ -181,7 +181,9 @@ def test_the_core_env_plays_as_the_pure_env(rules, seed, choices):
     from engine import envs
 
     core_env = envs.raw_env(players=rules.players, rules=rules)
-    core_env.reset(seed=seed)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine.compiled, "COMPILED", True)  # the core even under ARENA_ENGINE=pure
+        core_env.reset(seed=seed)
     assert isinstance(core_env.game, engine.compiled.CompiledGame)
     pure_env = envs.raw_env(players=rules.players, rules=rules)
     with pytest.MonkeyPatch.context() as patch:
