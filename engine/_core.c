@@ -14,6 +14,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -2340,30 +2341,38 @@ static PyObject *set_rules_type(PyObject *m, PyObject *type) {
     Py_RETURN_NONE;
 }
 
-/* ---- environment encoding (engine/envs.py) ----
- * What engine.envs' PettingZoo environment does every step, without Python bytecode:
+/* ---- environments (engine/envs.py) ----
+ * What engine.envs' PettingZoo environment does every step, without Python bytecode.
  *
- * env_observe(game, seat, live, rows): the observation dict of ``seat``, {"observation":
- * its numeric observation (engine.envs.encode, layout engine.envs.LAYOUT), "action_mask":
- * 1 for each legal id when ``live`` and the game asks ``seat`` now, else all 0}, both int8,
- * written into the next free row of ``rows`` = [buffer, observation rows, mask rows, free]
- * (engine.envs._Rows: ``free`` rows of the writable ``buffer`` not handed out yet, row
- * ``i`` at byte i * ENV_ROW_SIZE, the two lists the arrays viewing row ``i``'s two parts);
- * None when no row is free. The pure version, engine.envs.observe_into, stays the
- * reference and the fallback; tests/engine/test_envs.py compares them on many states.
+ * Observations(new_pair): where the observations of one environment come from.
+ * ``observe(game, seat, live)`` is the observation dict of ``seat``, {"observation": its
+ * numeric observation (engine.envs.encode, layout engine.envs.LAYOUT), "action_mask": 1 for
+ * each legal id when ``live`` and the game asks ``seat`` now, else all 0}, both int8 arrays
+ * the caller alone holds. The arrays come from ``new_pair()`` (a fresh observation array and
+ * mask array) or are a pair handed out before that no one holds any more: only this object
+ * refers to either array (no dict, view, buffer or weak reference), and neither was changed
+ * but in content (same memory, shape, dtype, flags), which nothing can tell from a fresh
+ * pair. The pure version, engine.envs.observe_into, stays the reference and the fallback;
+ * tests/engine/test_envs.py compares them on many states.
  *
- * env_step(game, action, agents): ``game.step(action)``, then the agent (agents[seat])
- * asked next, None once the game is over. */
+ * AECBase: the base of engine.envs' AEC environment (engine.envs._aec_class) when the core
+ * is built: its state as slots (the attributes PettingZoo names, read and written as usual),
+ * and ``last``, ``step`` and ``agent_iter`` for a compiled game's common case. Anything else
+ * (before reset, a pure game, an id the game refuses, the game's end, dead steps) is the
+ * Python methods' (``_py_last``, ``_py_step``, ``_py_agent_iter``, ``_game_over``), which
+ * stay the reference. */
 #define ENV_OBS_SIZE (NUM_KINDS + NUM_KINDS + 4 + N_DECISIONS + MAX_SEATS + MAX_SEATS + 3)
-#define ENV_ROW_SIZE (ENV_OBS_SIZE + NUM_ACTIONS)
+#define ENV_RING 4  /* pairs kept for reuse: a loop holds one observation while asking the next */
 
-static PyObject *ENV_S_observation, *ENV_S_action_mask;
+static PyObject *ENV_S_observation, *ENV_S_action_mask, *ENV_S_py_last, *ENV_S_py_step, *ENV_S_py_agent_iter,
+    *ENV_S_game_over, *ENV_ZERO;
 
-static void env_fill(Core *g, int s, int live, int8_t *v) {
-    memset(v, 0, ENV_ROW_SIZE);
+static void env_fill(Core *g, int s, int live, int8_t *v, int8_t *mask) {
+    memset(v, 0, ENV_OBS_SIZE);
+    memset(mask, 0, NUM_ACTIONS);
     int n = g->n;
     int8_t *hand = v, *top = hand + NUM_KINDS, *color = top + NUM_KINDS, *decision = color + 4;
-    int8_t *sizes = decision + N_DECISIONS, *uno = sizes + MAX_SEATS, *rest = uno + MAX_SEATS, *mask = v + ENV_OBS_SIZE;
+    int8_t *sizes = decision + N_DECISIONS, *uno = sizes + MAX_SEATS, *rest = uno + MAX_SEATS;
     memcpy(hand, g->kcnt[s], NUM_KINDS);  /* counts of at most 4: the same bytes as int8 */
     top[DECK[g->discard[g->dlen - 1]]] = 1;
     if (g->color >= 0) color[g->color] = 1;
@@ -2383,6 +2392,129 @@ static void env_fill(Core *g, int s, int live, int8_t *v) {
     }
 }
 
+/* The head of a numpy array (numpy's PyArrayObject_fields, unchanged since numpy 1.7), read
+ * only to tell a recycled array is as it was handed out; Observations checks it against the
+ * buffer protocol on every new array and recycles nothing where they disagree. */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    int nd;
+    Py_ssize_t *dimensions;
+    Py_ssize_t *strides;
+    PyObject *base;
+    PyObject *descr;
+    int flags;
+} NpHead;
+
+typedef struct {
+    PyObject *arr[2];     /* observation, mask (NULL: empty place) */
+    char *data[2];
+    PyObject *descr[2];   /* borrowed: compared only, as the array was handed out */
+    int flags[2];
+    int recyclable;
+} EnvPair;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *new_pair;
+    int count, next;
+    EnvPair ring[ENV_RING];
+} Observations;
+
+static const Py_ssize_t ENV_LEN[2] = {ENV_OBS_SIZE, NUM_ACTIONS};
+
+static void pair_clear(EnvPair *p) {
+    Py_CLEAR(p->arr[0]);
+    Py_CLEAR(p->arr[1]);
+}
+
+/* only this pair refers to its arrays, as they were handed out */
+static inline int pair_free(const EnvPair *p) {
+    if (!p->recyclable) return 0;
+    for (int j = 0; j < 2; j++) {
+        PyObject *a = p->arr[j];
+        const NpHead *h = (const NpHead *)a;
+        if (Py_REFCNT(a) != 1 || h->data != p->data[j] || h->nd != 1 || h->dimensions[0] != ENV_LEN[j] ||
+            h->strides[0] != 1 || h->base != NULL || h->descr != p->descr[j] || h->flags != p->flags[j])
+            return 0;
+        Py_ssize_t weak = Py_TYPE(a)->tp_weaklistoffset;
+        if (weak > 0 && *(PyObject **)((char *)a + weak) != NULL) return 0;
+    }
+    return 1;
+}
+
+/* a new pair from new_pair(), checked: two writable C-contiguous int8 arrays of the right sizes */
+static int pair_new(Observations *o, EnvPair *p) {
+    PyObject *pair = PyObject_CallNoArgs(o->new_pair);
+    if (!pair) return -1;
+    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+        Py_DECREF(pair);
+        PyErr_SetString(PyExc_TypeError, "Observations: new_pair() must give (observation array, mask array)");
+        return -1;
+    }
+    p->recyclable = 1;
+    for (int j = 0; j < 2; j++) {
+        PyObject *a = PyTuple_GET_ITEM(pair, j);
+        Py_buffer view;
+        if (PyObject_GetBuffer(a, &view, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_STRIDES) < 0) {
+            Py_DECREF(pair);
+            pair_clear(p);
+            return -1;
+        }
+        int ok = view.ndim == 1 && view.shape[0] == ENV_LEN[j] && view.itemsize == 1 && view.strides[0] == 1 &&
+                 view.format && strcmp(view.format, "b") == 0;
+        char *buf = view.buf;
+        PyBuffer_Release(&view);
+        if (!ok) {
+            Py_DECREF(pair);
+            pair_clear(p);
+            PyErr_SetString(PyExc_ValueError, "Observations: new_pair() must give 1-d int8 arrays of the sizes");
+            return -1;
+        }
+        p->arr[j] = Py_NewRef(a);
+        p->data[j] = buf;
+        /* a numpy array whose head reads as the buffer says, owning its memory, nothing else referring to it */
+        if (strcmp(Py_TYPE(a)->tp_name, "numpy.ndarray") != 0 || Py_TYPE(a)->tp_basicsize < (Py_ssize_t)sizeof(NpHead)) {
+            p->recyclable = 0;
+            continue;
+        }
+        const NpHead *h = (const NpHead *)a;
+        p->descr[j] = h->descr;
+        p->flags[j] = h->flags;
+        if (h->data != buf || h->nd != 1 || h->dimensions[0] != ENV_LEN[j] || h->strides[0] != 1 ||
+            h->base != NULL || Py_REFCNT(a) != 2)
+            p->recyclable = 0;
+    }
+    Py_DECREF(pair);
+    return 0;
+}
+
+static PyObject *observations_get(Observations *o, Core *g, int seat, int live) {
+    EnvPair *p = NULL;
+    for (int k = 0; k < o->count; k++) {
+        int i = (o->next + k) % o->count;
+        if (pair_free(&o->ring[i])) {
+            p = &o->ring[i];
+            o->next = (i + 1) % o->count;
+            break;
+        }
+    }
+    if (!p) {
+        EnvPair fresh = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {0, 0}, 0};
+        if (pair_new(o, &fresh) < 0) return NULL;
+        if (o->count < ENV_RING) {
+            p = &o->ring[o->count++];
+        } else {  /* every kept pair is held: let the oldest go */
+            p = &o->ring[o->next];
+            pair_clear(p);
+            o->next = (o->next + 1) % ENV_RING;
+        }
+        *p = fresh;
+    }
+    env_fill(g, seat, live, (int8_t *)p->data[0], (int8_t *)p->data[1]);
+    return make_dict(2, ENV_S_observation, Py_NewRef(p->arr[0]), ENV_S_action_mask, Py_NewRef(p->arr[1]));
+}
+
 static Core *env_game(PyObject *game) {
     if (!PyObject_TypeCheck(game, &CoreType)) {
         PyErr_SetString(PyExc_TypeError, "engine.envs: the game must be a compiled game");
@@ -2391,9 +2523,9 @@ static Core *env_game(PyObject *game) {
     return check_ready((Core *)game) < 0 ? NULL : (Core *)game;
 }
 
-static PyObject *env_observe(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4 || !PyList_CheckExact(args[3]) || PyList_GET_SIZE(args[3]) != 4) {
-        PyErr_SetString(PyExc_TypeError, "env_observe(game, seat, live, [buffer, observation rows, mask rows, free])");
+static PyObject *observations_observe(Observations *o, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "observe(game, seat, live)");
         return NULL;
     }
     Core *g = env_game(args[0]);
@@ -2401,65 +2533,358 @@ static PyObject *env_observe(PyObject *m, PyObject *const *args, Py_ssize_t narg
     long seat = PyLong_AsLong(args[1]);
     if (seat == -1 && PyErr_Occurred()) return NULL;
     if (seat < 0 || seat >= g->n) {
-        PyErr_SetString(PyExc_ValueError, "env_observe: no such seat");
+        PyErr_SetString(PyExc_ValueError, "observe: no such seat");
         return NULL;
     }
     int live = PyObject_IsTrue(args[2]);
     if (live < 0) return NULL;
-    PyObject *rows = args[3], *obs_rows = PyList_GET_ITEM(rows, 1), *mask_rows = PyList_GET_ITEM(rows, 2);
-    Py_ssize_t free = PyLong_AsSsize_t(PyList_GET_ITEM(rows, 3));
-    if (free == -1 && PyErr_Occurred()) return NULL;
-    if (free <= 0) Py_RETURN_NONE;
-    Py_ssize_t i = free - 1;
-    if (!PyList_CheckExact(obs_rows) || !PyList_CheckExact(mask_rows) || i >= PyList_GET_SIZE(obs_rows) ||
-        i >= PyList_GET_SIZE(mask_rows)) {
-        PyErr_SetString(PyExc_ValueError, "env_observe: free is past the rows");
-        return NULL;
-    }
-    Py_buffer view;
-    if (PyObject_GetBuffer(PyList_GET_ITEM(rows, 0), &view, PyBUF_WRITABLE | PyBUF_SIMPLE) < 0) return NULL;
-    if (view.len < free * ENV_ROW_SIZE) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "env_observe: the buffer is smaller than its rows");
-        return NULL;
-    }
-    env_fill(g, (int)seat, live, (int8_t *)view.buf + i * ENV_ROW_SIZE);
-    PyBuffer_Release(&view);
-    if (!ENV_S_observation && !(ENV_S_observation = PyUnicode_InternFromString("observation"))) return NULL;
-    if (!ENV_S_action_mask && !(ENV_S_action_mask = PyUnicode_InternFromString("action_mask"))) return NULL;
-    PyObject *left = PyLong_FromSsize_t(i);
-    if (!left) return NULL;
-    PyList_SetItem(rows, 3, left);  /* steals left */
-    return make_dict(2, ENV_S_observation, Py_NewRef(PyList_GET_ITEM(obs_rows, i)),
-                     ENV_S_action_mask, Py_NewRef(PyList_GET_ITEM(mask_rows, i)));
+    return observations_get(o, g, (int)seat, live);
 }
 
-static PyObject *env_step(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3 || !PyTuple_CheckExact(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "env_step(game, action, agents tuple)");
-        return NULL;
-    }
-    Core *g = env_game(args[0]);
-    if (!g) return NULL;
-    if (PyTuple_GET_SIZE(args[2]) != g->n) {
-        PyErr_SetString(PyExc_ValueError, "env_step: one agent a seat");
-        return NULL;
-    }
-    PyObject *done = core_step(g, args[1]);
-    if (!done) return NULL;
-    Py_DECREF(done);
-    if (g->over) Py_RETURN_NONE;
-    return Py_NewRef(PyTuple_GET_ITEM(args[2], g->seat));
+static int observations_init(Observations *o, PyObject *args, PyObject *kwds) {
+    PyObject *new_pair;
+    if (!PyArg_ParseTuple(args, "O:Observations", &new_pair)) return -1;
+    Py_XSETREF(o->new_pair, Py_NewRef(new_pair));
+    for (int i = 0; i < o->count; i++) pair_clear(&o->ring[i]);
+    o->count = o->next = 0;
+    return 0;
 }
-/* ---- end of environment encoding ---- */
+
+static int observations_traverse(Observations *o, visitproc visit, void *arg) {
+    Py_VISIT(o->new_pair);
+    for (int i = 0; i < o->count; i++) {
+        Py_VISIT(o->ring[i].arr[0]);
+        Py_VISIT(o->ring[i].arr[1]);
+    }
+    return 0;
+}
+
+static int observations_clear(Observations *o) {
+    Py_CLEAR(o->new_pair);
+    for (int i = 0; i < o->count; i++) pair_clear(&o->ring[i]);
+    o->count = o->next = 0;
+    return 0;
+}
+
+static void observations_dealloc(Observations *o) {
+    PyObject_GC_UnTrack(o);
+    observations_clear(o);
+    Py_TYPE(o)->tp_free((PyObject *)o);
+}
+
+static PyMethodDef observations_methods[] = {
+    {"observe", (PyCFunction)(void (*)(void))observations_observe, METH_FASTCALL,
+     "observe(game, seat, live): the observation dict of seat, in arrays only the caller holds"},
+    {NULL}
+};
+
+static PyTypeObject ObservationsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "engine._core.Observations",
+    .tp_basicsize = sizeof(Observations),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Observations(new_pair): engine.envs' observation dicts, reusing the arrays no one holds.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)observations_init,
+    .tp_dealloc = (destructor)observations_dealloc,
+    .tp_traverse = (traverseproc)observations_traverse,
+    .tp_clear = (inquiry)observations_clear,
+    .tp_methods = observations_methods,
+};
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *game, *agents_t, *observations;
+    PyObject *agent_selection, *agents, *rewards, *cumulative, *terminations, *truncations, *infos, *after_end;
+    char live;
+} AECBase;
+
+#define AEC_OBJECTS(X) X(game) X(agents_t) X(observations) X(agent_selection) X(agents) X(rewards) \
+    X(cumulative) X(terminations) X(truncations) X(infos) X(after_end)
+
+static int aec_traverse(AECBase *e, visitproc visit, void *arg) {
+#define V(f) Py_VISIT(e->f);
+    AEC_OBJECTS(V)
+#undef V
+    return 0;
+}
+
+static int aec_clear(AECBase *e) {
+#define C(f) Py_CLEAR(e->f);
+    AEC_OBJECTS(C)
+#undef C
+    return 0;
+}
+
+static void aec_dealloc(AECBase *e) {
+    PyObject_GC_UnTrack(e);
+    aec_clear(e);
+    Py_TYPE(e)->tp_free((PyObject *)e);
+}
+
+/* the compiled game playing, or NULL (none yet, or a pure one) */
+static inline Core *aec_core(AECBase *e) {
+    PyObject *g = e->game;
+    return g && PyObject_TypeCheck(g, &CoreType) && ((Core *)g)->rules ? (Core *)g : NULL;
+}
+
+static PyObject *dict_item(PyObject *d, PyObject *key) {
+    if (d && PyDict_CheckExact(d)) {
+        PyObject *v = PyDict_GetItemWithError(d, key);
+        if (v) return Py_NewRef(v);
+        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, key);
+        return NULL;
+    }
+    if (!d) {
+        PyErr_SetString(PyExc_AttributeError, "engine.envs: a dict of the environment is missing");
+        return NULL;
+    }
+    return PyObject_GetItem(d, key);
+}
+
+
+/* self.<name>(*args, **kwargs) for a call the C methods leave to the Python ones */
+static PyObject *aec_delegate(AECBase *e, PyObject *name, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject *stack[8];
+    if (total > 7) {
+        PyErr_SetString(PyExc_TypeError, "engine.envs: too many arguments");
+        return NULL;
+    }
+    stack[0] = (PyObject *)e;
+    for (Py_ssize_t i = 0; i < total; i++) stack[1 + i] = args[i];
+    return PyObject_VectorcallMethod(name, stack, 1 + nargs, kwnames);
+}
+
+static PyObject *aec_last(AECBase *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    Core *g = aec_core(e);
+    PyObject *agent = e->agent_selection;
+    Py_ssize_t seat = -1;
+    if (g && agent && e->agents_t && PyTuple_CheckExact(e->agents_t) && PyTuple_GET_SIZE(e->agents_t) == g->n &&
+        e->observations && Py_IS_TYPE(e->observations, &ObservationsType) && nargs == 0 && !kwnames)
+        for (Py_ssize_t s = 0; s < g->n; s++)
+            if (PyTuple_GET_ITEM(e->agents_t, s) == agent) { seat = s; break; }
+    if (seat < 0)  /* anything but last() on a compiled game's agent: the Python method */
+        return aec_delegate(e, ENV_S_py_last, args, nargs, kwnames);
+    Py_INCREF(agent);
+    PyObject *out = PyTuple_New(5);
+    if (!out) goto fail;
+    PyObject *obs = observations_get((Observations *)e->observations, g, (int)seat, e->live);
+    if (!obs) goto fail;
+    PyTuple_SET_ITEM(out, 0, obs);
+    PyObject *dicts[4] = {e->cumulative, e->terminations, e->truncations, e->infos};
+    for (int i = 0; i < 4; i++) {
+        PyObject *v = dict_item(dicts[i], agent);
+        if (!v) goto fail;
+        PyTuple_SET_ITEM(out, 1 + i, v);
+    }
+    Py_DECREF(agent);
+    return out;
+fail:
+    Py_DECREF(agent);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+/* the game just ended: engine.envs' _game_over (each agent its rank's reward, all terminated), -1 on error;
+ * 1 when it is left to the Python method (agents not the seats' list, a dict not a dict) */
+static int aec_game_over(AECBase *e, Core *g) {
+    PyObject *agents = e->agents, *cumulative = e->cumulative;
+    if (!agents || !PyList_CheckExact(agents) || PyList_GET_SIZE(agents) != g->n || !cumulative ||
+        !PyDict_CheckExact(cumulative) || !e->agent_selection)
+        return 1;
+    int same = 1;
+    for (int s = 1; s < g->n; s++) same &= g->scores[s] == g->scores[0];
+    long ranks[MAX_SEATS];
+    compute_ranks(g, ranks);
+    PyObject *rewards = PyDict_New(), *terminations = PyDict_New();
+    if (!rewards || !terminations) goto fail;
+    for (int s = 0; s < g->n; s++) {
+        PyObject *a = PyList_GET_ITEM(agents, s);
+        double r = same ? 0.0 : (double)(g->n + 1 - 2 * ranks[s]) / (double)(g->n - 1);
+        PyObject *value = PyFloat_FromDouble(r);
+        if (!value || PyDict_SetItem(rewards, a, value) < 0) { Py_XDECREF(value); goto fail; }
+        Py_DECREF(value);
+        PyObject *before = PyDict_GetItemWithError(cumulative, a);
+        if (!before) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, a);
+            goto fail;
+        }
+        PyObject *sum = PyNumber_Add(before, PyDict_GetItem(rewards, a));
+        if (!sum || PyDict_SetItem(cumulative, a, sum) < 0) { Py_XDECREF(sum); goto fail; }
+        Py_DECREF(sum);
+        if (PyDict_SetItem(terminations, a, Py_True) < 0) goto fail;
+    }
+    e->live = 0;
+    Py_XSETREF(e->rewards, rewards);
+    Py_XSETREF(e->terminations, terminations);
+    Py_XSETREF(e->after_end, Py_NewRef(e->agent_selection));
+    return 0;
+fail:
+    Py_XDECREF(rewards);
+    Py_XDECREF(terminations);
+    return -1;
+}
+
+/* step(None) of a terminated agent: engine.envs' _dead_step (it leaves); 1 when left to the Python method */
+static int aec_dead_step(AECBase *e) {
+    PyObject *agents = e->agents, *agent = e->agent_selection;
+    PyObject *dicts[5] = {e->terminations, e->truncations, e->rewards, e->cumulative, e->infos};
+    if (!agents || !PyList_CheckExact(agents) || PyList_GET_SIZE(agents) == 0 || !agent || !e->after_end) return 1;
+    for (int i = 0; i < 5; i++)
+        if (!dicts[i] || !PyDict_CheckExact(dicts[i])) return 1;
+    Py_ssize_t at = -1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(agents); i++)
+        if (PyList_GET_ITEM(agents, i) == agent) { at = i; break; }
+    if (at < 0) return 1;
+    Py_INCREF(agent);
+    for (int i = 0; i < 5; i++)
+        if (PyDict_DelItem(dicts[i], agent) < 0) { Py_DECREF(agent); return -1; }
+    Py_DECREF(agent);
+    if (PyList_SetSlice(agents, at, at + 1, NULL) < 0) return -1;
+    Py_ssize_t left = PyList_GET_SIZE(agents);
+    PyObject *rewards = PyDict_New();
+    if (!rewards) return -1;
+    for (Py_ssize_t i = 0; i < left; i++)
+        if (PyDict_SetItem(rewards, PyList_GET_ITEM(agents, i), ENV_ZERO) < 0) { Py_DECREF(rewards); return -1; }
+    Py_XSETREF(e->agent_selection, Py_NewRef(left ? PyList_GET_ITEM(agents, 0) : e->after_end));
+    Py_XSETREF(e->rewards, rewards);
+    return 0;
+}
+
+static PyObject *aec_step(AECBase *e, PyObject *const *args, Py_ssize_t nargs) {
+    Core *g = aec_core(e);
+    if (g && nargs == 1 && !e->live && args[0] == Py_None) {
+        int done = aec_dead_step(e);
+        if (done < 0) return NULL;
+        if (done == 0) Py_RETURN_NONE;
+    }
+    if (g && nargs == 1 && e->live && !g->over && PyLong_CheckExact(args[0]) && e->agents_t &&
+        PyTuple_CheckExact(e->agents_t) && PyTuple_GET_SIZE(e->agents_t) == g->n) {
+        int overflow = 0;
+        long id = PyLong_AsLongAndOverflow(args[0], &overflow);
+        if (!overflow && id >= 0 && id < NUM_ACTIONS && legal_index(g, (int)id) >= 0) {
+            if (commit(g, (int)id, g->legal_uno && id_is_play((int)id)) < 0) return NULL;
+            if (g->over) {
+                int done = aec_game_over(e, g);
+                if (done < 0) return NULL;
+                if (done == 1) return PyObject_CallMethodNoArgs((PyObject *)e, ENV_S_game_over);
+            } else {
+                Py_XSETREF(e->agent_selection, Py_NewRef(PyTuple_GET_ITEM(e->agents_t, g->seat)));
+            }
+            Py_RETURN_NONE;
+        }
+    }
+    /* before reset, a pure game, a refused id, a dead step: the Python method */
+    return aec_delegate(e, ENV_S_py_step, args, nargs, NULL);
+}
+
+typedef struct {
+    PyObject_HEAD
+    AECBase *env;
+    long long left;  /* -1: no bound */
+} AgentIter;
+
+static void agent_iter_dealloc(AgentIter *it) {
+    PyObject_GC_UnTrack(it);
+    Py_CLEAR(it->env);
+    PyObject_GC_Del(it);
+}
+
+static int agent_iter_traverse(AgentIter *it, visitproc visit, void *arg) {
+    Py_VISIT(it->env);
+    return 0;
+}
+
+static PyObject *agent_iter_next(AgentIter *it) {
+    AECBase *e = it->env;
+    if (!e || it->left == 0) return NULL;
+    PyObject *agents = e->agents;
+    int any = agents == NULL ? 0 : PyList_CheckExact(agents) ? PyList_GET_SIZE(agents) > 0 : PyObject_IsTrue(agents);
+    if (any < 0) return NULL;
+    if (!any || !e->agent_selection) {
+        Py_CLEAR(it->env);
+        return NULL;
+    }
+    if (it->left > 0) it->left--;
+    return Py_NewRef(e->agent_selection);
+}
+
+static PyTypeObject AgentIterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "engine._core.AgentIter",
+    .tp_basicsize = sizeof(AgentIter),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "The agent to act, until no agent is left or max_iter steps (PettingZoo's agent_iter).",
+    .tp_dealloc = (destructor)agent_iter_dealloc,
+    .tp_traverse = (traverseproc)agent_iter_traverse,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)agent_iter_next,
+};
+
+static PyObject *aec_agent_iter(AECBase *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (!e->game || nargs + nkw > 1 || (nkw && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "max_iter")))
+        return aec_delegate(e, ENV_S_py_agent_iter, args, nargs, kwnames);
+    long long left = -1;
+    if (nargs + nkw) {
+        int overflow = 0;
+        left = PyLong_AsLongLongAndOverflow(args[0], &overflow);
+        if (left == -1 && PyErr_Occurred()) return NULL;
+        if (overflow > 0) left = -1;
+        else if (overflow < 0 || left < 0) left = 0;
+    }
+    AgentIter *it = PyObject_GC_New(AgentIter, &AgentIterType);
+    if (!it) return NULL;
+    it->env = (AECBase *)Py_NewRef(e);
+    it->left = left;
+    PyObject_GC_Track(it);
+    return (PyObject *)it;
+}
+
+static PyMethodDef aec_methods[] = {
+    {"last", (PyCFunction)(void (*)(void))aec_last, METH_FASTCALL | METH_KEYWORDS,
+     "last(observe=True): (observation, cumulative reward, terminated, truncated, info) of agent_selection"},
+    {"step", (PyCFunction)(void (*)(void))aec_step, METH_FASTCALL, "step(action): agent_selection acts"},
+    {"agent_iter", (PyCFunction)(void (*)(void))aec_agent_iter, METH_FASTCALL | METH_KEYWORDS,
+     "agent_iter(max_iter=2**63): the agent to act, until no agent is left"},
+    {NULL}
+};
+
+static PyMemberDef aec_members[] = {
+    {"_game", T_OBJECT_EX, offsetof(AECBase, game), 0, "the game playing (set by reset)"},
+    {"_agents", T_OBJECT_EX, offsetof(AECBase, agents_t), 0, "the agents by seat (tuple)"},
+    {"_observations", T_OBJECT_EX, offsetof(AECBase, observations), 0, "the Observations of a compiled game"},
+    {"agent_selection", T_OBJECT_EX, offsetof(AECBase, agent_selection), 0, NULL},
+    {"agents", T_OBJECT_EX, offsetof(AECBase, agents), 0, NULL},
+    {"rewards", T_OBJECT_EX, offsetof(AECBase, rewards), 0, NULL},
+    {"_cumulative_rewards", T_OBJECT_EX, offsetof(AECBase, cumulative), 0, NULL},
+    {"terminations", T_OBJECT_EX, offsetof(AECBase, terminations), 0, NULL},
+    {"truncations", T_OBJECT_EX, offsetof(AECBase, truncations), 0, NULL},
+    {"infos", T_OBJECT_EX, offsetof(AECBase, infos), 0, NULL},
+    {"_after_end", T_OBJECT_EX, offsetof(AECBase, after_end), 0, "agent_selection when the game ended"},
+    {"_live", T_BOOL, offsetof(AECBase, live), 0, "the game is on: no illegal id ended it"},
+    {NULL}
+};
+
+static PyTypeObject AECBaseType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "engine._core.AECBase",
+    .tp_basicsize = sizeof(AECBase),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "The base of engine.envs' AEC environment: its state, and its hot methods for a compiled game.",
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)aec_dealloc,
+    .tp_traverse = (traverseproc)aec_traverse,
+    .tp_clear = (inquiry)aec_clear,
+    .tp_methods = aec_methods,
+    .tp_members = aec_members,
+};
+/* ---- end of environments ---- */
 
 static PyMethodDef module_methods[] = {
     {"set_illegal_hook", set_hook, METH_O, "hook(game, what, value): raises IllegalAction with the message"},
     {"set_rules_type", set_rules_type, METH_O, "the class a game's rules must be an instance of (engine.rules.Rules)"},
-    {"env_observe", (PyCFunction)(void (*)(void))env_observe, METH_FASTCALL,
-     "env_observe(game, seat, live, rows): engine.envs' observation dict, in the next free row of rows"},
-    {"env_step", (PyCFunction)(void (*)(void))env_step, METH_FASTCALL,
-     "env_step(game, action, agents): game.step(action), then the agent asked next (None once over)"},
     {"stream_check", stream_check, METH_VARARGS,
      "stream_check(seed, count, below, k): a stream's first ``count`` random(), then _randbelow(below), "
      "sample(range(108), k), random(), as random.Random(seed) gives them (tests)"},
@@ -2551,13 +2976,22 @@ PyMODINIT_FUNC PyInit__core(void) {
     }
     for (int i = 0; i < N_OBS_KEYS; i++) OBS_KEYS[i] = keys[i];
     if (obs_init() < 0) return NULL;
-    if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&SnapType) < 0) return NULL;
+    if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&SnapType) < 0 || PyType_Ready(&ObservationsType) < 0 ||
+        PyType_Ready(&AECBaseType) < 0 || PyType_Ready(&AgentIterType) < 0)
+        return NULL;
+    if (!(ENV_S_observation = intern("observation")) || !(ENV_S_action_mask = intern("action_mask")) ||
+        !(ENV_S_py_last = intern("_py_last")) || !(ENV_S_py_step = intern("_py_step")) ||
+        !(ENV_S_py_agent_iter = intern("_py_agent_iter")) || !(ENV_S_game_over = intern("_game_over")) ||
+        !(ENV_ZERO = PyFloat_FromDouble(0.0)))
+        return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (!m) return NULL;
     Py_INCREF(&CoreType);
     if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) return NULL;
     Py_INCREF(&SnapType);
     if (PyModule_AddObject(m, "Snapshot", (PyObject *)&SnapType) < 0) return NULL;
+    if (PyModule_AddObject(m, "Observations", Py_NewRef(&ObservationsType)) < 0) return NULL;
+    if (PyModule_AddObject(m, "AECBase", Py_NewRef(&AECBaseType)) < 0) return NULL;
     if (PyModule_AddObject(m, "SNAPSHOT_KEYS", Py_NewRef(SNAP_KEYS)) < 0) return NULL;
     PyModule_AddIntConstant(m, "NUM_ACTIONS", NUM_ACTIONS);
     PyModule_AddIntConstant(m, "OBSERVATION_IN_PLACE", OBS_IN_PLACE);

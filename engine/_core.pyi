@@ -61,6 +61,24 @@ class Core:
         agent_fault: Any, collect: Any, gc_every: int,
     ) -> int: ...
 
-# environment encoding (engine/envs.py; the section of engine/_core.c so named)
-def env_observe(game: Core, seat: int, live: bool, rows: list[Any]) -> dict[str, Any] | None: ...
-def env_step(game: Core, action: Any, agents: tuple[str, ...]) -> str | None: ...
+# environments (engine/envs.py; the section of engine/_core.c so named)
+class Observations:
+    def __init__(self, new_pair: Any) -> None: ...
+    def observe(self, game: Core, seat: int, live: bool) -> dict[str, Any]: ...
+
+class AECBase:
+    _game: Any
+    _agents: tuple[str, ...]
+    _observations: Observations | None
+    _live: bool
+    agent_selection: str
+    agents: list[str]
+    rewards: dict[str, float]
+    _cumulative_rewards: dict[str, float]
+    terminations: dict[str, bool]
+    truncations: dict[str, bool]
+    infos: dict[str, dict[str, Any]]
+    _after_end: str
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]: ...
+    def step(self, action: Any) -> None: ...
+    def agent_iter(self, max_iter: int = 2**63) -> Iterator[str]: ...

@@ -82,89 +82,65 @@ def encode(game: Game, seat: int) -> Any:
     return v
 
 
-#: one row of an observation block: the observation, then the action mask
-ROW_SIZE = OBSERVATION_SIZE + NUM_ACTIONS
-#: rows per observation block (``_Rows``)
-BLOCK_ROWS = 64
-
-
-def observe_into(game: Game, seat: int, live: bool, rows: list[Any]) -> dict[str, Any] | None:
-    """The observation dict of ``seat`` in the next free row of ``rows`` (``_Rows``), None when none is free.
+def observe_into(game: Game, seat: int, live: bool) -> dict[str, Any]:
+    """The observation dict of ``seat``, in new arrays: the pure version of the core's ``Observations.observe``.
 
     ``"observation"`` is ``encode(game, seat)``; ``"action_mask"`` has 1 for
-    each legal id when ``live`` and the game asks ``seat`` now, else all 0.
-    The pure version of the core's ``env_observe`` (``_engine_calls`` picks
-    one per game; tests/engine/test_envs.py compares them).
+    each legal id when ``live`` and the game asks ``seat`` now, else all 0
+    (tests/engine/test_envs.py compares the two on many states).
     """
-    free = rows[3]
-    if free <= 0:
-        return None
-    i = rows[3] = free - 1
-    observation, mask = rows[1][i], rows[2][i]
-    observation[:] = encode(game, seat)
-    mask[:] = 0
+    import numpy as np
+
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
     if live and not game.over and game.seat == seat:
         mask[game.legal_action_ids()] = 1
-    return {"observation": observation, "action_mask": mask}
+    return {"observation": encode(game, seat), "action_mask": mask}
 
 
 def step_into(game: Game, action: Any, agents: tuple[str, ...]) -> str | None:
-    """``game.step(action)``, then the agent asked next, None once the game is over (the core's ``env_step``)."""
+    """``game.step(action)``, then the agent asked next, None once the game is over."""
     game.step(action)
     return None if game.over else agents[cast(int, game.seat)]
 
 
+def _new_pair() -> tuple[Any, Any]:
+    """A fresh observation array and mask array (what ``Observations`` fills)."""
+    import numpy as np
+
+    return np.zeros(OBSERVATION_SIZE, dtype=np.int8), np.zeros(NUM_ACTIONS, dtype=np.int8)
+
+
 @functools.cache
-def _compiled_calls() -> tuple[Any, Any] | None:
+def _core() -> Any:
+    """``engine._core`` when it is built and not stale, else None (it serves an env's pure games too)."""
     from engine import compiled
 
-    if not compiled.COMPILED:  # new_game gives pure games only
-        return None
-    from engine import _core  # built, and not stale (engine.compiled checked)
-
-    return _core.env_observe, _core.env_step
+    return compiled._core  # type: ignore[attr-defined]
 
 
-def _engine_calls(game: Game) -> tuple[Any, Any]:
-    """(observe, step) for ``game``: the core's for its games, else ``observe_into`` and ``step_into``."""
-    calls = _compiled_calls()
-    if calls is None or isinstance(game, Game):
-        return observe_into, step_into
-    return calls
+class _Observer:
+    """The observations of one environment: its own ``Observations`` (C) for compiled games.
 
-
-class _Rows:
-    """Observation rows handed out one at a time from int8 blocks of ``BLOCK_ROWS`` rows.
-
-    ``_rows`` is [buffer, observation rows, mask rows, free]: the block's
-    memory, the arrays viewing each row's two parts, and how many rows (from
-    the first) are not handed out yet. Each observation is a fresh pair of
-    arrays (no other observation shares its row) without a numpy allocation per
-    step; a kept observation keeps its block (``BLOCK_ROWS * ROW_SIZE`` bytes)
-    alive: copy it to keep it alone.
+    Each observation is a pair of arrays no one else holds: fresh, or a pair
+    handed out before that no one holds any more (``engine._core.Observations``),
+    so a loop that drops each observation before the next but one allocates none.
     """
 
-    _rows: list[Any] = [None, [], [], 0]  # none free: the first observation makes a block
-
-    def _observation(self, observe: Any, game: Game, seat: int, live: bool) -> dict[str, Any]:
-        """``observe(game, seat, live, rows)`` (``observe_into`` or the core's), making a block when none is free."""
-        obs = observe(game, seat, live, self._rows)
-        if obs is None:
-            self._refill()
-            obs = observe(game, seat, live, self._rows)
-        return obs  # type: ignore[no-any-return]
+    def _observer_for(self, game: Game) -> Any:
+        """observe(game, seat, live) for ``game``: this env's ``Observations`` for a compiled game, else ``observe_into``."""
+        core = _core()
+        if core is None or isinstance(game, Game):
+            return observe_into
+        observations = getattr(self, "_observations", None)
+        if observations is None:
+            observations = self._observations = core.Observations(_new_pair)
+        return observations.observe
 
     def __getstate__(self) -> dict[str, Any]:
-        """A copy (``copy.deepcopy``) makes blocks of its own: a copied view would not view the copied block."""
+        """A copy (``copy.deepcopy``, of a pure game's env) gets ``Observations`` of its own."""
         state = dict(self.__dict__)
-        state.pop("_rows", None)
+        state.pop("_observations", None)
         return state
-
-    def _refill(self) -> None:
-        import numpy as np
-
-        block = np.empty((BLOCK_ROWS, ROW_SIZE), dtype=np.int8)
-        self._rows = [block.data, list(block[:, :OBSERVATION_SIZE]), list(block[:, OBSERVATION_SIZE:]), BLOCK_ROWS]
 
 
 def _spaces() -> tuple[Any, Any]:
@@ -200,6 +176,15 @@ def _before_reset(call: str) -> AttributeError:
     return AttributeError(f"{call} before reset(): call reset() first (as PettingZoo's OrderEnforcingWrapper says)")
 
 
+class _NoCore:
+    """The AEC environment's first base where the core is not built: its state is plain attributes."""
+
+
+#: what ``engine._core.AECBase`` keeps in slots, not in ``__dict__`` (``__getstate__`` copies them)
+_AEC_SLOTS = ("_game", "_agents", "agent_selection", "agents", "rewards", "_cumulative_rewards",
+              "terminations", "truncations", "infos", "_after_end", "_live")
+
+
 @functools.cache
 def _aec_class() -> type:
     """The AEC environment class (made once: PettingZoo is imported only when an environment is made)."""
@@ -209,7 +194,10 @@ def _aec_class() -> type:
 
     from pettingzoo import AECEnv  # type: ignore[import-untyped]
 
-    class UnoAECEnv(_Rows, AECEnv):  # type: ignore[misc]
+    core = _core()
+    base: Any = _NoCore if core is None else core.AECBase
+
+    class UnoAECEnv(base, _Observer, AECEnv):  # type: ignore[misc]
         """A PettingZoo AEC environment that does itself what ``env()``'s wrappers would.
 
         Order: ``step``, ``observe``, ``last``, ``agent_iter`` and ``render``
@@ -220,6 +208,11 @@ def _aec_class() -> type:
         a legal step anything: the attributes are missing before ``reset`` (no
         ``__getattr__``, which would slow every attribute read), and the bounds
         are checked only when the game refuses an action.
+
+        Where the core is built, ``engine._core.AECBase`` holds the state PettingZoo
+        names and does ``last``, ``step`` and ``agent_iter`` for a compiled game's
+        usual case; everything else it leaves to ``_py_last``, ``_py_step`` and
+        ``_py_agent_iter`` here, which are those methods where it is not built.
         """
 
         metadata = {"name": "uno_arena_v0", "render_modes": [], "is_parallelizable": False}
@@ -235,6 +228,15 @@ def _aec_class() -> type:
             self.action_spaces = {a: act_space for a in self.possible_agents}
             self._seed = 0 if seed is None else seed
 
+        def __getstate__(self) -> dict[str, Any]:
+            state = _Observer.__getstate__(self)
+            state.update((name, getattr(self, name)) for name in _AEC_SLOTS if hasattr(self, name))
+            return state
+
+        def __setstate__(self, state: dict[str, Any]) -> None:
+            for name, value in state.items():
+                setattr(self, name, value)
+
         def observation_space(self, agent: str) -> Any:
             return self.observation_spaces[agent]
 
@@ -246,24 +248,17 @@ def _aec_class() -> type:
                 game = self._game
             except AttributeError:
                 raise _before_reset("observe()") from None
-            return self._observation(self._observe, game, self._seat[agent], self._live)
+            return self._observe(game, self._seat[agent], self._live)
 
-        def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        def _py_last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
             try:
                 agent = self.agent_selection
             except AttributeError:
                 raise _before_reset("last()") from None
-            # observe(agent) inlined: last() is called every step
-            if observe:
-                f = self._observe  # an attribute, not a method: LOAD_ATTR is the fast way to call it
-                obs = f(self._game, self._seat[agent], self._live, self._rows)
-            else:
-                obs = None
-            if obs is None and observe:  # no free row
-                obs = self._observation(self._observe, self._game, self._seat[agent], self._live)
+            obs = self._observe(self._game, self._seat[agent], self._live) if observe else None
             return obs, self._cumulative_rewards[agent], self.terminations[agent], self.truncations[agent], self.infos[agent]
 
-        def agent_iter(self, max_iter: int = 2**63) -> Any:
+        def _py_agent_iter(self, max_iter: int = 2**63) -> Any:
             """The agent to act, until no agent is left (or ``max_iter`` steps): PettingZoo's ``agent_iter``."""
             try:
                 self._game  # noqa: B018 - set by reset()
@@ -283,7 +278,7 @@ def _aec_class() -> type:
             else:
                 self._seed += 1
             game = self.game = self._game = new_game(self.rules, self._seed)
-            self._observe, self._step = _engine_calls(game)
+            self._observe = self._observer_for(game)
             self._live = True
             agents = self.agents = list(self.possible_agents)
             # zero until the game ends (no step of a running game changes them)
@@ -294,24 +289,30 @@ def _aec_class() -> type:
             self.infos: dict[str, dict[str, Any]] = {a: {} for a in agents}
             self.agent_selection = agents[cast(int, game.seat)]
 
-        def step(self, action: Any) -> None:
+        def _py_step(self, action: Any) -> None:
             try:
                 game = self._game
             except AttributeError:
                 raise _before_reset("step()") from None
-            if self._live:
-                try:
-                    f = self._step  # an attribute, not a method: LOAD_ATTR is the fast way to call it
-                    agent = f(game, action, self._agents)  # the legality check is the game's own
-                except IllegalAction:
-                    self._refused(action)
-                    return
-                if agent is None:
-                    self._end(_rewards(game))
-                else:
-                    self.agent_selection = agent
+            if not self._live:
+                self._dead_step(action)
                 return
-            self._dead_step(action)
+            try:
+                agent = step_into(game, action, self._agents)  # the legality check is the game's own
+            except IllegalAction:
+                self._refused(action)
+                return
+            if agent is None:
+                self._game_over()
+            else:
+                self.agent_selection = agent
+
+        if core is None:
+            last, step, agent_iter = _py_last, _py_step, _py_agent_iter
+
+        def _game_over(self) -> None:
+            """The last step ended the game: every agent terminates with its rank's reward."""
+            self._end(_rewards(self._game))
 
         def _refused(self, action: Any) -> None:
             """The game refused ``action``: an id of another int type, out of bounds, or illegal."""
@@ -399,7 +400,7 @@ def gym_env(players: int = 2, seat: int = 0, opponents: str | list[str] = "rando
         raise ValueError(f"opponents names {len(names)} bots for {players - 1} other seats")
     bots = [get(name) for name in names]
 
-    class UnoGymEnv(_Rows, gymnasium.Env):
+    class UnoGymEnv(_Observer, gymnasium.Env):
         metadata = {"render_modes": []}
 
         def __init__(self) -> None:
@@ -412,7 +413,7 @@ def gym_env(players: int = 2, seat: int = 0, opponents: str | list[str] = "rando
             self._configuration = {"rules": rules_.to_dict()}
 
         def _obs(self) -> dict[str, Any]:
-            return self._observation(self._observe, self.game, self.seat, not self._done)
+            return self._observe(self.game, self.seat, not self._done)  # type: ignore[no-any-return]
 
         def _others(self) -> None:
             game = self.game
@@ -427,7 +428,7 @@ def gym_env(players: int = 2, seat: int = 0, opponents: str | list[str] = "rando
             super().reset(seed=seed)
             self._done = False
             self.game = new_game(self.rules, int(self.np_random.integers(0, 2**62)))
-            self._observe = _engine_calls(self.game)[0]
+            self._observe = self._observer_for(self.game)
             self._others()
             obs = self._obs()
             return obs, {"action_mask": obs["action_mask"]}

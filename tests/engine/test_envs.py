@@ -132,36 +132,33 @@ def test_bad_arguments_are_refused():
         envs.raw_env(players=2, rules=Rules(players=3))
 
 
-def _rows(count=1):
-    """A ``_Rows`` block of its own: [buffer, observation rows, mask rows, free]."""
+def _observations():
+    """A compiled game's observe(game, seat, live), with a pool of its own."""
     from engine import envs
 
-    holder = envs._Rows()
-    holder._refill()
-    holder._rows[3] = count
-    return holder._rows
+    return engine.compiled._core.Observations(envs._new_pair).observe
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rules=rule_sets(), seed=st.integers(0, 2**32), choices=st.integers(0, 2**32))
-def test_the_cores_observations_and_steps_are_the_pure_ones(rules, seed, choices):
-    """env_observe/env_step (C) on a compiled game == observe_into/step_into on the pure game, every state."""
+def test_the_cores_observations_are_the_pure_ones(rules, seed, choices):
+    """Observations.observe (C) on a compiled game == observe_into on the pure game, every state."""
     if engine.compiled._core is None:
         pytest.skip(f"the compiled core is not built ({engine.compiled.CORE_ERROR})")
     from engine import envs
 
-    observe_c, step_c = engine.compiled._core.env_observe, engine.compiled._core.env_step
+    observe_c = _observations()
     pure, core = Game(rules, seed), engine.compiled.CompiledGame(rules, seed)
-    agents = tuple(f"player_{s}" for s in range(rules.players))
     rng = random.Random(choices)
     while True:
         for seat in range(rules.players):
             for live in (True, False):
-                want = envs.observe_into(pure, seat, live, _rows())
-                got = observe_c(core, seat, live, _rows())
+                want = envs.observe_into(pure, seat, live)
+                got = observe_c(core, seat, live)
                 assert got.keys() == want.keys() == {"observation", "action_mask"}
                 assert got["observation"].tolist() == want["observation"].tolist() == envs.encode(pure, seat).tolist()
                 assert got["action_mask"].tolist() == want["action_mask"].tolist()
+                assert got["observation"].dtype == got["action_mask"].dtype == want["action_mask"].dtype
                 if live and not pure.over and seat == pure.seat:
                     assert got["action_mask"].nonzero()[0].tolist() == sorted(pure.legal_action_ids())
                 else:
@@ -170,27 +167,105 @@ def test_the_cores_observations_and_steps_are_the_pure_ones(rules, seed, choices
             break
         ids = pure.legal_action_ids()
         pick = ids[rng.randrange(len(ids))]
-        assert step_c(core, pick, agents) == envs.step_into(pure, pick, agents)
+        pure.step(pick)
+        core.step(pick)
     assert core.over and core.events == pure.events
 
 
-def test_observe_fills_the_next_free_row_and_says_none_when_there_is_none():
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules=rule_sets(), seed=st.integers(0, 2**32), choices=st.integers(0, 2**32))
+def test_the_core_env_plays_as_the_pure_env(rules, seed, choices):
+    """engine._core.AECBase's last/step/agent_iter on a compiled game == the Python methods on the pure game."""
     if engine.compiled._core is None:
         pytest.skip(f"the compiled core is not built ({engine.compiled.CORE_ERROR})")
     from engine import envs
 
+    core_env = envs.raw_env(players=rules.players, rules=rules)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine.compiled, "COMPILED", True)  # the core even under ARENA_ENGINE=pure
+        core_env.reset(seed=seed)
+    assert isinstance(core_env.game, engine.compiled.CompiledGame)
+    pure_env = envs.raw_env(players=rules.players, rules=rules)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(envs, "new_game", Game)
+        pure_env.reset(seed=seed)
+    assert type(pure_env.game) is Game
+    rng = random.Random(choices)
+    steps = 0
+    for agent in pure_env.agent_iter(max_iter=3000):
+        assert core_env.agent_selection == agent
+        pure_last, core_last = pure_env.last(), core_env.last()
+        assert pure_last[0].keys() == core_last[0].keys()
+        for key in pure_last[0]:
+            assert pure_last[0][key].tolist() == core_last[0][key].tolist()
+        assert pure_last[1:] == core_last[1:]
+        if pure_last[2] or pure_last[3]:
+            action = None
+        else:
+            ids = pure_last[0]["action_mask"].nonzero()[0].tolist()
+            # now and then an id that is not legal, which ends the game
+            action = rng.randrange(NUM_ACTIONS) if rng.random() < 0.01 else ids[rng.randrange(len(ids))]
+        pure_env.step(action)
+        core_env.step(action)
+        steps += 1
+        for name in ("agents", "rewards", "_cumulative_rewards", "terminations", "truncations", "infos"):
+            assert getattr(core_env, name) == getattr(pure_env, name), name
+    assert list(core_env.agent_iter(max_iter=3000 - steps)) == list(pure_env.agent_iter(max_iter=3000 - steps))
+
+
+def test_an_observation_is_reused_only_once_no_one_holds_it():
+    """Observations hands out a pair again only when nothing else refers to either array."""
+    if engine.compiled._core is None:
+        pytest.skip(f"the compiled core is not built ({engine.compiled.CORE_ERROR})")
+    import weakref
+
+    from engine.envs import encode as envs_encode
+
     game = engine.compiled.CompiledGame(Rules(players=3), 2)
-    for observe in (engine.compiled._core.env_observe, envs.observe_into):
-        rows = _rows(2)
-        first = observe(game, 0, True, rows)
-        assert first["observation"] is rows[1][1] and first["action_mask"] is rows[2][1] and rows[3] == 1
-        second = observe(game, 1, True, rows)
-        assert second["observation"] is rows[1][0] and rows[3] == 0
-        assert observe(game, 2, True, rows) is None and rows[3] == 0
-    with pytest.raises(ValueError):
-        engine.compiled._core.env_observe(game, 3, True, _rows())
-    with pytest.raises(TypeError):
-        engine.compiled._core.env_observe(Game(Rules(players=3), 2), 0, True, _rows())
+    observe = _observations()
+
+    def arrays(obs):
+        return obs["observation"], obs["action_mask"]
+
+    first = observe(game, 0, True)
+    ids = [id(a) for a in arrays(first)]
+    held = [first]  # the dict is held: the next observation is another pair
+    second = observe(game, 1, True)
+    assert {id(a) for a in arrays(second)}.isdisjoint(ids)
+    # what keeps a pair as it was: the dict, either array, a view, a weak reference, an exported buffer
+    keepers = [
+        (lambda obs: obs, lambda kept: (kept["observation"].tolist(), kept["action_mask"].tolist())),
+        (lambda obs: obs["action_mask"], lambda kept: (None, kept.tolist())),
+        (lambda obs: obs["observation"][3:9], lambda kept: (kept.tolist(), None)),
+        (lambda obs: weakref.ref(obs["action_mask"]), lambda kept: (None, kept().tolist())),
+        (lambda obs: memoryview(obs["observation"]), lambda kept: (kept.tolist(), None)),
+    ]
+    for seat, (keep, read) in enumerate(keepers):
+        obs = observe(game, seat % 3, True)
+        kept = keep(obs)
+        want = read(kept)
+        del obs
+        for other in (0, 1, 2) * 4:  # more than the pairs kept for reuse
+            observe(game, other, other != seat % 3)
+        assert read(kept) == want
+        held.append(kept)
+    assert held[0]["observation"].tolist() == envs_encode(game, 0).tolist()
+    # an array changed in anything but content is not handed out again
+    obs = observe(game, 0, True)
+    obs["action_mask"].flags.writeable = False
+    a, m = arrays(obs)
+    del obs, a, m
+    for seat in (0, 1, 2) * 4:
+        obs = observe(game, seat, True)
+        assert obs["action_mask"].flags.writeable and obs["observation"].flags.writeable
+        del obs
+    # a pair no one holds comes back: a loop that drops each observation allocates none
+    seen = set()
+    for seat in (0, 1, 2) * 10:
+        obs = observe(game, seat, True)
+        seen.add(id(obs["observation"]))
+        del obs
+    assert len(seen) <= 4
 
 
 def test_every_observation_is_its_own_and_stays_as_it_was():
@@ -206,7 +281,7 @@ def test_every_observation_is_its_own_and_stays_as_it_was():
             e.step(None)
             continue
         e.step(int(obs["action_mask"].nonzero()[0][0]))
-    assert len(kept) > envs.BLOCK_ROWS  # more than one block
+    assert len(kept) > 10
     for obs, observation, mask in kept:
         assert (obs["observation"] == observation).all() and (obs["action_mask"] == mask).all()
         assert obs["observation"].flags.writeable and obs["observation"].dtype.name == "int8"
