@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from celery.exceptions import SoftTimeLimitExceeded
-from core.services import rows_update
+from core.services import rows_update, update_returning
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import InterfaceError, OperationalError, connection, transaction
@@ -487,7 +487,9 @@ def match_play(match_id: int, *, worker: str = "") -> bool:
             db_retry(f"match {match_id}: requeueing", match_requeue_expired, match_id)
             return False
         try:
-            stored = db_retry(f"match {match_id}: storing the result", match_record_result, match_id, token, played)
+            stored = db_retry(
+                f"match {match_id}: storing the result", match_record_result, match_id, token, played, match=match
+            )
         except DB_ERRORS:
             match_release(match_id, token)
             raise
@@ -612,7 +614,7 @@ def match_cancel(match: Match) -> bool:
     return bool(updated)
 
 
-def match_record_result(match_id: int, token: str, played: SandboxMatchResult) -> bool:
+def match_record_result(match_id: int, token: str, played: SandboxMatchResult, *, match: Match | None = None) -> bool:
     """Store the played match as the runner returned it (results, replay, logs and timings) in
     one transaction, once; then run the kind's hooks.
 
@@ -620,53 +622,68 @@ def match_record_result(match_id: int, token: str, played: SandboxMatchResult) -
     current attempt (another worker took over, or the result is already stored) or
     the attempt's lease expired (it is abandoned; the match is taken again).
     Idempotent: calling it again after a lost connection stores nothing twice.
+
+    ``match``: the match as ``match_begin`` returned it to this attempt (its seats read then):
+    neither it nor its seats are read again. The check and the write of the match are one
+    statement: the update's own conditions (this attempt's token, the lease alive on the
+    database's clock) under the row lock it takes.
     """
+    result = played.result
+    values = {
+        "status": Match.Status.DONE,
+        "rounds_played": result.rounds,
+        "games_played": result.games,
+        "timings": sandboxing.timing_summary(result.timings, played.start_seconds, played.backend),
+        "replay_gz": gzip.compress(json.dumps(result.replay, separators=(",", ":"), sort_keys=True).encode(), mtime=0),
+        "decision_ms_gz": (
+            gzip.compress(json.dumps(result.decision_ms, separators=(",", ":")).encode(), mtime=0)
+            if result.decision_ms
+            else None
+        ),
+        "attempt_token": "",
+        "lease_expires_at": None,
+        "error": "",
+    }
     with transaction.atomic():
-        match = Match.objects.select_for_update().annotate(db_now=Now()).get(pk=match_id)
-        if match.status != Match.Status.RUNNING or match.attempt_token != token:
-            logger.warning("match %s: result of a stale attempt discarded", match_id)
+        # Whoever could take the match over meanwhile (a new attempt, the sweeper) changes its token
+        # under this row lock, which the update's conditions see; finished_at is on the clock of
+        # started_at and of the lease: the statement's own timestamp.
+        stored = update_returning(
+            Match.objects.filter(pk=match_id, status=Match.Status.RUNNING, attempt_token=token).filter(
+                Q(lease_expires_at__isnull=True) | Q(lease_expires_at__gt=Now())
+            ),
+            ["finished_at"],
+            finished_at=Now(),
+            **values,
+        )
+        if not stored:
+            _log_refused_result(match_id, token)
             return False
-        # The lock statement's own timestamp: whoever could take the match over meanwhile (a new
-        # attempt, the sweeper) changes its token under this lock, which the check above sees.
-        now = _clock(match)
-        if match.lease_expires_at is not None and match.lease_expires_at <= now:
-            logger.warning("match %s: the attempt's lease expired before its result was stored: abandoned", match_id)
-            return False
+        if match is None:
+            match = Match.objects.get(pk=match_id)
+        else:
+            for name, value in values.items():
+                setattr(match, name, value)
+            match.finished_at = stored[0].finished_at
         # the seats read once, in order, for this write and for the hooks (match.seats.all())
         prefetch_related_objects([match], seats_for_play())
         seats = list(match.seats.all())
         columns = sandboxing.seat_columns(played)
-        for seat, values in zip(seats, columns, strict=True):
-            for name, value in values.items():
+        for seat, seat_values in zip(seats, columns, strict=True):
+            for name, value in seat_values.items():
                 setattr(seat, name, value)
         rows_update(seats, list(columns[0]))
-        match.status = Match.Status.DONE
-        match.finished_at = now  # started_at is on this clock too
-        result = played.result
-        match.rounds_played = result.rounds
-        match.games_played = result.games
-        match.timings = sandboxing.timing_summary(result.timings, played.start_seconds, played.backend)
-        match.replay_gz = gzip.compress(
-            json.dumps(result.replay, separators=(",", ":"), sort_keys=True).encode(), mtime=0
-        )
-        match.decision_ms_gz = (
-            gzip.compress(json.dumps(result.decision_ms, separators=(",", ":")).encode(), mtime=0)
-            if result.decision_ms
-            else None
-        )
-        match.attempt_token = ""
-        match.lease_expires_at = None
-        match.error = ""
-        match.save(update_fields=RESULT_FIELDS)
         hooks.run(match)
     return True
 
 
-#: the Match columns storing a result writes
-RESULT_FIELDS = [
-    "status", "finished_at", "rounds_played", "games_played", "timings", "replay_gz", "decision_ms_gz",
-    "attempt_token", "lease_expires_at", "error",
-]
+def _log_refused_result(match_id: int, token: str) -> None:
+    """Say why a result was not stored (read after the refusal, for the log only)."""
+    row = Match.objects.filter(pk=match_id).values("status", "attempt_token").first()
+    if row is not None and row["status"] == Match.Status.RUNNING and row["attempt_token"] == token:
+        logger.warning("match %s: the attempt's lease expired before its result was stored: abandoned", match_id)
+    else:
+        logger.warning("match %s: result of a stale attempt discarded", match_id)
 
 
 def match_requeue_expired(match_id: int, *, now: datetime | None = None) -> bool:
