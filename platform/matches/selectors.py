@@ -91,12 +91,13 @@ def match_time_limits(match: Match) -> tuple[float, float]:
     return soft, soft + HARD_LIMIT_GRACE
 
 
-def match_stale_after(match: Match) -> float:
+def match_stale_after(match: Match, *, limits: tuple[float, float] | None = None) -> float:
     """Seconds after its start when a running match is presumed abandoned by a dead worker (the
-    sweeper's deadline): MATCH_STALE_AFTER when set, else its hard time limit plus STALE_GRACE."""
+    sweeper's deadline): MATCH_STALE_AFTER when set, else its hard time limit plus STALE_GRACE
+    (``limits``: its ``match_time_limits`` when the caller has them)."""
     if settings.MATCH_STALE_AFTER:
         return float(settings.MATCH_STALE_AFTER)
-    return match_time_limits(match)[1] + STALE_GRACE
+    return (limits or match_time_limits(match))[1] + STALE_GRACE
 
 
 #: what lists of matches (pages, the API) never show: left in the database

@@ -28,7 +28,7 @@ from core.services import rows_update, update_returning
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import InterfaceError, OperationalError, connection, transaction
-from django.db.models import Prefetch, Q, prefetch_related_objects
+from django.db.models import F, Prefetch, Q, prefetch_related_objects
 from django.db.models.functions import Now
 from django.utils import timezone
 
@@ -169,7 +169,11 @@ def match_enqueue(match: Match, *, countdown: float | None = None) -> None:
     # The match's own limits (its format and clocks), not a global one: reaching
     # them is the platform's fault, never a bot's that played within its clocks.
     soft, hard = selectors.match_time_limits(match)
-    Match.objects.filter(pk=match_id).update(enqueued_at=Now(), send_failed_at=None)  # the sweeper compares it with the database's clock
+    # enqueued_at: the sweeper compares it with the database's clock; stale_after: the deadline a
+    # start sets (match_begin), known now so that a start is one statement
+    stale_after = timedelta(seconds=selectors.match_stale_after(match, limits=(soft, hard)))
+    Match.objects.filter(pk=match_id).update(enqueued_at=Now(), send_failed_at=None, stale_after=stale_after)
+    match.stale_after = stale_after
 
     def send() -> None:
         try:
@@ -250,12 +254,38 @@ def match_begin(match_id: int, *, now: datetime | None = None, worker: str = "",
 
     ``avoid`` (a worker's task): a queued match whose last attempt hit an infrastructure error on
     ``worker`` within AVOID_WORKER_SECONDS is handed over (its task sent again, no attempt) when
-    another healthy worker is alive. Three round trips in the common case: the row locked with
-    the database's clock in one statement, the update, and the seats once committed."""
-    match = _started(match_id, now=now, worker=worker, avoid=avoid)
+    another healthy worker is alive. Two statements in the common case (a queued match sent by
+    ``match_enqueue``, not to be avoided): the start (``_taken``), and the seats; else the row is
+    locked and read, and judged (``_started``)."""
+    match = (now is None and _taken(match_id, worker=worker, avoid=avoid)) or _started(
+        match_id, now=now, worker=worker, avoid=avoid
+    )
     if match is not None:
         prefetch_related_objects([match], seats_for_play())
     return match
+
+
+def _taken(match_id: int, *, worker: str, avoid: bool) -> Match | None:
+    """A queued match started by one ``UPDATE ... RETURNING`` (autocommit: its own transaction), as
+    ``_started`` would start it, the database's clock read by the statement itself; None when the
+    update found no such row: the match is not queued (running, finished, gone), was queued before
+    ``stale_after`` existed or without ``match_enqueue``, or ``worker`` should avoid it; ``_started``
+    judges those."""
+    queued = Match.objects.filter(pk=match_id, status=Match.Status.QUEUED, stale_after__isnull=False)
+    if avoid and worker:
+        queued = queued.exclude(avoid_worker=worker, avoid_until__gt=Now())
+    taken = update_returning(
+        queued,
+        [field.name for field in Match._meta.concrete_fields],
+        status=Match.Status.RUNNING,
+        attempts=F("attempts") + 1,
+        attempt_token=uuid.uuid4().hex,
+        started_at=Now(),
+        deadline=Now() + F("stale_after"),
+        lease_expires_at=Now() + timedelta(seconds=settings.MATCH_LEASE_SECONDS),
+        worker=(worker or "")[:255],
+    )
+    return taken[0] if taken else None
 
 
 def _started(match_id: int, *, now: datetime | None = None, worker: str = "", avoid: bool = False) -> Match | None:
