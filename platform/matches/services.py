@@ -169,9 +169,9 @@ def match_enqueue(match: Match, *, countdown: float | None = None) -> None:
     # The match's own limits (its format and clocks), not a global one: reaching
     # them is the platform's fault, never a bot's that played within its clocks.
     soft, hard = selectors.match_time_limits(match)
-    # enqueued_at: the sweeper compares it with the database's clock; stale_after: the deadline a
-    # start sets (match_begin), known now so that a start is one statement
-    stale_after = timedelta(seconds=selectors.match_stale_after(match, limits=(soft, hard)))
+    # enqueued_at: the sweeper compares it with the database's clock; stale_after: what a start's
+    # deadline is from (match_begin), known now so that a start is one statement
+    stale_after = timedelta(seconds=selectors.match_own_stale_after(match, limits=(soft, hard)))
     Match.objects.filter(pk=match_id).update(enqueued_at=Now(), send_failed_at=None, stale_after=stale_after)
     match.stale_after = stale_after
 
@@ -274,6 +274,7 @@ def _taken(match_id: int, *, worker: str, avoid: bool) -> Match | None:
     queued = Match.objects.filter(pk=match_id, status=Match.Status.QUEUED, stale_after__isnull=False)
     if avoid and worker:
         queued = queued.exclude(avoid_worker=worker, avoid_until__gt=Now())
+    setting = selectors.stale_after_setting()  # the deadline as selectors.match_stale_after has it
     taken = update_returning(
         queued,
         [field.name for field in Match._meta.concrete_fields],
@@ -281,7 +282,7 @@ def _taken(match_id: int, *, worker: str, avoid: bool) -> Match | None:
         attempts=F("attempts") + 1,
         attempt_token=uuid.uuid4().hex,
         started_at=Now(),
-        deadline=Now() + F("stale_after"),
+        deadline=Now() + (F("stale_after") if setting is None else timedelta(seconds=setting)),
         lease_expires_at=Now() + timedelta(seconds=settings.MATCH_LEASE_SECONDS),
         worker=(worker or "")[:255],
     )

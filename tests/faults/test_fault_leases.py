@@ -162,6 +162,10 @@ def test_a_queued_match_starts_by_one_statement_on_the_database_clock_with_its_d
     # a second delivery of its task finds it running, its lease alive: no second attempt
     assert services.match_begin(match.pk, worker="w2@host", avoid=True) is None
     assert Match.objects.get(pk=match.pk).attempts == 1
+    # MATCH_STALE_AFTER is the starting worker's: set there, it is the deadline of what it starts
+    settings.MATCH_STALE_AFTER = 6
+    other = services.match_begin(sent_match(django_capture_on_commit_callbacks).pk, worker="w1@host")
+    assert other.deadline - other.started_at == timedelta(seconds=6)
 
 
 def test_a_worker_whose_infrastructure_failed_the_last_attempt_leaves_the_queued_match_to_a_healthy_one(
