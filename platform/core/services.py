@@ -6,7 +6,7 @@ import platform
 import socket
 from collections.abc import Sequence
 
-from django.db import connections, router
+from django.db import connections, router, transaction
 from django.db.models import Model, QuerySet
 from django.db.models import sql as models_sql
 from django.db.models.functions import Now
@@ -79,10 +79,16 @@ def update_returning(queryset: QuerySet, returning: Sequence[str], **values) -> 
     query.annotations = {}
     if query.related_updates:
         raise ValueError(f"update_returning updates one table; {sorted(values)} reach a parent of {model.__name__}")
+    connection = connections[queryset.db]
+    if not connection.features.can_return_rows_from_bulk_insert:  # SQLite before 3.35: no RETURNING
+        with transaction.atomic(using=queryset.db):
+            pks = list(queryset.select_for_update().values_list("pk", flat=True))
+            changed = model._base_manager.using(queryset.db).filter(pk__in=pks)
+            changed.update(**values)
+            return list(changed.only(*returning))
     sql, params = query.get_compiler(queryset.db).as_sql()
     if not sql:
         return []
-    connection = connections[queryset.db]
     meta = model._meta
     wanted = {meta.pk.attname} | {meta.get_field(name).attname for name in returning}
     fields = [field for field in meta.concrete_fields if field.attname in wanted]  # Model.from_db's order
