@@ -6,8 +6,9 @@ import platform
 import socket
 from collections.abc import Sequence
 
-from django.db import connections, router
-from django.db.models import Model
+from django.db import connections, router, transaction
+from django.db.models import Model, QuerySet
+from django.db.models import sql as models_sql
 from django.db.models.functions import Now
 
 from .models import WorkerHeartbeat
@@ -60,3 +61,51 @@ def rows_update(objs: Sequence[Model], fields: Sequence[str]) -> int:
     with connection.cursor() as cursor:
         cursor.executemany(sql, rows)
     return len(rows)
+
+
+def update_returning(queryset: QuerySet, returning: Sequence[str], **values) -> list[Model]:
+    """``queryset.update(**values)`` that also returns the rows it changed: one ``UPDATE ... RETURNING``
+    statement (PostgreSQL; SQLite from 3.35), where an update and a read of the row would be two.
+
+    Each row comes back as an instance of the queryset's model with its primary key and the
+    ``returning`` fields as the update left them (the others deferred: read if touched). The
+    rows are locked until the transaction ends, as by any update; none when nothing matched.
+    The update is compiled by Django as ``update()`` compiles it (filters, F() and Now()), on one
+    table only (no update of a parent model's fields).
+    """
+    model = queryset.model
+    query = queryset.query.chain(models_sql.UpdateQuery)
+    query.add_update_values(values)
+    query.annotations = {}
+    if query.related_updates:
+        raise ValueError(f"update_returning updates one table; {sorted(values)} reach a parent of {model.__name__}")
+    connection = connections[queryset.db]
+    if not connection.features.can_return_rows_from_bulk_insert:  # SQLite before 3.35: no RETURNING
+        with transaction.atomic(using=queryset.db):
+            pks = list(queryset.select_for_update().values_list("pk", flat=True))
+            changed = model._base_manager.using(queryset.db).filter(pk__in=pks)
+            changed.update(**values)
+            return list(changed.only(*returning))
+    sql, params = query.get_compiler(queryset.db).as_sql()
+    if not sql:
+        return []
+    meta = model._meta
+    wanted = {meta.pk.attname} | {meta.get_field(name).attname for name in returning}
+    fields = [field for field in meta.concrete_fields if field.attname in wanted]  # Model.from_db's order
+    quote = connection.ops.quote_name
+    columns = [field.get_col(meta.db_table) for field in fields]
+    converters = [
+        connection.ops.get_db_converters(column) + column.get_db_converters(connection) for column in columns
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(f"{sql} RETURNING {', '.join(quote(field.column) for field in fields)}", params)
+        rows = cursor.fetchall()
+    names = [field.attname for field in fields]
+    found = []
+    for row in rows:
+        converted = list(row)
+        for i, functions in enumerate(converters):
+            for convert in functions:
+                converted[i] = convert(converted[i], columns[i], connection)
+        found.append(model.from_db(queryset.db, names, converted))
+    return found

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from core.services import rows_update
+from core.services import rows_update, update_returning
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
@@ -396,17 +396,19 @@ def ladder_match_finish(match: Match) -> None:
     if match.status != Match.Status.DONE:
         return
     # The ladder's row lock orders all result writes of a ladder: pk order is rating order. The
-    # link and its ladder are locked by one statement (only this match's result, whose row the
-    # caller holds locked, ever locks the link).
-    link = (
-        LadderMatch.objects.select_for_update(of=("self", "ladder")).select_related("ladder").filter(match=match).first()
+    # link is marked rated and locked by one statement (only this match's result, whose row the
+    # caller holds locked, ever locks the link), then the ladder's count by another, which locks
+    # the ladder and reads what fault tracking needs. Marked already (the hook run again): nothing.
+    link = update_returning(LadderMatch.objects.filter(match=match, rated=False), ["ladder"], rated=True)
+    if not link:
+        if not LadderMatch.objects.filter(match=match).exists():
+            logger.warning("ladder match %s has no ladder; not rated", match.pk)
+        return
+    (ladder,) = update_returning(
+        Ladder.objects.filter(pk=link[0].ladder_id),
+        ["fault_limit", "fault_window", "fault_window_limit"],
+        rated_matches=F("rated_matches") + 1,
     )
-    if link is None:
-        logger.warning("ladder match %s has no ladder; not rated", match.pk)
-        return
-    ladder = link.ladder
-    if link.rated:
-        return
     # the seats the result's transaction read (and wrote) when it prefetched them, else read here
     prefetch_related_objects([match], seats_for_play())
     seats = sorted((s for s in match.seats.all() if s.bot_version_id), key=lambda s: s.seat)
@@ -450,8 +452,6 @@ def ladder_match_finish(match: Match) -> None:
         [entry for _, entry in rated],
         ["matches_played", "wins", "fault_streak", "status", "suspended_reason", "suspended_version"],
     )
-    LadderMatch.objects.filter(pk=link.pk).update(rated=True)
-    Ladder.objects.filter(pk=ladder.pk).update(rated_matches=F("rated_matches") + 1)  # its row is locked
 
 
 def _request_refit(ladder_id: int, *, force: bool = False) -> None:

@@ -23,7 +23,7 @@ class MatchAdmin(admin.ModelAdmin):
         "deadline", "attempts", "attempt_token", "rounds_played", "games_played", "timings", "error",
         # the worker path's bookkeeping: never edited by hand (and Django's split date-time widget
         # leaves its two inputs without labels)
-        "enqueued_at", "lease_expires_at", "worker", "avoid_worker", "avoid_until", "send_failed_at",
+        "enqueued_at", "stale_after", "lease_expires_at", "worker", "avoid_worker", "avoid_until", "send_failed_at",
     ]
     inlines = [MatchSeatInline]
 

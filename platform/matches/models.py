@@ -49,6 +49,10 @@ class Match(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     # After this a running match is presumed abandoned by a dead worker and may start again.
     deadline = models.DateTimeField(null=True, blank=True)
+    # How long after its start that is by the match's own format and clocks
+    # (selectors.match_own_stale_after; MATCH_STALE_AFTER, when set, overrides it), written when its
+    # task is sent: a start takes the match and sets its deadline in one statement (services.match_begin).
+    stale_after = models.DurationField(null=True, blank=True)
     # Each start takes a fresh token; only the holder of the current token may store a result.
     attempts = models.PositiveIntegerField(default=0)
     attempt_token = models.CharField(max_length=32, blank=True)

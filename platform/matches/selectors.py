@@ -91,12 +91,22 @@ def match_time_limits(match: Match) -> tuple[float, float]:
     return soft, soft + HARD_LIMIT_GRACE
 
 
-def match_stale_after(match: Match) -> float:
+def match_stale_after(match: Match, *, limits: tuple[float, float] | None = None) -> float:
     """Seconds after its start when a running match is presumed abandoned by a dead worker (the
-    sweeper's deadline): MATCH_STALE_AFTER when set, else its hard time limit plus STALE_GRACE."""
-    if settings.MATCH_STALE_AFTER:
-        return float(settings.MATCH_STALE_AFTER)
-    return match_time_limits(match)[1] + STALE_GRACE
+    sweeper's deadline): MATCH_STALE_AFTER when set (``stale_after_setting``), else its own
+    (``match_own_stale_after``)."""
+    return stale_after_setting() or match_own_stale_after(match, limits=limits)
+
+
+def stale_after_setting() -> float | None:
+    """MATCH_STALE_AFTER, the starting worker's setting, when set: it overrides every match's own."""
+    return float(settings.MATCH_STALE_AFTER) if settings.MATCH_STALE_AFTER else None
+
+
+def match_own_stale_after(match: Match, *, limits: tuple[float, float] | None = None) -> float:
+    """A match's own stale time: its hard time limit plus STALE_GRACE (``limits``: its
+    ``match_time_limits`` when the caller has them); ``Match.stale_after`` keeps it."""
+    return (limits or match_time_limits(match))[1] + STALE_GRACE
 
 
 #: what lists of matches (pages, the API) never show: left in the database

@@ -24,11 +24,11 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from celery.exceptions import SoftTimeLimitExceeded
-from core.services import rows_update
+from core.services import rows_update, update_returning
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import InterfaceError, OperationalError, connection, transaction
-from django.db.models import Prefetch, Q, prefetch_related_objects
+from django.db.models import F, Prefetch, Q, prefetch_related_objects
 from django.db.models.functions import Now
 from django.utils import timezone
 
@@ -169,7 +169,11 @@ def match_enqueue(match: Match, *, countdown: float | None = None) -> None:
     # The match's own limits (its format and clocks), not a global one: reaching
     # them is the platform's fault, never a bot's that played within its clocks.
     soft, hard = selectors.match_time_limits(match)
-    Match.objects.filter(pk=match_id).update(enqueued_at=Now(), send_failed_at=None)  # the sweeper compares it with the database's clock
+    # enqueued_at: the sweeper compares it with the database's clock; stale_after: what a start's
+    # deadline is from (match_begin), known now so that a start is one statement
+    stale_after = timedelta(seconds=selectors.match_own_stale_after(match, limits=(soft, hard)))
+    Match.objects.filter(pk=match_id).update(enqueued_at=Now(), send_failed_at=None, stale_after=stale_after)
+    match.stale_after = stale_after
 
     def send() -> None:
         try:
@@ -250,12 +254,39 @@ def match_begin(match_id: int, *, now: datetime | None = None, worker: str = "",
 
     ``avoid`` (a worker's task): a queued match whose last attempt hit an infrastructure error on
     ``worker`` within AVOID_WORKER_SECONDS is handed over (its task sent again, no attempt) when
-    another healthy worker is alive. Three round trips in the common case: the row locked with
-    the database's clock in one statement, the update, and the seats once committed."""
-    match = _started(match_id, now=now, worker=worker, avoid=avoid)
+    another healthy worker is alive. Two statements in the common case (a queued match sent by
+    ``match_enqueue``, not to be avoided): the start (``_taken``), and the seats; else the row is
+    locked and read, and judged (``_started``)."""
+    match = (now is None and _taken(match_id, worker=worker, avoid=avoid)) or _started(
+        match_id, now=now, worker=worker, avoid=avoid
+    )
     if match is not None:
         prefetch_related_objects([match], seats_for_play())
     return match
+
+
+def _taken(match_id: int, *, worker: str, avoid: bool) -> Match | None:
+    """A queued match started by one ``UPDATE ... RETURNING`` (autocommit: its own transaction), as
+    ``_started`` would start it, the database's clock read by the statement itself; None when the
+    update found no such row: the match is not queued (running, finished, gone), was queued before
+    ``stale_after`` existed or without ``match_enqueue``, or ``worker`` should avoid it; ``_started``
+    judges those."""
+    queued = Match.objects.filter(pk=match_id, status=Match.Status.QUEUED, stale_after__isnull=False)
+    if avoid and worker:
+        queued = queued.exclude(avoid_worker=worker, avoid_until__gt=Now())
+    setting = selectors.stale_after_setting()  # the deadline as selectors.match_stale_after has it
+    taken = update_returning(
+        queued,
+        [field.name for field in Match._meta.concrete_fields],
+        status=Match.Status.RUNNING,
+        attempts=F("attempts") + 1,
+        attempt_token=uuid.uuid4().hex,
+        started_at=Now(),
+        deadline=Now() + (F("stale_after") if setting is None else timedelta(seconds=setting)),
+        lease_expires_at=Now() + timedelta(seconds=settings.MATCH_LEASE_SECONDS),
+        worker=(worker or "")[:255],
+    )
+    return taken[0] if taken else None
 
 
 def _started(match_id: int, *, now: datetime | None = None, worker: str = "", avoid: bool = False) -> Match | None:
@@ -487,7 +518,9 @@ def match_play(match_id: int, *, worker: str = "") -> bool:
             db_retry(f"match {match_id}: requeueing", match_requeue_expired, match_id)
             return False
         try:
-            stored = db_retry(f"match {match_id}: storing the result", match_record_result, match_id, token, played)
+            stored = db_retry(
+                f"match {match_id}: storing the result", match_record_result, match_id, token, played, match=match
+            )
         except DB_ERRORS:
             match_release(match_id, token)
             raise
@@ -612,7 +645,7 @@ def match_cancel(match: Match) -> bool:
     return bool(updated)
 
 
-def match_record_result(match_id: int, token: str, played: SandboxMatchResult) -> bool:
+def match_record_result(match_id: int, token: str, played: SandboxMatchResult, *, match: Match | None = None) -> bool:
     """Store the played match as the runner returned it (results, replay, logs and timings) in
     one transaction, once; then run the kind's hooks.
 
@@ -620,53 +653,68 @@ def match_record_result(match_id: int, token: str, played: SandboxMatchResult) -
     current attempt (another worker took over, or the result is already stored) or
     the attempt's lease expired (it is abandoned; the match is taken again).
     Idempotent: calling it again after a lost connection stores nothing twice.
+
+    ``match``: the match as ``match_begin`` returned it to this attempt (its seats read then):
+    neither it nor its seats are read again. The check and the write of the match are one
+    statement: the update's own conditions (this attempt's token, the lease alive on the
+    database's clock) under the row lock it takes.
     """
+    result = played.result
+    values = {
+        "status": Match.Status.DONE,
+        "rounds_played": result.rounds,
+        "games_played": result.games,
+        "timings": sandboxing.timing_summary(result.timings, played.start_seconds, played.backend),
+        "replay_gz": gzip.compress(json.dumps(result.replay, separators=(",", ":"), sort_keys=True).encode(), mtime=0),
+        "decision_ms_gz": (
+            gzip.compress(json.dumps(result.decision_ms, separators=(",", ":")).encode(), mtime=0)
+            if result.decision_ms
+            else None
+        ),
+        "attempt_token": "",
+        "lease_expires_at": None,
+        "error": "",
+    }
     with transaction.atomic():
-        match = Match.objects.select_for_update().annotate(db_now=Now()).get(pk=match_id)
-        if match.status != Match.Status.RUNNING or match.attempt_token != token:
-            logger.warning("match %s: result of a stale attempt discarded", match_id)
+        # Whoever could take the match over meanwhile (a new attempt, the sweeper) changes its token
+        # under this row lock, which the update's conditions see; finished_at is on the clock of
+        # started_at and of the lease: the statement's own timestamp.
+        stored = update_returning(
+            Match.objects.filter(pk=match_id, status=Match.Status.RUNNING, attempt_token=token).filter(
+                Q(lease_expires_at__isnull=True) | Q(lease_expires_at__gt=Now())
+            ),
+            ["finished_at"],
+            finished_at=Now(),
+            **values,
+        )
+        if not stored:
+            _log_refused_result(match_id, token)
             return False
-        # The lock statement's own timestamp: whoever could take the match over meanwhile (a new
-        # attempt, the sweeper) changes its token under this lock, which the check above sees.
-        now = _clock(match)
-        if match.lease_expires_at is not None and match.lease_expires_at <= now:
-            logger.warning("match %s: the attempt's lease expired before its result was stored: abandoned", match_id)
-            return False
+        if match is None:
+            match = Match.objects.get(pk=match_id)
+        else:
+            for name, value in values.items():
+                setattr(match, name, value)
+            match.finished_at = stored[0].finished_at
         # the seats read once, in order, for this write and for the hooks (match.seats.all())
         prefetch_related_objects([match], seats_for_play())
         seats = list(match.seats.all())
         columns = sandboxing.seat_columns(played)
-        for seat, values in zip(seats, columns, strict=True):
-            for name, value in values.items():
+        for seat, seat_values in zip(seats, columns, strict=True):
+            for name, value in seat_values.items():
                 setattr(seat, name, value)
         rows_update(seats, list(columns[0]))
-        match.status = Match.Status.DONE
-        match.finished_at = now  # started_at is on this clock too
-        result = played.result
-        match.rounds_played = result.rounds
-        match.games_played = result.games
-        match.timings = sandboxing.timing_summary(result.timings, played.start_seconds, played.backend)
-        match.replay_gz = gzip.compress(
-            json.dumps(result.replay, separators=(",", ":"), sort_keys=True).encode(), mtime=0
-        )
-        match.decision_ms_gz = (
-            gzip.compress(json.dumps(result.decision_ms, separators=(",", ":")).encode(), mtime=0)
-            if result.decision_ms
-            else None
-        )
-        match.attempt_token = ""
-        match.lease_expires_at = None
-        match.error = ""
-        match.save(update_fields=RESULT_FIELDS)
         hooks.run(match)
     return True
 
 
-#: the Match columns storing a result writes
-RESULT_FIELDS = [
-    "status", "finished_at", "rounds_played", "games_played", "timings", "replay_gz", "decision_ms_gz",
-    "attempt_token", "lease_expires_at", "error",
-]
+def _log_refused_result(match_id: int, token: str) -> None:
+    """Say why a result was not stored (read after the refusal, for the log only)."""
+    row = Match.objects.filter(pk=match_id).values("status", "attempt_token").first()
+    if row is not None and row["status"] == Match.Status.RUNNING and row["attempt_token"] == token:
+        logger.warning("match %s: the attempt's lease expired before its result was stored: abandoned", match_id)
+    else:
+        logger.warning("match %s: result of a stale attempt discarded", match_id)
 
 
 def match_requeue_expired(match_id: int, *, now: datetime | None = None) -> bool:

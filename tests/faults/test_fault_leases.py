@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.db import OperationalError
+from django.db import OperationalError, connection
 from django.test.utils import CaptureQueriesContext
 
 from engine.rules import Rules
@@ -33,8 +33,6 @@ def expire(match_id: int) -> None:
 
 
 def test_a_started_match_holds_a_lease_its_worker_renews_on_the_database_clock(db, settings):
-    from django.db import connection
-
     match = reference_match()
     token = services.match_start(match.pk, worker="w1@host")
     assert 0 < lease_left(match.pk) <= settings.MATCH_LEASE_SECONDS
@@ -131,3 +129,80 @@ def test_an_attempt_whose_lease_expired_before_its_result_was_stored_is_played_a
     # ... and the match was queued again and played (eager tasks: inside the same call)
     assert len(plays) == 2 and plays[0] != plays[1]
     assert (row.status, row.attempts, row.attempt_token, row.lease_expires_at) == ("done", 2, "", None)
+
+
+def sent_match(django_capture_on_commit_callbacks) -> Match:
+    """A reference match queued and sent as a worker finds it (its message not really sent)."""
+    with django_capture_on_commit_callbacks(execute=False):
+        return services.match_create(
+            kind="challenge", rules=Rules.parse(["players=2", "rounds=1"]), seats=["first", "random"], seed=3,
+        )
+
+
+def test_a_queued_match_starts_by_one_statement_on_the_database_clock_with_its_deadline_and_lease(
+    db, settings, django_capture_on_commit_callbacks
+):
+    from matches import selectors
+
+    match = sent_match(django_capture_on_commit_callbacks)
+    with CaptureQueriesContext(connection) as queries:
+        started = services.match_begin(match.pk, worker="w1@host", avoid=True)
+        assert [seat.reference_bot for seat in started.seats.all()] == ["first", "random"]  # read with it
+    statements = [q["sql"] for q in queries.captured_queries]
+    # the start itself, then the seats: no transaction of its own around a locking read
+    assert len(statements) == 2 and statements[0].startswith('UPDATE "matches_match"'), statements
+    assert "STATEMENT_TIMESTAMP" in statements[0].upper()
+    row = Match.objects.get(pk=match.pk)
+    # the match it returns is the row as stored
+    for field in Match._meta.concrete_fields:
+        assert getattr(started, field.attname) == getattr(row, field.attname), field.name
+    assert (row.status, row.attempts, row.worker, row.attempt_token) == ("running", 1, "w1@host", started.attempt_token)
+    assert row.deadline - row.started_at == timedelta(seconds=selectors.match_stale_after(row))
+    assert 0 < lease_left(match.pk) <= settings.MATCH_LEASE_SECONDS
+    # a second delivery of its task finds it running, its lease alive: no second attempt
+    assert services.match_begin(match.pk, worker="w2@host", avoid=True) is None
+    assert Match.objects.get(pk=match.pk).attempts == 1
+    # MATCH_STALE_AFTER is the starting worker's: set there, it is the deadline of what it starts
+    settings.MATCH_STALE_AFTER = 6
+    other = services.match_begin(sent_match(django_capture_on_commit_callbacks).pk, worker="w1@host")
+    assert other.deadline - other.started_at == timedelta(seconds=6)
+
+
+def test_a_worker_whose_infrastructure_failed_the_last_attempt_leaves_the_queued_match_to_a_healthy_one(
+    db, django_capture_on_commit_callbacks
+):
+    from core.services import worker_heartbeat_record
+
+    match = sent_match(django_capture_on_commit_callbacks)
+    Match.objects.filter(pk=match.pk).update(
+        avoid_worker="w1@host", avoid_until=services.database_now() + timedelta(seconds=60)
+    )
+    worker_heartbeat_record("w2@host", healthy=True, consuming=True)
+    with django_capture_on_commit_callbacks(execute=False) as sent:
+        assert services.match_begin(match.pk, worker="w1@host", avoid=True) is None
+    assert [callback.__qualname__ for callback in sent] == ["match_enqueue.<locals>.send"]  # offered again
+    assert (Match.objects.get(pk=match.pk).status, Match.objects.get(pk=match.pk).attempts) == ("queued", 0)
+    started = services.match_begin(match.pk, worker="w2@host", avoid=True)
+    assert started is not None and (started.status, started.attempts, started.worker) == ("running", 1, "w2@host")
+
+
+def test_a_result_stored_with_the_started_match_reads_neither_the_match_nor_its_seats_again(
+    db, django_capture_on_commit_callbacks
+):
+    match = sent_match(django_capture_on_commit_callbacks)
+    started = services.match_begin(match.pk, worker="w1@host")
+    outcome = sandboxing.play_match_row(started)
+    with CaptureQueriesContext(connection) as queries:
+        assert services.match_record_result(match.pk, started.attempt_token, outcome, match=started) is True
+    reads = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
+    # (a challenge's hook looks for its version test: not the match's own rows)
+    assert not [sql for sql in reads if 'FROM "matches_match' in sql], reads
+    row = Match.objects.get(pk=match.pk)
+    assert (row.status, row.attempt_token, row.lease_expires_at, row.finished_at) == (
+        "done", "", None, started.finished_at
+    )
+    assert row.started_at <= row.finished_at
+    assert [s.rank for s in row.seats.order_by("seat")] == [s.rank for s in started.seats.all()]
+    assert all(s.rank in (1, 2) for s in started.seats.all())
+    # stored once: the same result again is refused
+    assert services.match_record_result(match.pk, started.attempt_token, outcome, match=started) is False

@@ -355,3 +355,36 @@ def test_the_refit_writes_each_changed_entry_in_one_statement_run_per_row_not_a_
     assert stored[third.pk].rating != D("1999.00")
     assert stored[first.pk].matches_played == first.matches_played  # a column not named is left as it was
     assert rows_update([], ["rating"]) == 0
+
+
+@pytest.mark.parametrize("returning_sql", [True, False], ids=["returning", "without-returning"])
+def test_an_update_returning_gives_the_rows_it_changed_as_they_now_are(returning_sql, monkeypatch):
+    """core.services.update_returning: only the rows its filter matches change; each comes back with
+    its key and the fields asked for as the update left them (a Decimal, an F() expression), the
+    rest deferred; one UPDATE ... RETURNING statement, or (a SQLite before 3.35) a locked read, the
+    update and a read."""
+    from core.services import update_returning
+    from django.db.models import F
+
+    if not returning_sql:
+        monkeypatch.setattr(type(connection.features), "can_return_rows_from_bulk_insert", False)
+    on = ladder()
+    for name in ("a", "b"):
+        services.ladder_enter(on, active_bot(name))
+    first, second = LadderEntry.objects.filter(ladder=on).order_by("pk")
+    with CaptureQueriesContext(connection) as queries:
+        [changed] = update_returning(
+            LadderEntry.objects.filter(pk=first.pk, matches_played=0),
+            ["rating", "matches_played"],
+            rating=D("1612.25"), matches_played=F("matches_played") + 3,
+        )
+    if returning_sql:
+        assert len(queries.captured_queries) == 1 and "RETURNING" in queries.captured_queries[0]["sql"]
+    assert (changed.pk, changed.rating, changed.matches_played) == (first.pk, D("1612.25"), 3)
+    assert changed.get_deferred_fields() >= {"wins", "status"}
+    stored = {e.pk: e for e in LadderEntry.objects.filter(ladder=on)}
+    assert (stored[first.pk].rating, stored[first.pk].matches_played) == (D("1612.25"), 3)
+    assert (stored[second.pk].rating, stored[second.pk].matches_played) == (second.rating, 0)
+    # the filter no longer matches: nothing changes, nothing comes back
+    assert update_returning(LadderEntry.objects.filter(pk=first.pk, matches_played=0), ["rating"], rating=D(1)) == []
+    assert LadderEntry.objects.get(pk=first.pk).rating == D("1612.25")

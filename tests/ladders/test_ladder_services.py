@@ -11,7 +11,7 @@ from ladder_helpers import active_bot, bots_of, ladder, new_version, record
 from testsupport import played_match
 
 from ladders import checks, ratings, services
-from ladders.models import LadderEntry, LadderMatch, RatingChange
+from ladders.models import Ladder, LadderEntry, LadderMatch, RatingChange
 from matches import services as match_services
 from matches.models import Match
 from tournaments import rating as fit_model
@@ -114,7 +114,7 @@ def test_a_two_seat_result_stores_both_rows_once_and_the_refit_writes_the_fit():
     # The hook runs again (a redelivered result): nothing is counted twice.
     services.ladder_match_finish(Match.objects.get(pk=match.pk))
     assert RatingChange.objects.count() == 2 and entry_of(a, on).matches_played == 1
-    assert LadderMatch.objects.get(match=match).rated
+    assert LadderMatch.objects.get(match=match).rated and Ladder.objects.get(pk=on.pk).rated_matches == 1
 
     # b wins the second: one win each, both back at the mean, the intervals narrower.
     [match] = services.ladder_matchmake(on, rng=random.Random(2))
