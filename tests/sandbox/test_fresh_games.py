@@ -248,21 +248,28 @@ def agent(observation, configuration):
 """
 
 
-def _zygote_games(act: str, games: int = 3) -> list:
-    seat, _ = _process_seat(ZYGOTE_BOT.replace("ACT(pid, soft, hard)", act))
-    answers = []
+def _play_games(seat, games: int, more: bool = False) -> list:
+    """One decision a game for ``games`` games (``more``: the observation says whether another
+    game follows), each answer or the fault that ended them; the seat stopped."""
+    answers: list = []
     try:
         for game in range(games):
             if game:
                 seat.begin_game(game)
+            observation = {**OBSERVATION, "more": game + 1 < games} if more else OBSERVATION
             try:
-                answers.append(seat.decide(OBSERVATION, {}))
+                answers.append(seat.decide(observation, {}))
             except SeatFault as fault:
                 answers.append(fault)
                 break
     finally:
         seat.stop()
     return answers
+
+
+def _zygote_games(act: str, games: int = 3) -> list:
+    seat, _ = _process_seat(ZYGOTE_BOT.replace("ACT(pid, soft, hard)", act))
+    return _play_games(seat, games)
 
 
 def test_a_bot_that_kills_or_stops_the_zygote_still_gets_a_fresh_process_next_game(bwrap_path):
@@ -340,19 +347,13 @@ def _spare_games(act: str, games: int = 3) -> list:
                                 label="spare")
     seat = SandboxSeat(handle, LIMITS, "spare")
     seat.games = games  # as the runner sets it: the host forks each next game's process ahead
-    answers: list = []
     try:
         seat.wait_ready()
-        for game in range(games):
-            seat.begin_game(game)
-            try:
-                answers.append(seat.decide({**OBSERVATION, "more": game + 1 < games}, {}))
-            except SeatFault as fault:
-                answers.append(fault)
-                break
-    finally:
+        seat.begin_game(0)  # the first game: its spare is asked for now
+    except BaseException:
         seat.stop()
-    return answers
+        raise
+    return _play_games(seat, games, more=True)
 
 
 def test_the_next_games_process_is_forked_ahead_and_each_game_still_gets_a_fresh_one(bwrap_path):
