@@ -77,6 +77,7 @@ def play_sandboxed_match(
     ``limits`` only. ``on_game(done, total)`` is called after each game; ``on_step`` is the
     referee's live hook (``engine.match.play_match``).
     """
+    from engine import glossary
     from engine import match as engine_match  # the referee; imported late to keep start-up light
 
     limits = limits or DEFAULT_LIMITS
@@ -142,7 +143,7 @@ def play_sandboxed_match(
                 docker_backend.refill_warm_pool()
         for seat in seats:
             if isinstance(seat, SandboxSeat):
-                seat.games = deals * (len(bots) if duplicate else 1)  # its host forks each next game's process ahead
+                seat.games = glossary.games_of(deals, len(bots), bool(duplicate))  # its host forks each next game's process ahead
         result = engine_match.play_match(
             rules,
             seats,
