@@ -91,11 +91,11 @@ def match_time_limits(match: Match) -> tuple[float, float]:
     return soft, soft + HARD_LIMIT_GRACE
 
 
-def match_stale_after(match: Match, *, limits: tuple[float, float] | None = None) -> float:
+def match_stale_after(match: Match) -> float:
     """Seconds after its start when a running match is presumed abandoned by a dead worker (the
     sweeper's deadline): MATCH_STALE_AFTER when set (``stale_after_setting``), else its own
     (``match_own_stale_after``)."""
-    return stale_after_setting() or match_own_stale_after(match, limits=limits)
+    return stale_after_setting() or match_own_stale_after(match)
 
 
 def stale_after_setting() -> float | None:
