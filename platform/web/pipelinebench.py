@@ -21,10 +21,16 @@ The run, in order:
    and bots) through ``sandbox.runner.play_sandboxed_match`` with the in-process backend in this
    process, as ``arena play`` does; the container floor creates, starts, waits for and removes
    one bare container of the sandbox image running ``true`` per seat (``docker run --rm IMAGE
-   true``), the seats of a match in parallel and ``workers`` matches at a time.
+   true``), the seats of a match in parallel and enough matches at a time to keep every core
+   busy (twice the cores, at least ``workers``): a ceiling of the machine's CPU, not of one
+   container's latency, with the machine's CPU a container (``cpu_ms_per_container``).
 5. Clean-up: the scratch rows, the Redis keys of the prefix, the bench's own containers and
    folders are removed (``keep`` keeps the rows, still named by their prefix); containers and
    seat folders the workers left are counted in the report before they go.
+
+The 2-seat target (``two_seat_matches_per_s_per_core``) is measured by a run of 2-seat matches
+only (``--four-seat-share 0``: ``two_seat_basis`` "measured", the run's own matches a second per
+core); a mixed run derives it from its 2-seat matches' mean time in a worker ("derived").
 
 Shares are of the workers' busy time (each worker from its first task's start to its last
 task's end): seat start (``runner.play_sandboxed_match`` up to the referee: containers started or warm
@@ -486,7 +492,9 @@ def floor_inprocess(matches, progress=None) -> dict:
 
 def floor_containers(seat_counts: list[int], workers: int, cores: int, tag: str, progress=None) -> dict:
     """Bare containers of the sandbox image running ``true``: per match one per seat in parallel
-    (created, started, waited for, removed), ``workers`` matches at a time."""
+    (created, started, waited for, removed), ``floor_matches_at_once(workers, cores)`` matches at a
+    time, so that the machine's cores, not one container's latency, bound it; with the machine's
+    busy cores and CPU milliseconds a container (every process: Docker's daemons, runc, the kernel)."""
     import docker
     from django.conf import settings
 
@@ -515,17 +523,26 @@ def floor_containers(seat_counts: list[int], workers: int, cores: int, tag: str,
             if progress:
                 progress(done[0], len(seat_counts))
 
-    wall = time.monotonic()
+    wall, machine = time.monotonic(), _machine_cpu()
     try:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        with ThreadPoolExecutor(max_workers=floor_matches_at_once(workers, cores)) as pool:
             list(pool.map(match, seat_counts))
     finally:
         for container in client.containers.list(all=True, filters={"label": f"{FLOOR_LABEL}={tag}"}, ignore_removed=True):
             container.remove(force=True)
         client.close()
-    wall = time.monotonic() - wall
+    wall, busy = time.monotonic() - wall, _machine_cpu()
+    busy, total = busy[0] - machine[0], busy[1] - machine[1]
     return {"matches_per_s_per_core": _r(len(seat_counts) / wall / cores, 3), "wall_s": _r(wall, 2),
-            "container_p50_s": _r(_p(starts, 50)), "container_p95_s": _r(_p(starts, 95))}
+            "container_p50_s": _r(_p(starts, 50)), "container_p95_s": _r(_p(starts, 95)),
+            "machine_busy_cores": _r(busy / total * (os.cpu_count() or 1), 2) if total > 0 else None,
+            "cpu_ms_per_container": _r(busy * 1000 / max(1, sum(seat_counts)), 1)}
+
+
+def floor_matches_at_once(workers: int, cores: int) -> int:
+    """Matches the container floor runs at a time: twice the cores (a container's start is mostly
+    waiting on Docker's daemons, so fewer leave cores idle), never fewer than the workers."""
+    return max(workers, 2 * cores)
 
 
 def _settle_warm(folder: Path, timeout: float) -> float | None:
@@ -737,7 +754,9 @@ def run(*, matches: int = 60, workers: int | None = None, four_seat_share: float
             "containers": floor_containers([len(m.seats.all()) for m in rows], workers, cores, tag,
                                            lambda d, t: progress("container floor", d, t)),
         }
-        if two:
+        if two and not four:
+            report["floors"]["containers_two_seat"] = report["floors"]["containers"]
+        elif two:
             # The ceiling of the 2-seat target: the mixed floor above is lowered by the 4-seat matches.
             report["floors"]["containers_two_seat"] = floor_containers(
                 [2] * two, workers, cores, tag, lambda d, t: progress("2-seat container floor", d, t))
@@ -827,8 +846,11 @@ def _pipeline(rows, tasks: list[dict], ready: list[dict], began: float, polled_e
         "matches_per_s": _r(per_s, 3),
         "matches_per_s_per_core": _r(per_s / cores, 3),
         "decisions_per_s_per_core": _r(decisions / wall / cores, 0) if wall > 0 else None,
-        # one worker (one core) playing only 2-seat matches: their mean time in the worker plus a dispatch gap
-        "two_seat_matches_per_s_per_core": _r(1 / (statistics.mean(two_seat) + gap), 3) if two_seat else None,
+        # a run of 2-seat matches only: its measured rate; a mixed run: one worker (one core) playing only
+        # 2-seat matches, from their mean time in the worker plus a dispatch gap
+        "two_seat_matches_per_s_per_core": (_r(per_s / cores, 3) if two_seat and len(two_seat) == len(done)
+                                            else _r(1 / (statistics.mean(two_seat) + gap), 3) if two_seat else None),
+        "two_seat_basis": ("measured" if two_seat and len(two_seat) == len(done) else "derived" if two_seat else None),
         # where a 2-seat match's time in the worker goes (mean ms): the figure above is 1 / (their sum + a gap)
         "two_seat_ms": {k: _r(statistics.mean(t[k] for t in two_seat_steps) * 1000, 1) for k in two_seat_steps[0]}
         if two_seat_steps else None,
@@ -856,10 +878,11 @@ def summary(report: dict) -> str:
         f"ended: {report['statuses']} in {report['wall_s']} s ({report['attempts']} attempts)",
         f"pipeline: {report['matches_per_s']} matches/s, {report['matches_per_s_per_core']} per core, "
         f"{report['decisions_per_s_per_core']} decisions/s per core; 2-seat {report['two_seat_matches_per_s_per_core']} "
-        "per s per core",
+        f"per s per core ({report['two_seat_basis']})",
         f"floors per core: in-process {floors['inprocess']['matches_per_s_per_core']} matches/s "
         f"(x{report['inprocess_ratio']}), bare containers {floors['containers']['matches_per_s_per_core']} "
-        f"(floor ratio {report['floor_ratio']}; one container start+stop p50 {floors['containers']['container_p50_s']} s)"
+        f"(floor ratio {report['floor_ratio']}; one container start+stop p50 {floors['containers']['container_p50_s']} s, "
+        f"{floors['containers']['cpu_ms_per_container']} ms of the machine's CPU)"
         + (f"; 2-seat matches only {floors['containers_two_seat']['matches_per_s_per_core']} (2-seat floor ratio "
            f"{report['two_seat_floor_ratio']})" if "containers_two_seat" in floors else ""),
         f"seat start p50 {report['seat_start_p50_s']} s, p95 {report['seat_start_p95_s']} s "

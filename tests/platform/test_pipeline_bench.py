@@ -46,6 +46,8 @@ def test_pipeline_bench_plays_every_queued_match_reports_its_shares_and_leaves_n
     assert report["floors"]["inprocess"]["matches_per_s_per_core"] > 0
     assert report["floors"]["containers"]["container_p50_s"] > 0
     assert report["floors"]["containers_two_seat"]["matches_per_s_per_core"] > 0  # the 2-seat target's ceiling
+    assert report["floors"]["containers"]["cpu_ms_per_container"] > 0
+    assert report["two_seat_basis"] == "derived"  # a mixed run: the 2-seat rate comes from its 2-seat matches
     assert set(report["targets"]) == {"two_seat_matches_per_s_per_core >= 2", "seat_start_p50_s < 0.050",
                                       "bookkeeping < 10%"}
     # the workers stopped with nothing of theirs left; the bench removed its rows and keys
