@@ -757,6 +757,40 @@ def _live(pids: list[int]) -> list[int]:
     return found
 
 
+def _kill_and_wait(pids: list[int], deadline: float) -> None:
+    """SIGKILL each of ``pids`` and wait until each has exited (or ``deadline``, monotonic).
+
+    Waits on a pidfd of each, not in a loop: a killed process exits only once it gets a core,
+    and looking again and again until then (the ``/proc`` walk of ``_descendants``) cost the
+    supervisor 0.3-2.9 ms of CPU at each game's end on a busy machine (2-35 rounds)."""
+    fds = []
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except OSError:  # gone already, or no pidfd here: killed by its number, the caller looks again
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            continue
+        try:
+            signal.pidfd_send_signal(fd, signal.SIGKILL)
+        except OSError:
+            pass  # exited meanwhile: its pidfd is readable
+        fds.append(fd)
+    try:
+        while fds:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            for fd in select.select(fds, [], [], left)[0]:  # readable: the process has exited
+                fds.remove(fd)
+                os.close(fd)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 def _wipe(root: str) -> None:
     """Delete everything under ``root`` (also what the bot made unreadable), and its extended attributes."""
     try:
@@ -1182,11 +1216,7 @@ class Supervisor:
                 pids = _live(_descendants(skip=self.keep()))
                 if not pids:
                     break
-                for pid in pids:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
+                _kill_and_wait(pids, deadline)
                 self.reap()
             self.reap()
             for pid in self.keep():
