@@ -43,20 +43,21 @@ follows it, so prints never reach the channel.
 
 from __future__ import annotations
 
-import argparse
+import _socket
 import codecs
 import errno
 import fcntl
 import importlib.machinery
-import importlib.util
 import json
 import os
 import select
 import signal
-import socket
 import struct
 import sys
 import time
+import types
+from importlib._bootstrap import module_from_spec
+from importlib._bootstrap_external import MAGIC_NUMBER, spec_from_file_location
 
 HEADER = struct.Struct(">I")
 #: the module a bot's directory must hold; ``agent`` is looked up in it
@@ -88,7 +89,23 @@ def decode_body(body: bytes) -> dict:
     return message
 
 
-def recv_exact(sock: socket.socket, size: int) -> bytes:
+def send_fds(sock: _socket.socket, buffers: list[bytes], fds: list[int]) -> int:
+    """``socket.send_fds``: the host uses ``_socket`` only (``socket``, with ``selectors`` and its
+    enums, cost about 2.5 ms of CPU in every seat's container)."""
+    return sock.sendmsg(buffers, [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack(f"{len(fds)}i", *fds))])
+
+
+def recv_fds(sock: _socket.socket, size: int, most: int) -> tuple[bytes, list[int], int, object]:
+    """``socket.recv_fds`` (see ``send_fds``): the message, the descriptors, its flags and address."""
+    message, ancillary, flags, address = sock.recvmsg(size, _socket.CMSG_LEN(most * 4))
+    fds: list[int] = []
+    for level, kind, data in ancillary:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            fds += struct.unpack(f"{len(data) // 4}i", data[:len(data) - len(data) % 4])
+    return message, fds, flags, address
+
+
+def recv_exact(sock: _socket.socket, size: int) -> bytes:
     """Read exactly ``size`` bytes (blocking); EOFError when the peer closed."""
     chunks = []
     while size:
@@ -143,7 +160,7 @@ def compile_bot(files: dict[str, bytes]) -> bytes:
                 code[path] = compile(content, path, "exec", dont_inherit=True, optimize=0)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 continue
-    return importlib.util.MAGIC_NUMBER + marshal.dumps(code)
+    return MAGIC_NUMBER + marshal.dumps(code)
 
 
 #: what the worker gives the compilation of one upload (``compile_bot_apart``): CPU seconds, and
@@ -172,7 +189,7 @@ def compile_bot_apart(files: dict[str, bytes]) -> bytes:
         )
     except (OSError, subprocess.SubprocessError):
         return b""
-    magic = importlib.util.MAGIC_NUMBER
+    magic = MAGIC_NUMBER
     return done.stdout if done.returncode == 0 and done.stdout[: len(magic)] == magic else b""
 
 
@@ -191,14 +208,13 @@ def read_bot_code(bot_dir: str, code_file: str) -> int:
     how many. A file that is missing, made by another Python (its ``MAGIC_NUMBER``) or unreadable
     gives none: the bot is compiled from its source, as without the file."""
     import marshal
-    import types
 
     try:
         with open(code_file, "rb") as handle:
             blob = handle.read()
     except OSError:
         return 0
-    magic = importlib.util.MAGIC_NUMBER
+    magic = MAGIC_NUMBER
     if blob[:len(magic)] != magic:
         return 0
     try:
@@ -251,10 +267,10 @@ def load_agent(bot_dir: str, module_name: str = "main", code_file: str | None = 
     register_bot_dir(bot_dir)
     if bot_dir not in sys.path:
         sys.path.insert(0, bot_dir)
-    spec = importlib.util.spec_from_file_location(module_name, path, loader=SourceOnlyLoader(module_name, path))
+    spec = spec_from_file_location(module_name, path, loader=SourceOnlyLoader(module_name, path))
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
+    module = module_from_spec(spec)
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
     agent = getattr(module, "agent", None)
@@ -321,7 +337,7 @@ def _thread_failure(reason: str) -> dict:
 class Host:
     """A game process's side of its channel to the supervisor: framed send and receive."""
 
-    def __init__(self, sock: socket.socket, frame_bytes: int):
+    def __init__(self, sock: _socket.socket, frame_bytes: int):
         self.sock = sock
         self.frame_bytes = frame_bytes
 
@@ -355,11 +371,13 @@ def interpreter_options(path: str) -> list[str]:
     ``RUN_AS``, not run as a script, so that its bytecode beside it (``__pycache__``, written by
     the worker where the bot cannot write, ``host_bytecode``) is used where it is valid; a script
     is compiled from its source at every start (7-10 ms of CPU in the image, twice a seat: the
-    supervisor and its zygote). Without valid bytecode it is compiled, as before."""
+    supervisor and its zygote). Without valid bytecode it is compiled, as before. The two helpers
+    are importlib.util's, taken from the import system itself (importlib.util's own imports cost
+    about 1 ms of CPU, and nothing in a seat needs them)."""
     return ["-I", "-S", "-B", "-c",
-            "import importlib.util as u, sys\n"
-            f"s = u.spec_from_file_location({RUN_AS!r}, {path!r})\n"
-            "m = sys.modules[s.name] = u.module_from_spec(s)\n"
+            "import sys, importlib._bootstrap as b, importlib._bootstrap_external as e\n"
+            f"s = e.spec_from_file_location({RUN_AS!r}, {path!r})\n"
+            "m = sys.modules[s.name] = b.module_from_spec(s)\n"
             "s.loader.exec_module(m)\n"
             "m.main()\n"]
 
@@ -368,15 +386,23 @@ def host_bytecode(source: bytes, path: str) -> bytes:
     """The ``__pycache__`` file of the host's ``source`` at ``path`` for this interpreter: checked
     against the source's hash at every start (never its time), so a changed host is compiled."""
     import importlib._bootstrap_external as external
+    import importlib.util
 
     code = compile(source, path, "exec", dont_inherit=True, optimize=0)
     return external._code_to_hash_pyc(code, importlib.util.source_hash(source), checked=True)
 
 
-def _libc():
-    import ctypes
+_LIBC = None
 
-    return ctypes.CDLL(None, use_errno=True)
+
+def _libc():
+    """The C library through ctypes, loaded once a process (and kept by its forks)."""
+    global _LIBC
+    if _LIBC is None:
+        import ctypes
+
+        _LIBC = ctypes.CDLL(None, use_errno=True)
+    return _LIBC
 
 
 PR_SET_DUMPABLE = 4
@@ -472,7 +498,10 @@ ZYGOTE_ANSWER = struct.Struct(">i1s")
 ZYGOTE_SECONDS = 5.0
 #: standard modules the zygote imports for the game processes (bots commonly use them);
 #: never bot code. A bot's own module of one of these names is not imported (the standard one is).
-ZYGOTE_MODULES = ("collections", "copy", "dataclasses", "enum", "functools", "heapq", "itertools",
+#: Each costs its import once a seat (in the zygote) instead of once a game, and once a seat
+#: for a bot that never imports it: ``dataclasses`` is not here (with ``inspect``, ``ast``,
+#: ``dis`` and ``tokenize`` it cost 5 ms of CPU a seat in the image).
+ZYGOTE_MODULES = ("collections", "copy", "enum", "functools", "heapq", "itertools",
                   "math", "operator", "random", "re", "typing", "_thread", "resource", "ctypes")
 
 
@@ -531,7 +560,7 @@ def _restore_state(state) -> str | None:
     return None
 
 
-def zygote(control: socket.socket, args) -> None:
+def zygote(control: _socket.socket, args) -> None:
     """The zygote: forks one game process per request of the supervisor, never runs bot code.
 
     Started by the supervisor before the first game (a new interpreter). It
@@ -566,7 +595,7 @@ def zygote(control: socket.socket, args) -> None:
     control.setblocking(True)
     while True:
         try:
-            message, fds, _, _ = socket.recv_fds(control, 64, 2)
+            message, fds, _, _ = recv_fds(control, 64, 2)
         except OSError:
             os._exit(2)
         if not message:
@@ -622,7 +651,7 @@ def _game_process(fds: list[int], hello_id: int, args, state, libc, park: bool =
         os.dup2(channel, 3)
         os.closerange(4, 65536)  # the zygote's socket too
         libc.prctl(PR_SET_NAME, state[5], 0, 0, 0)  # the interpreter's name, not the zygote's
-        sock = socket.socket(fileno=3)
+        sock = _socket.socket(fileno=3)
         sock.setblocking(True)
         host = Host(sock, args.frame_bytes)
         if park:
@@ -728,6 +757,40 @@ def _live(pids: list[int]) -> list[int]:
     return found
 
 
+def _kill_and_wait(pids: list[int], deadline: float) -> None:
+    """SIGKILL each of ``pids`` and wait until each has exited (or ``deadline``, monotonic).
+
+    Waits on a pidfd of each, not in a loop: a killed process exits only once it gets a core,
+    and looking again and again until then (the ``/proc`` walk of ``_descendants``) cost the
+    supervisor 0.3-2.9 ms of CPU at each game's end on a busy machine (2-35 rounds)."""
+    fds = []
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except OSError:  # gone already, or no pidfd here: killed by its number, the caller looks again
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            continue
+        try:
+            signal.pidfd_send_signal(fd, signal.SIGKILL)
+        except OSError:
+            pass  # exited meanwhile: its pidfd is readable
+        fds.append(fd)
+    try:
+        while fds:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            for fd in select.select(fds, [], [], left)[0]:  # readable: the process has exited
+                fds.remove(fd)
+                os.close(fd)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 def _wipe(root: str) -> None:
     """Delete everything under ``root`` (also what the bot made unreadable), and its extended attributes."""
     try:
@@ -758,7 +821,7 @@ def _wipe(root: str) -> None:
 class Supervisor:
     """Runs one game process per game and relays frames between it and the referee."""
 
-    def __init__(self, sock: socket.socket, args):
+    def __init__(self, sock: _socket.socket, args):
         self.ref = sock
         self.ref_in = FrameBuffer(args.frame_bytes)
         self.frame_bytes = args.frame_bytes
@@ -781,7 +844,7 @@ class Supervisor:
                 pass
         self.child: int | None = None
         self.child_status: int | None = None
-        self.child_sock: socket.socket | None = None
+        self.child_sock: _socket.socket | None = None
         self.child_in = FrameBuffer(args.frame_bytes)
         self.child_out = bytearray()
         self.child_broken = False
@@ -790,16 +853,16 @@ class Supervisor:
         self.frozen = False
         self.use_zygote = not args.no_zygote
         self.zygote: int | None = None
-        self.zygote_sock: socket.socket | None = None
+        self.zygote_sock: _socket.socket | None = None
         self.args = args
         #: the next game's process, forked ahead and parked (``prepare_spare``): (pid, channel, log pipe's read end)
-        self.spare: tuple[int, socket.socket, int] | None = None
+        self.spare: tuple[int, _socket.socket, int] | None = None
         #: the referee said another game follows the current one: fork its spare after this game's hello
         self.want_spare = False
         #: the hello id of the game running in a spare that has not said hello yet (``child_gone``)
         self.spare_hello: int | None = None
         #: a spare asked of the zygote, not answered yet: (channel, log pipe's read end, answer so far)
-        self.spare_pending: tuple[socket.socket, int, bytes] | None = None
+        self.spare_pending: tuple[_socket.socket, int, bytes] | None = None
         #: nothing read from the referee yet: a zygote started now is forked from this process
         #: (``fork_zygote``), whose memory then holds no frame, bot file or game data
         self.pristine = True
@@ -818,7 +881,7 @@ class Supervisor:
         if not park and self.take_spare(hello_id):
             return
         self.spare_hello = None
-        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        parent, child = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
         read_end, write_end = os.pipe()
         try:
             pid = self.fork_game(hello_id, child.fileno(), write_end, park) if self.use_zygote else None
@@ -881,7 +944,7 @@ class Supervisor:
         process while it is ``pristine`` (before it read anything from the referee: its memory
         holds its arguments and nothing of a bot or a game), else a new interpreter (a zygote
         killed by a bot: this process has relayed frames since)."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
         devnull = os.open(os.devnull, os.O_RDWR)
         try:
             if self.pristine:
@@ -896,7 +959,7 @@ class Supervisor:
             os.close(devnull)
             theirs.close()
 
-    def fork_zygote(self, devnull: int, theirs: socket.socket, ours: socket.socket) -> int:
+    def fork_zygote(self, devnull: int, theirs: _socket.socket, ours: _socket.socket) -> int:
         """The zygote as a fork of this process, set up as ``start_zygote``'s new interpreter is:
         descriptors 0-2 ``/dev/null`` and 3 its socket, every other closed, the same environment
         and ``sys.argv``. Saves an interpreter start a seat (the zygote's imports are the same)."""
@@ -915,7 +978,7 @@ class Supervisor:
             os.environ.clear()
             os.environ.update(self.environment)
             sys.argv = argv[argv.index("-c"):]
-            zygote(socket.socket(fileno=3), self.args)
+            zygote(_socket.socket(fileno=3), self.args)
         finally:
             os._exit(0)
         return 0  # (never reached: the zygote exits)
@@ -952,13 +1015,13 @@ class Supervisor:
         checked and put back at its ``load``, as for any process of the zygote."""
         if self.spare is not None or self.spare_pending is not None or not self.use_zygote or self.child is None:
             return
-        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        parent, child = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
         read_end, write_end = os.pipe()
         try:
             if self.zygote is None:
                 self.start_zygote()
             os.kill(self.zygote, signal.SIGCONT)  # the freeze (or a bot) may have stopped it
-            socket.send_fds(self.zygote_sock, [b"0 park\n"], [child.fileno(), write_end])
+            send_fds(self.zygote_sock, [b"0 park\n"], [child.fileno(), write_end])
         except OSError:
             parent.close()
             os.close(read_end)
@@ -1067,7 +1130,7 @@ class Supervisor:
                 if self.zygote is None:
                     self.start_zygote()
                 os.kill(self.zygote, signal.SIGCONT)  # the freeze (or a bot) may have stopped it
-                socket.send_fds(self.zygote_sock, [b"%d%s\n" % (hello_id, b" park" if park else b"")], [channel, log])
+                send_fds(self.zygote_sock, [b"%d%s\n" % (hello_id, b" park" if park else b"")], [channel, log])
                 self.zygote_sock.settimeout(ZYGOTE_SECONDS)
                 answer = b""
                 while len(answer) < ZYGOTE_ANSWER.size:
@@ -1153,11 +1216,7 @@ class Supervisor:
                 pids = _live(_descendants(skip=self.keep()))
                 if not pids:
                     break
-                for pid in pids:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
+                _kill_and_wait(pids, deadline)
                 self.reap()
             self.reap()
             for pid in self.keep():
@@ -1185,6 +1244,19 @@ class Supervisor:
         self.end_game()
         self.drop_spare()
         self.stop_zygote()
+
+    def leave(self) -> None:
+        """Exit at the seat's end (``stop``, or the referee gone), every process of the sandbox with it.
+
+        PID 1 of its own namespace (the host of a container) just exits: the kernel then kills
+        every other process of the namespace (SIGKILL, stopped ones too; none outlives it), and
+        the container, its ``/tmp`` and IPC namespace with it, is removed, so ``finish``'s kills,
+        wipe and IPC cleanup, for a next game that never comes, would be work for nothing (about
+        1 ms of CPU a seat). Elsewhere (in bubblewrap, whose own init outlives the host; a bare
+        process) ``finish`` ends them first."""
+        if os.getpid() != 1:
+            self.finish()
+        os._exit(0)
 
     def freeze(self) -> None:
         self.spare_answer(block=True)  # no freeze while the zygote forks
@@ -1350,8 +1422,7 @@ class Supervisor:
     def from_referee(self) -> None:
         chunk = self.ref.recv(1 << 16)  # (a 1 MiB buffer would be mapped and unmapped at every frame)
         if not chunk:
-            self.finish()
-            os._exit(0)
+            self.leave()
         self.ref_in.data += chunk
         for raw, message in self.ref_in.frames():
             if len(raw) - HEADER.size > self.frame_bytes or message is None:
@@ -1369,8 +1440,7 @@ class Supervisor:
                 self.freeze()
                 self.drain_log(final=True)
                 self.send_referee(encode_frame({"op": "stopped", "id": message.get("id")}))
-                self.finish()
-                os._exit(0)
+                self.leave()
             elif op == "freeze":
                 self.freeze()
             elif self.child_sock is not None and not self.child_broken:
@@ -1528,44 +1598,103 @@ def become_supervisor(args) -> None:
         os.close(devnull)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bot", required=True, help="directory holding main.py")
-    where = parser.add_mutually_exclusive_group(required=True)
-    where.add_argument("--fd", type=int, help="inherited socket file descriptor")
-    where.add_argument("--connect", help="path of the referee's Unix socket")
-    parser.add_argument("--frame-bytes", type=int, default=1 << 20)
-    parser.add_argument("--log-bytes", type=int, default=64 * 1024)
+#: the host's options (the backends write its command line): option -> (kind, default); a kind is
+#: ``str``, ``int``, ``flag`` (no value) or ``list`` (repeatable, a value each); ``--fd`` or
+#: ``--connect`` is required, and ``--bot``
+OPTIONS = {
+    "--bot": ("str", None),  # directory holding main.py
+    "--fd": ("int", None),  # inherited socket file descriptor (or --connect)
+    "--connect": ("str", None),  # path of the referee's Unix socket (or --fd)
+    "--frame-bytes": ("int", 1 << 20),
+    "--log-bytes": ("int", 64 * 1024),
     # Only shown in `ps`: tells operators (and leak checks) which match a process serves.
-    parser.add_argument("--label", default="")
+    "--label": ("str", ""),
     # A pre-started (warm) sandbox: the bot's files arrive after start; wait for them.
-    parser.add_argument("--wait-load", action="store_true")
-    parser.add_argument("--jail", choices=("pidns", "uid", "none"), default=None)
-    parser.add_argument("--scrub", action="append", default=None, help="a folder the bot may write: emptied after each game")
+    "--wait-load": ("flag", False),
+    "--jail": ("str", None),  # pidns, uid or none (see the module's docstring)
+    "--scrub": ("list", None),  # a folder the bot may write: emptied after each game
     # The process sandbox's confinement, done by the supervisor before any bot code runs (see confine).
-    parser.add_argument("--tmpfs", action="append", default=[], help="mount a size- and inode-capped tmpfs here")
-    parser.add_argument("--tmpfs-bytes", type=int, default=16 << 20)
-    parser.add_argument("--tmpfs-inodes", type=int, default=4096)
-    parser.add_argument("--drop-caps", action="store_true", help="drop every capability (after mounting)")
-    parser.add_argument("--seccomp-fd", type=int, default=None, help="a seccomp BPF program to install on itself")
-    parser.add_argument("--thread-stack-bytes", type=int, default=0, help="stack size of the bot's Python threads")
+    "--tmpfs": ("list", []),  # mount a size- and inode-capped tmpfs here
+    "--tmpfs-bytes": ("int", 16 << 20),
+    "--tmpfs-inodes": ("int", 4096),
+    "--drop-caps": ("flag", False),  # drop every capability (after mounting)
+    "--seccomp-fd": ("int", None),  # a seccomp BPF program to install on itself
+    "--thread-stack-bytes": ("int", 0),  # stack size of the bot's Python threads
     # The worker's compilation of the bot's sources (compile_bot), read by each game process, if there.
-    parser.add_argument("--code", default=None, help="a code file of the bot (compile_bot) the bot cannot write")
-    # Internal: a game process started by the supervisor.
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--hello-id", type=int, default=0, help=argparse.SUPPRESS)
+    "--code": ("str", None),
+    # Internal: a game process started by the supervisor, and the hello id it says.
+    "--child": ("flag", False),
+    "--hello-id": ("int", 0),
     # Internal: the supervisor's zygote, which forks the game processes.
-    parser.add_argument("--zygote", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--no-zygote", action="store_true",
-                        help="a new interpreter per game instead of the zygote's fork (the default in gVisor)")
-    args = parser.parse_args(argv)
+    "--zygote": ("flag", False),
+    # A new interpreter per game instead of the zygote's fork (the default in gVisor).
+    "--no-zygote": ("flag", False),
+}
+JAILS = ("pidns", "uid", "none")
+
+
+class UsageError(ValueError):
+    """A command line the host does not take (the backends' bug, never a bot's)."""
+
+
+def parse_arguments(argv: list[str]) -> types.SimpleNamespace:
+    """The host's command line (``OPTIONS``): ``--option value`` or ``--option=value``.
+
+    Not argparse: importing it (and ``gettext``) cost about 5 ms of CPU in every seat's
+    container, and the command line is the backends', never a person's.
+
+    >>> parse_arguments(["--bot", "/b", "--fd", "3", "--scrub", "/tmp"]).scrub
+    ['/tmp']
+    """
+    values = {option[2:].replace("-", "_"): (list(default) if isinstance(default, list) else default)
+              for option, (_, default) in OPTIONS.items()}
+    words = iter(argv)
+    for word in words:
+        option, equals, value = word.partition("=")
+        kind = OPTIONS.get(option, (None,))[0]
+        if kind is None:
+            raise UsageError(f"unknown option {word!r}")
+        if kind == "flag":
+            if equals:
+                raise UsageError(f"{option} takes no value")
+            values[option[2:].replace("-", "_")] = True
+            continue
+        if not equals:
+            value = next(words, None)
+            if value is None:
+                raise UsageError(f"{option} needs a value")
+        key = option[2:].replace("-", "_")
+        if kind == "int":
+            try:
+                values[key] = int(value)
+            except ValueError:
+                raise UsageError(f"{option} takes a number, not {value!r}") from None
+        elif kind == "list":
+            values[key] = [*(values[key] or []), value]
+        else:
+            values[key] = value
+    if values["bot"] is None:
+        raise UsageError("--bot is required")
+    if (values["fd"] is None) == (values["connect"] is None):
+        raise UsageError("one of --fd and --connect is required")
+    if values["jail"] not in (None, *JAILS):
+        raise UsageError(f"--jail takes one of {', '.join(JAILS)}, not {values['jail']!r}")
+    return types.SimpleNamespace(**values)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = parse_arguments(sys.argv[1:] if argv is None else argv)
+    except UsageError as exc:
+        os.write(2, f"host.py: {exc}\n".encode())
+        os._exit(2)
     if args.zygote:
         os.closerange(4, 65536)
-        zygote(socket.socket(fileno=args.fd), args)
+        zygote(_socket.socket(fileno=args.fd), args)
         os._exit(0)
     if args.child:
         os.closerange(4, 65536)
-        sock = socket.socket(fileno=args.fd)
+        sock = _socket.socket(fileno=args.fd)
         sock.setblocking(True)
         try:
             code = serve(Host(sock, args.frame_bytes), args.bot, args.hello_id, args.thread_stack_bytes, args.code)
@@ -1581,11 +1710,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.scrub is None:
         args.scrub = ["/tmp"] if in_container else []
     if args.fd is not None:
-        sock = socket.socket(fileno=args.fd)
+        sock = _socket.socket(fileno=args.fd)
     else:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         sock.connect(args.connect)
-    sock.set_inheritable(False)
+    os.set_inheritable(sock.fileno(), False)
     sock.setblocking(True)
     try:
         confine(args)

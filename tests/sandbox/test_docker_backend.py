@@ -304,6 +304,41 @@ def test_a_bot_cannot_sigkill_the_host_that_is_pid_1_of_its_container(docker_cli
     assert seat.log.text().count("kill sent") == 2  # the signal was sent, and dropped by the kernel
 
 
+#: leaves a process behind that ignores SIGTERM, double-forked away from the game's process
+LINGERER = BotPackage.from_bytes("linger.py", b"""
+import os, signal, time
+if os.fork() == 0:
+    if os.fork() == 0:
+        os.setsid()
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        while True:
+            time.sleep(0.05)
+    os._exit(0)
+def agent(observation, configuration):
+    return observation["legal_actions"][0]
+""")
+
+
+@pytest.mark.docker
+@pytest.mark.services
+def test_at_stop_the_host_exits_at_once_and_every_process_of_its_container_with_it(docker_client):
+    # The host is PID 1: its exit ends the container's PID namespace, leftovers included.
+    handle = docker_backend.start_seat(LINGERER, Limits(), match_id="stopexit1", seat=0)
+    seat = SandboxSeat(handle, Limits(), "lingerer")
+    try:
+        seat.wait_ready()
+        assert seat.decide(OBS, {}) == {"type": "draw"}
+        assert len(handle.container.top()["Processes"]) >= 3  # host, zygote, game process, the lingerer
+        handle.channel.send({"op": "stop", "id": 9})
+        assert handle.channel.recv(time.monotonic() + 5.0) == {"op": "stopped", "id": 9}
+        state = handle.container.wait(timeout=5)  # not removed yet: it exits by itself
+        assert state["StatusCode"] == 0
+    finally:
+        seat.stop()
+    assert seat.faults == []
+    assert docker_backend.match_containers("stopexit1") == []
+
+
 @pytest.mark.docker
 @pytest.mark.services
 def test_a_container_killed_from_outside_is_infrastructure_not_the_bots_fault(docker_client):

@@ -301,3 +301,54 @@ def test_a_warm_hosts_first_game_process_waits_set_up_and_imports_the_bot_only_o
     assert frames_until(channel, "hello")[0] == {"op": "hello", "id": 2, "ok": True}
     channel.send({"op": "decide", "id": 3, "observation": OBS, "configuration": {}})
     assert frames_until(channel, "reply")[0]["action"]["pid"] not in parked | {first}  # a fresh one the next
+
+
+def test_the_hosts_command_line_takes_what_every_backend_writes_and_refuses_the_rest(tmp_path):
+    from sandbox.backends.process import bwrap_command
+    from sandbox.docker_backend import container_options
+
+    class Api:  # container_options builds its host config through the client; only the command is read here
+        @staticmethod
+        def create_host_config(**options):
+            return options
+
+    class Client:
+        api = Api()
+
+    docker = container_options(Client(), Limits(), "m1", 0, str(tmp_path))["command"]
+    args = sandbox.host.parse_arguments(docker[docker.index("-c") + 2:])
+    assert (args.bot, args.connect, args.fd, args.label, args.code) == ("/sandbox/bot", "/sandbox/chan/referee.sock", None, "m1-0", "/sandbox/code.bin")
+    assert (args.frame_bytes, args.log_bytes, args.wait_load, args.jail, args.scrub, args.no_zygote) == (Limits().frame_bytes, Limits().log_bytes, False, None, None, False)
+    bwrap = bwrap_command("bwrap", "python3", Limits(), 5, "m1-1", seccomp_fd=7)
+    args = sandbox.host.parse_arguments(bwrap[bwrap.index("-B") + 2:])  # after the interpreter's -B and the program
+    assert (args.fd, args.jail, args.scrub, args.drop_caps, args.seccomp_fd) == (5, "pidns", ["/tmp", "/home/bot", "/dev/shm"], True, 7)
+    assert args.tmpfs and args.tmpfs_inodes == Limits().tmp_inodes and args.thread_stack_bytes > 0
+    assert sandbox.host.parse_arguments(["--bot=/b", "--fd=3", "--wait-load", "--hello-id", "4"]).hello_id == 4
+    for wrong in (["--fd", "3"], ["--bot", "/b"], ["--bot", "/b", "--fd", "3", "--connect", "/s"], ["--bot", "/b", "--fd", "x"],
+                  ["--bot", "/b", "--fd", "3", "--jail", "all"], ["--bot", "/b", "--fd", "3", "--verbose"],
+                  ["--bot", "/b", "--fd", "3", "--wait-load=1"], ["--bot", "/b", "--fd"]):
+        with pytest.raises(sandbox.host.UsageError):
+            sandbox.host.parse_arguments(wrong)
+
+
+def test_a_wrong_command_line_is_the_hosts_exit_code_2_with_its_reason(tmp_path):
+    done = subprocess.run([sys.executable, "-I", "-S", HOST, "--bot", str(tmp_path)], capture_output=True, timeout=30)
+    assert (done.returncode, done.stderr) == (2, b"host.py: one of --fd and --connect is required\n")
+
+
+def test_descriptors_passed_with_the_hosts_own_helpers_arrive():
+    ours, theirs = socket.socketpair()
+    read_end, write_end = os.pipe()
+    try:
+        sandbox.host.send_fds(ours, [b"7 park\n"], [read_end, write_end])
+        message, fds, _, _ = sandbox.host.recv_fds(theirs, 64, 2)
+        assert message == b"7 park\n" and len(fds) == 2
+        os.write(fds[1], b"through the passed pipe")
+        assert os.read(read_end, 64) == b"through the passed pipe"
+        for fd in fds:
+            os.close(fd)
+    finally:
+        for fd in (read_end, write_end):
+            os.close(fd)
+        ours.close()
+        theirs.close()
