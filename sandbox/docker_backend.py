@@ -1,7 +1,7 @@
 """Docker backend: one container per seat per match. The only module that talks to Docker.
 
-Each container: no network, read-only root, small size-limited /tmp, non-root
-user, no capabilities, no-new-privileges, memory without swap, CPU and PID
+Each container: no network (a network namespace of its own with only loopback), read-only
+root, small size-limited /tmp, non-root user, no capabilities, no-new-privileges, memory without swap, CPU and PID
 limits, no environment from the worker; the bot's code and the bot host are
 bind-mounted read-only. The referee listens on a Unix socket in the per-seat
 directory, bind-mounted read-only at /sandbox (chan/referee.sock beside bot/
@@ -454,6 +454,12 @@ def container_options(client, limits: Limits, match_id: str, seat: int, seat_dir
         },
         "stdin_open": False,
         "tty": False,
+        # No libnetwork sandbox: runc gives the container a network namespace of its own with
+        # only loopback (up), what network_mode "none" gave, without the engine's netns file,
+        # its bind mount and the ``libnetwork-setkey`` prestart hook (a run of the dockerd
+        # binary) per container: about half the engine's CPU of a seat (docs/sandbox.md,
+        # "What a container costs the engine").
+        "network_disabled": True,
         "host_config": host_config,
     }
 

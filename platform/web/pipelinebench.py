@@ -21,9 +21,10 @@ The run, in order:
    and bots) through ``sandbox.runner.play_sandboxed_match`` with the in-process backend in this
    process, as ``arena play`` does; the container floor creates, starts, waits for and removes
    one bare container of the sandbox image running ``true`` per seat (``docker run --rm IMAGE
-   true``), the seats of a match in parallel and enough matches at a time to keep every core
-   busy (twice the cores, at least ``workers``): a ceiling of the machine's CPU, not of one
-   container's latency, with the machine's CPU a container (``cpu_ms_per_container``).
+   true``, with the seats' network: none, and no libnetwork sandbox), the seats of a match in
+   parallel and enough matches at a time to keep every core busy (twice the cores, at least
+   ``workers``): a ceiling of the machine's CPU, not of one container's latency, with the
+   machine's CPU a container (``cpu_ms_per_container``).
 5. Clean-up: the scratch rows, the Redis keys of the prefix, the bench's own containers and
    folders are removed (``keep`` keeps the rows, still named by their prefix); containers and
    seat folders the workers left are counted in the report before they go.
@@ -505,8 +506,10 @@ def floor_containers(seat_counts: list[int], workers: int, cores: int, tag: str,
 
     def seat(_):
         began = time.monotonic()
+        # the seats' network (sandbox.docker_backend.container_options): no libnetwork sandbox
         container = client.containers.create(settings.SANDBOX_IMAGE, entrypoint=["true"], command=[],
-                                             labels={FLOOR_LABEL: tag}, network_mode="none")
+                                             labels={FLOOR_LABEL: tag}, network_mode="none",
+                                             network_disabled=True)
         try:
             container.start()
             container.wait(timeout=120)

@@ -116,6 +116,60 @@ def test_seat_container_is_locked_down(docker_client, monkeypatch):
     assert not os.path.exists(handle.seat_dir)
 
 
+def _net_namespace(container) -> tuple[str, list[str]]:
+    """The network namespace of a running container's PID 1 and the interfaces in it."""
+    container.reload()
+    pid = container.attrs["State"]["Pid"]
+    lines = Path(f"/proc/{pid}/net/dev").read_text().splitlines()[2:]
+    return os.readlink(f"/proc/{pid}/ns/net"), sorted(line.split(":")[0].strip() for line in lines)
+
+
+@pytest.mark.docker
+@pytest.mark.services
+def test_each_seat_has_a_network_namespace_of_its_own_with_only_loopback(docker_client):
+    # No libnetwork sandbox (network_disabled): runc makes the namespace, brings loopback up,
+    # and nothing of another seat or of the host is reachable on it.
+    listener = BotPackage.from_bytes("bot.py", (
+        b"import socket\n"
+        b"server = socket.socket()\n"
+        b"server.bind(('127.0.0.1', 47123))\n"
+        b"server.listen(1)\n"
+        b"def agent(observation, configuration):\n"
+        b"    client = socket.create_connection(('127.0.0.1', 47123), timeout=2)\n"
+        b"    peer, _ = server.accept()\n"
+        b"    client.sendall(b'own')\n"
+        b"    return {'type': peer.recv(3).decode()}\n"
+    ))
+    prober = BotPackage.from_bytes("bot.py", (
+        b"import socket\n"
+        b"def agent(observation, configuration):\n"
+        b"    try:\n"
+        b"        socket.create_connection(('127.0.0.1', 47123), timeout=2).close()\n"
+        b"        return {'type': 'reached'}\n"
+        b"    except OSError as exc:\n"
+        b"        return {'type': type(exc).__name__}\n"
+    ))
+    handles = [docker_backend.start_seat(package, Limits(), match_id="netns1", seat=n)
+               for n, package in enumerate((listener, prober))]
+    seats = [SandboxSeat(handle, Limits(), f"bot{n}") for n, handle in enumerate(handles)]
+    try:
+        for seat in seats:
+            seat.wait_ready()
+        spaces = [_net_namespace(handle.container) for handle in handles]
+        assert spaces[0][0] != spaces[1][0]
+        assert os.readlink("/proc/self/ns/net") not in (spaces[0][0], spaces[1][0])
+        assert spaces[0][1] == spaces[1][1] == ["lo"]
+        for handle in handles:
+            assert handle.container.attrs["Config"]["NetworkDisabled"] is True
+            assert handle.container.attrs["HostConfig"]["NetworkMode"] == "none"
+        assert seats[0].decide(OBS, {}) == {"type": "own"}  # loopback works inside a seat
+        assert seats[1].decide(OBS, {}) == {"type": "ConnectionRefusedError"}  # not the other seat's
+    finally:
+        for seat in seats:
+            seat.stop()
+    assert docker_backend.match_containers("netns1") == []
+
+
 @pytest.mark.docker
 @pytest.mark.services
 def test_container_removed_under_a_running_match_is_infrastructure_not_the_bots_fault(docker_client):
