@@ -275,7 +275,7 @@ static inline int mt_randbelow(Stream *r, int n) {
  * their SHA-512 to init_by_array: a chain of 1,247 dependent multiplications, the
  * costliest part of a short game (a dealer stream, a deal stream and one stream per seat
  * each game). The chain cannot be shortened without changing every stream, so the
- * streams a round needs are seeded together, four chains interleaved (mt_init_four): the
+ * streams a round needs are seeded together, up to four chains interleaved (mt_init_lanes): the
  * processor runs independent chains side by side, so four cost about what one does. */
 #define KEY_SMALL 64
 typedef struct {
@@ -322,61 +322,81 @@ static int seed_key(SeedKey *k, const char *utf8, size_t len) {
     return 0;
 }
 
-/* init_by_array for four keys shorter than MT_N at once: mt_init_by_array's loops with
+/* init_by_array for G <= 4 keys shorter than MT_N at once: mt_init_by_array's loops with
  * the wrap-arounds unrolled (the first loop runs MT_N steps from word 1: words 1..N-1,
- * then word 1 again; the second N-1 steps from word 2: words 2..N-1, then word 1) */
-static void mt_init_four(Stream **r, const SeedKey **key) {
-    uint32_t *m0 = r[0]->mt, *m1 = r[1]->mt, *m2 = r[2]->mt, *m3 = r[3]->mt;
-    const uint32_t *k0 = key[0]->words, *k1 = key[1]->words, *k2 = key[2]->words, *k3 = key[3]->words;
-    const uint32_t l0 = (uint32_t)key[0]->len, l1 = (uint32_t)key[1]->len, l2 = (uint32_t)key[2]->len,
-                   l3 = (uint32_t)key[3]->len;
-    uint32_t p0 = MT_BASE[0], p1 = p0, p2 = p0, p3 = p0, j0 = 0, j1 = 0, j2 = 0, j3 = 0;
-#define STEP1(p, m, k, j, l, i, old) \
-    p = ((old) ^ ((p ^ (p >> 30)) * 1664525U)) + k[j] + j; m[i] = p; j = j + 1 == l ? 0 : j + 1;
-#define STEP2(p, m, i) p = (m[i] ^ ((p ^ (p >> 30)) * 1566083941U)) - (uint32_t)(i); m[i] = p;
-    for (int i = 1; i < MT_N; i++) {
-        uint32_t b = MT_BASE[i];
-        STEP1(p0, m0, k0, j0, l0, i, b) STEP1(p1, m1, k1, j1, l1, i, b)
-        STEP1(p2, m2, k2, j2, l2, i, b) STEP1(p3, m3, k3, j3, l3, i, b)
+ * then word 1 again; the second N-1 steps from word 2: words 2..N-1, then word 1), the
+ * G chains interleaved. The first loop's key term, key[j] + j with j cycling through the
+ * key, is laid out for all MT_N steps first (kx: the key's words plus their indexes, then
+ * copied onto itself), so a step is the chain's arithmetic and one add, without the
+ * key's wrap-around. Inlined with G constant (mt_init_1 .. mt_init_4). */
+static inline __attribute__((always_inline)) void mt_init_lanes(Stream **r, const SeedKey **key, const int G) {
+    uint32_t kx[4][MT_N];
+    uint32_t *m[4], p[4];
+    for (int c = 0; c < G; c++) {
+        const uint32_t *k = key[c]->words;
+        const uint32_t l = (uint32_t)key[c]->len;  /* 1 <= l < MT_N */
+        for (uint32_t j = 0; j < l; j++) kx[c][j] = k[j] + j;
+        for (uint32_t have = l; have < MT_N;) {
+            uint32_t more = have <= MT_N - have ? have : MT_N - have;
+            memcpy(kx[c] + have, kx[c], more * sizeof(uint32_t));
+            have += more;
+        }
+        m[c] = r[c]->mt;
+        p[c] = MT_BASE[0];
     }
-    m0[0] = p0; m1[0] = p1; m2[0] = p2; m3[0] = p3;
-    STEP1(p0, m0, k0, j0, l0, 1, m0[1]) STEP1(p1, m1, k1, j1, l1, 1, m1[1])
-    STEP1(p2, m2, k2, j2, l2, 1, m2[1]) STEP1(p3, m3, k3, j3, l3, 1, m3[1])
-    for (int i = 2; i < MT_N; i++) { STEP2(p0, m0, i) STEP2(p1, m1, i) STEP2(p2, m2, i) STEP2(p3, m3, i) }
-    m0[0] = p0; m1[0] = p1; m2[0] = p2; m3[0] = p3;
-    STEP2(p0, m0, 1) STEP2(p1, m1, 1) STEP2(p2, m2, 1) STEP2(p3, m3, 1)
-#undef STEP1
-#undef STEP2
-    for (int c = 0; c < 4; c++) {
-        r[c]->mt[0] = 0x80000000U;
+    for (int i = 1; i < MT_N; i++) {
+        const uint32_t b = MT_BASE[i];
+#pragma GCC unroll 4
+        for (int c = 0; c < G; c++) {
+            p[c] = (b ^ ((p[c] ^ (p[c] >> 30)) * 1664525U)) + kx[c][i - 1];
+            m[c][i] = p[c];
+        }
+    }
+    for (int c = 0; c < G; c++) {
+        m[c][0] = p[c];
+        p[c] = (m[c][1] ^ ((p[c] ^ (p[c] >> 30)) * 1664525U)) + kx[c][MT_N - 1];
+        m[c][1] = p[c];
+    }
+    for (int i = 2; i < MT_N; i++)
+#pragma GCC unroll 4
+        for (int c = 0; c < G; c++) {
+            p[c] = (m[c][i] ^ ((p[c] ^ (p[c] >> 30)) * 1566083941U)) - (uint32_t)i;
+            m[c][i] = p[c];
+        }
+    for (int c = 0; c < G; c++) {
+        m[c][0] = p[c];
+        p[c] = (m[c][1] ^ ((p[c] ^ (p[c] >> 30)) * 1566083941U)) - 1U;
+        m[c][1] = p[c];
+        m[c][0] = 0x80000000U;
         r[c]->index = MT_N;
     }
 }
 
-/* seed streams[i] from keys[i], i < count: as random.Random would, four at a time */
+static void mt_init_1(Stream **r, const SeedKey **key) { mt_init_lanes(r, key, 1); }
+static void mt_init_2(Stream **r, const SeedKey **key) { mt_init_lanes(r, key, 2); }
+static void mt_init_3(Stream **r, const SeedKey **key) { mt_init_lanes(r, key, 3); }
+static void mt_init_4(Stream **r, const SeedKey **key) { mt_init_lanes(r, key, 4); }
+static void (*const MT_INIT[5])(Stream **, const SeedKey **) = {NULL, mt_init_1, mt_init_2, mt_init_3, mt_init_4};
+
+/* seed streams[i] from keys[i], i < count: as random.Random would. The keys shorter than
+ * MT_N (all but a seed text of 2.4 kB or more) are seeded in groups of at most four, as
+ * even as can be (six streams: three and three), each group's chains interleaved */
 static void mt_seed_many(Stream **streams, const SeedKey *keys, int count) {
-    Stream spare[3];
-    Stream *group[4];
-    const SeedKey *gkeys[4];
+    Stream *group[MAX_SEATS + 2];
+    const SeedKey *gkeys[MAX_SEATS + 2];
     int g = 0;
     for (int i = 0; i < count; i++) {
-        if (keys[i].len >= MT_N) {  /* a seed of 2.4 kB or more: the loop as written */
+        if (keys[i].len >= MT_N) {  /* the loop as written */
             mt_init_by_array(streams[i], keys[i].words, keys[i].len);
             continue;
         }
         group[g] = streams[i];
         gkeys[g++] = &keys[i];
-        if (g == 4) {
-            mt_init_four(group, gkeys);
-            g = 0;
-        }
     }
-    if (g) {
-        for (int c = g; c < 4; c++) {  /* a part group: the spare places run the first key again */
-            group[c] = &spare[c - 1];
-            gkeys[c] = gkeys[0];
-        }
-        mt_init_four(group, gkeys);
+    for (int done = 0, groups = (g + 3) / 4; done < g; groups--) {
+        int size = (g - done + groups - 1) / groups;
+        MT_INIT[size](group + done, gkeys + done);
+        done += size;
     }
 }
 
