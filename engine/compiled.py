@@ -227,8 +227,11 @@ def play_turns(
         return None
 
     # per bot: hand it snapshots (lazy_observation), call its agent directly (an AgentSeat as it is)
-    lazy = [match._lazy(seat) for seat in seats]
-    direct = [match.plain_agent_seat(seat) for seat in seats]
+    lazy: list[bool] = []
+    direct: list[bool] = []
+    for seat in seats:  # a loop, not two comprehensions (engine.match: "Plain loops")
+        lazy.append(match._lazy(seat))
+        direct.append(match.plain_agent_seat(seat))
     decisions = game._play_turns(
         list(seats), lazy, seat_bot, configs, book.forfeits, times, on_step, step_game, decisions,
         charge, timed, SeatFault, direct, match.agent_fault, gc.collect, match.GC_EVERY,
