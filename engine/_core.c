@@ -152,26 +152,53 @@ static const uint64_t SHA_H[8] = {
 
 #define ROTR64(x, n) (((x) >> (n)) | ((x) << (64 - (n))))
 
+/* big-endian loads and stores (a byte loop where the compiler has no byte-swap built-in) */
+#if defined(__GNUC__) || defined(__clang__)
+static inline uint64_t load_be64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return __builtin_bswap64(v); }
+static inline void store_be64(uint8_t *p, uint64_t v) { v = __builtin_bswap64(v); memcpy(p, &v, 8); }
+static inline uint32_t load_be32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return __builtin_bswap32(v); }
+#else
+static inline uint64_t load_be64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int b = 0; b < 8; b++) v = (v << 8) | p[b];
+    return v;
+}
+static inline void store_be64(uint8_t *p, uint64_t v) { for (int b = 0; b < 8; b++) p[b] = (uint8_t)(v >> (56 - 8 * b)); }
+static inline uint32_t load_be32(const uint8_t *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+#endif
+
+/* one round; the eight working variables rotate by renaming (SHA_ROUND8), not by moves.
+ * Ch(e, f, g) = g ^ (e & (f ^ g)); Maj(a, b, c) = b ^ ((a ^ b) & (b ^ c)) */
+#define SHA_ROUND(a, b, c, d, e, f, g, h, t) do { \
+        uint64_t t1 = h + (ROTR64(e, 14) ^ ROTR64(e, 18) ^ ROTR64(e, 41)) + (g ^ (e & (f ^ g))) + SHA_K[t] + w[t]; \
+        uint64_t t2 = (ROTR64(a, 28) ^ ROTR64(a, 34) ^ ROTR64(a, 39)) + (b ^ ((a ^ b) & (b ^ c))); \
+        d += t1; h = t1 + t2; \
+    } while (0)
+
 static void sha512_block(uint64_t *h, const uint8_t *p) {
     uint64_t w[80];
-    for (int t = 0; t < 16; t++) {
-        uint64_t v = 0;
-        for (int b = 0; b < 8; b++) v = (v << 8) | p[t * 8 + b];
-        w[t] = v;
-    }
+    for (int t = 0; t < 16; t++) w[t] = load_be64(p + t * 8);
     for (int t = 16; t < 80; t++) {
         uint64_t s0 = ROTR64(w[t - 15], 1) ^ ROTR64(w[t - 15], 8) ^ (w[t - 15] >> 7);
         uint64_t s1 = ROTR64(w[t - 2], 19) ^ ROTR64(w[t - 2], 61) ^ (w[t - 2] >> 6);
         w[t] = s1 + w[t - 7] + s0 + w[t - 16];
     }
     uint64_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
-    for (int t = 0; t < 80; t++) {
-        uint64_t t1 = hh + (ROTR64(e, 14) ^ ROTR64(e, 18) ^ ROTR64(e, 41)) + ((e & f) ^ (~e & g)) + SHA_K[t] + w[t];
-        uint64_t t2 = (ROTR64(a, 28) ^ ROTR64(a, 34) ^ ROTR64(a, 39)) + ((a & b) ^ (a & c) ^ (b & c));
-        hh = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    for (int t = 0; t < 80; t += 8) {
+        SHA_ROUND(a, b, c, d, e, f, g, hh, t);
+        SHA_ROUND(hh, a, b, c, d, e, f, g, t + 1);
+        SHA_ROUND(g, hh, a, b, c, d, e, f, t + 2);
+        SHA_ROUND(f, g, hh, a, b, c, d, e, t + 3);
+        SHA_ROUND(e, f, g, hh, a, b, c, d, t + 4);
+        SHA_ROUND(d, e, f, g, hh, a, b, c, t + 5);
+        SHA_ROUND(c, d, e, f, g, hh, a, b, t + 6);
+        SHA_ROUND(b, c, d, e, f, g, hh, a, t + 7);
     }
     h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
 }
+#undef SHA_ROUND
 
 static void sha512(const uint8_t *data, size_t len, uint8_t out[64]) {
     uint64_t h[8];
@@ -180,16 +207,14 @@ static void sha512(const uint8_t *data, size_t len, uint8_t out[64]) {
     for (; len - done >= 128; done += 128) sha512_block(h, data + done);
     uint8_t last[256];
     size_t rest = len - done;
-    memset(last, 0, sizeof last);
+    size_t total = rest + 1 + 16 <= 128 ? 128 : 256;
     memcpy(last, data + done, rest);
     last[rest] = 0x80;
-    size_t total = rest + 1 + 16 <= 128 ? 128 : 256;
-    uint64_t bits = (uint64_t)len * 8;
-    for (int b = 0; b < 8; b++) last[total - 1 - b] = (uint8_t)(bits >> (8 * b));
+    memset(last + rest + 1, 0, total - 8 - (rest + 1));
+    store_be64(last + total - 8, (uint64_t)len * 8);
     sha512_block(h, last);
     if (total == 256) sha512_block(h, last + 128);
-    for (int i = 0; i < 8; i++)
-        for (int b = 0; b < 8; b++) out[i * 8 + b] = (uint8_t)(h[i] >> (56 - 8 * b));
+    for (int i = 0; i < 8; i++) store_be64(out + i * 8, h[i]);
 }
 
 #define MT_N 624
@@ -315,8 +340,15 @@ static int seed_key(SeedKey *k, const char *utf8, size_t len) {
         PyErr_NoMemory();
         return -1;
     }
-    memset(k->words, 0, keyused * sizeof(uint32_t));
-    for (size_t i = 0; i < sig; i++) k->words[i / 4] |= (uint32_t)bytes[total - 1 - i] << (8 * (i % 4));
+    /* whole words from the end (big-endian groups of four bytes), then the top word's bytes */
+    size_t whole = sig / 4;
+    if (!sig) k->words[0] = 0;  /* the number 0: one word */
+    for (size_t i = 0; i < whole; i++) k->words[i] = load_be32(bytes + total - 4 * (i + 1));
+    if (sig % 4) {
+        uint32_t top = 0;
+        for (size_t i = lead; i < total - 4 * whole; i++) top = (top << 8) | bytes[i];
+        k->words[whole] = top;
+    }
     k->len = keyused;
     if (bytes != stack) PyMem_Free(bytes);
     return 0;
