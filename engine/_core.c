@@ -2934,9 +2934,82 @@ static PyTypeObject AECBaseType = {
 };
 /* ---- end of environments ---- */
 
+/* ------------------------------------------------------------------ engine.match.game_seed
+ * The seed of deal ``deal`` of a match seeded with ``seed``: the first 63 bits of
+ * sha256("uno-arena:{seed}:{deal}") (the text's ints in decimal). engine.match.game_seed is
+ * the reference; this one answers for ints that fit in 64 bits and returns None for any
+ * other argument, which the caller then hands to the reference (tests/engine/test_compiled.py
+ * compares the two). SHA-256 as FIPS 180-4: one or two blocks, the text is short. */
+static const uint32_t SHA256_K[64] = {
+    0x428a2f98U, 0x71374491U, 0xb5c0fbcfU, 0xe9b5dba5U, 0x3956c25bU, 0x59f111f1U, 0x923f82a4U, 0xab1c5ed5U,
+    0xd807aa98U, 0x12835b01U, 0x243185beU, 0x550c7dc3U, 0x72be5d74U, 0x80deb1feU, 0x9bdc06a7U, 0xc19bf174U,
+    0xe49b69c1U, 0xefbe4786U, 0x0fc19dc6U, 0x240ca1ccU, 0x2de92c6fU, 0x4a7484aaU, 0x5cb0a9dcU, 0x76f988daU,
+    0x983e5152U, 0xa831c66dU, 0xb00327c8U, 0xbf597fc7U, 0xc6e00bf3U, 0xd5a79147U, 0x06ca6351U, 0x14292967U,
+    0x27b70a85U, 0x2e1b2138U, 0x4d2c6dfcU, 0x53380d13U, 0x650a7354U, 0x766a0abbU, 0x81c2c92eU, 0x92722c85U,
+    0xa2bfe8a1U, 0xa81a664bU, 0xc24b8b70U, 0xc76c51a3U, 0xd192e819U, 0xd6990624U, 0xf40e3585U, 0x106aa070U,
+    0x19a4c116U, 0x1e376c08U, 0x2748774cU, 0x34b0bcb5U, 0x391c0cb3U, 0x4ed8aa4aU, 0x5b9cca4fU, 0x682e6ff3U,
+    0x748f82eeU, 0x78a5636fU, 0x84c87814U, 0x8cc70208U, 0x90befffaU, 0xa4506cebU, 0xbef9a3f7U, 0xc67178f2U,
+};
+
+#define ROTR32(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void sha256_block(uint32_t *h, const uint8_t *p) {
+    uint32_t w[64];
+    for (int t = 0; t < 16; t++) w[t] = load_be32(p + 4 * t);
+    for (int t = 16; t < 64; t++) {
+        uint32_t s0 = ROTR32(w[t - 15], 7) ^ ROTR32(w[t - 15], 18) ^ (w[t - 15] >> 3);
+        uint32_t s1 = ROTR32(w[t - 2], 17) ^ ROTR32(w[t - 2], 19) ^ (w[t - 2] >> 10);
+        w[t] = s1 + w[t - 7] + s0 + w[t - 16];
+    }
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (int t = 0; t < 64; t++) {
+        uint32_t t1 = hh + (ROTR32(e, 6) ^ ROTR32(e, 11) ^ ROTR32(e, 25)) + (g ^ (e & (f ^ g))) + SHA256_K[t] + w[t];
+        uint32_t t2 = (ROTR32(a, 2) ^ ROTR32(a, 13) ^ ROTR32(a, 22)) + (b ^ ((a ^ b) & (b ^ c)));
+        hh = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    }
+    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+}
+
+/* the first 8 bytes of the SHA-256 of ``len`` < 120 bytes, big-endian */
+static uint64_t sha256_head64(const uint8_t *data, size_t len) {
+    uint32_t h[8] = {0x6a09e667U, 0xbb67ae85U, 0x3c6ef372U, 0xa54ff53aU,
+                     0x510e527fU, 0x9b05688cU, 0x1f83d9abU, 0x5be0cd19U};
+    uint8_t last[128];
+    size_t total = len + 1 + 8 <= 64 ? 64 : 128;
+    memcpy(last, data, len);
+    last[len] = 0x80;
+    memset(last + len + 1, 0, total - 8 - (len + 1));
+    uint64_t bits = (uint64_t)len * 8;
+    for (int b = 0; b < 8; b++) last[total - 1 - b] = (uint8_t)(bits >> (8 * b));
+    sha256_block(h, last);
+    if (total == 128) sha256_block(h, last + 64);
+    return (uint64_t)h[0] << 32 | h[1];
+}
+
+static PyObject *game_seed_fast(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "game_seed(seed, deal)");
+        return NULL;
+    }
+    long long v[2];
+    for (int i = 0; i < 2; i++) {
+        int overflow = 0;
+        if (!PyLong_CheckExact(args[i])) Py_RETURN_NONE;  /* bool, an int subclass, not an int: the reference */
+        v[i] = PyLong_AsLongLongAndOverflow(args[i], &overflow);
+        if (overflow) Py_RETURN_NONE;
+        if (v[i] == -1 && PyErr_Occurred()) return NULL;
+    }
+    char text[80];
+    int len = snprintf(text, sizeof text, "uno-arena:%lld:%lld", v[0], v[1]);
+    if (len < 0 || len >= (int)sizeof text) Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong(sha256_head64((const uint8_t *)text, (size_t)len) >> 1);
+}
+
 static PyMethodDef module_methods[] = {
     {"set_illegal_hook", set_hook, METH_O, "hook(game, what, value): raises IllegalAction with the message"},
     {"set_rules_type", set_rules_type, METH_O, "the class a game's rules must be an instance of (engine.rules.Rules)"},
+    {"game_seed", (PyCFunction)(void (*)(void))game_seed_fast, METH_FASTCALL,
+     "game_seed(seed, deal): engine.match.game_seed for two ints of 64 bits, else None"},
     {"stream_check", stream_check, METH_VARARGS,
      "stream_check(seed, count, below, k): a stream's first ``count`` random(), then _randbelow(below), "
      "sample(range(108), k), random(), as random.Random(seed) gives them (tests)"},

@@ -76,6 +76,9 @@ if ENGINE == "auto" and _core is None:
 
 #: True when ``new_game`` gives compiled games (for the rule sets ``supports``)
 COMPILED = _core is not None and ENGINE != "pure"
+#: ``engine.match.game_seed`` in C when the core plays: the same int for a seed and deal of 64 bits,
+#: None for any other argument (the caller then asks the reference); None when the core does not play
+CORE_GAME_SEED: Callable[[int, int], int | None] | None = _core.game_seed if COMPILED else None
 
 
 def supports(rules: Rules) -> bool:
