@@ -265,9 +265,12 @@ def rank_bots(totals: Sequence[int], wins: Sequence[int], forfeits: Sequence[boo
     [3, 1, 1]
     """
     sign = -1 if scoring == "winner" else 1
-    keys = []  # loops, not comprehensions: see "Plain loops" above play_match
-    for t, w, f in zip(totals, wins, forfeits, strict=True):
-        keys.append((1, 0, 0) if f else (0, sign * t, -w))
+    n = len(totals)
+    if len(wins) != n or len(forfeits) != n:
+        raise ValueError(f"rank_bots: {n} totals, {len(wins)} wins, {len(forfeits)} forfeits")
+    keys = []  # loops, not comprehensions, and no zip(strict=True), a keyword call: "Plain loops" above
+    for b in range(n):
+        keys.append((1, 0, 0) if forfeits[b] else (0, sign * totals[b], -wins[b]))
     order = sorted(keys)  # a key's rank: 1 + the keys below it
     ranks = []
     for mine in keys:
