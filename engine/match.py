@@ -191,7 +191,7 @@ def game_seed(seed: int, deal: int) -> int:
     return int.from_bytes(digest[:8], "big") >> 1
 
 
-#: ``game_seed`` in the compiled core (a tenth of the instructions), None without it: engine.compiled
+#: ``game_seed`` in the compiled core (about half the instructions), None without it: engine.compiled
 _core_game_seed = compiled.CORE_GAME_SEED
 
 #: decisions between two young-generation collections while the cyclic GC is paused
@@ -217,7 +217,7 @@ class _CyclicGcPaused:
 
     def __enter__(self) -> None:
         global _gc_users, _gc_was_enabled
-        _gc_acquire()  # not ``with _gc_lock``: a try (free on 3.11) is a third cheaper
+        _gc_acquire()  # not ``with _gc_lock``: a try (free on 3.11) is cheaper (8.4k -> 6.4k a pause)
         try:
             if _gc_users == 0:
                 _gc_was_enabled = gc.isenabled()
