@@ -152,26 +152,53 @@ static const uint64_t SHA_H[8] = {
 
 #define ROTR64(x, n) (((x) >> (n)) | ((x) << (64 - (n))))
 
+/* big-endian loads and stores (a byte loop where the compiler has no byte-swap built-in) */
+#if defined(__GNUC__) || defined(__clang__)
+static inline uint64_t load_be64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return __builtin_bswap64(v); }
+static inline void store_be64(uint8_t *p, uint64_t v) { v = __builtin_bswap64(v); memcpy(p, &v, 8); }
+static inline uint32_t load_be32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return __builtin_bswap32(v); }
+#else
+static inline uint64_t load_be64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int b = 0; b < 8; b++) v = (v << 8) | p[b];
+    return v;
+}
+static inline void store_be64(uint8_t *p, uint64_t v) { for (int b = 0; b < 8; b++) p[b] = (uint8_t)(v >> (56 - 8 * b)); }
+static inline uint32_t load_be32(const uint8_t *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+#endif
+
+/* one round; the eight working variables rotate by renaming (SHA_ROUND8), not by moves.
+ * Ch(e, f, g) = g ^ (e & (f ^ g)); Maj(a, b, c) = b ^ ((a ^ b) & (b ^ c)) */
+#define SHA_ROUND(a, b, c, d, e, f, g, h, t) do { \
+        uint64_t t1 = h + (ROTR64(e, 14) ^ ROTR64(e, 18) ^ ROTR64(e, 41)) + (g ^ (e & (f ^ g))) + SHA_K[t] + w[t]; \
+        uint64_t t2 = (ROTR64(a, 28) ^ ROTR64(a, 34) ^ ROTR64(a, 39)) + (b ^ ((a ^ b) & (b ^ c))); \
+        d += t1; h = t1 + t2; \
+    } while (0)
+
 static void sha512_block(uint64_t *h, const uint8_t *p) {
     uint64_t w[80];
-    for (int t = 0; t < 16; t++) {
-        uint64_t v = 0;
-        for (int b = 0; b < 8; b++) v = (v << 8) | p[t * 8 + b];
-        w[t] = v;
-    }
+    for (int t = 0; t < 16; t++) w[t] = load_be64(p + t * 8);
     for (int t = 16; t < 80; t++) {
         uint64_t s0 = ROTR64(w[t - 15], 1) ^ ROTR64(w[t - 15], 8) ^ (w[t - 15] >> 7);
         uint64_t s1 = ROTR64(w[t - 2], 19) ^ ROTR64(w[t - 2], 61) ^ (w[t - 2] >> 6);
         w[t] = s1 + w[t - 7] + s0 + w[t - 16];
     }
     uint64_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
-    for (int t = 0; t < 80; t++) {
-        uint64_t t1 = hh + (ROTR64(e, 14) ^ ROTR64(e, 18) ^ ROTR64(e, 41)) + ((e & f) ^ (~e & g)) + SHA_K[t] + w[t];
-        uint64_t t2 = (ROTR64(a, 28) ^ ROTR64(a, 34) ^ ROTR64(a, 39)) + ((a & b) ^ (a & c) ^ (b & c));
-        hh = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    for (int t = 0; t < 80; t += 8) {
+        SHA_ROUND(a, b, c, d, e, f, g, hh, t);
+        SHA_ROUND(hh, a, b, c, d, e, f, g, t + 1);
+        SHA_ROUND(g, hh, a, b, c, d, e, f, t + 2);
+        SHA_ROUND(f, g, hh, a, b, c, d, e, t + 3);
+        SHA_ROUND(e, f, g, hh, a, b, c, d, t + 4);
+        SHA_ROUND(d, e, f, g, hh, a, b, c, t + 5);
+        SHA_ROUND(c, d, e, f, g, hh, a, b, t + 6);
+        SHA_ROUND(b, c, d, e, f, g, hh, a, t + 7);
     }
     h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
 }
+#undef SHA_ROUND
 
 static void sha512(const uint8_t *data, size_t len, uint8_t out[64]) {
     uint64_t h[8];
@@ -180,16 +207,14 @@ static void sha512(const uint8_t *data, size_t len, uint8_t out[64]) {
     for (; len - done >= 128; done += 128) sha512_block(h, data + done);
     uint8_t last[256];
     size_t rest = len - done;
-    memset(last, 0, sizeof last);
+    size_t total = rest + 1 + 16 <= 128 ? 128 : 256;
     memcpy(last, data + done, rest);
     last[rest] = 0x80;
-    size_t total = rest + 1 + 16 <= 128 ? 128 : 256;
-    uint64_t bits = (uint64_t)len * 8;
-    for (int b = 0; b < 8; b++) last[total - 1 - b] = (uint8_t)(bits >> (8 * b));
+    memset(last + rest + 1, 0, total - 8 - (rest + 1));
+    store_be64(last + total - 8, (uint64_t)len * 8);
     sha512_block(h, last);
     if (total == 256) sha512_block(h, last + 128);
-    for (int i = 0; i < 8; i++)
-        for (int b = 0; b < 8; b++) out[i * 8 + b] = (uint8_t)(h[i] >> (56 - 8 * b));
+    for (int i = 0; i < 8; i++) store_be64(out + i * 8, h[i]);
 }
 
 #define MT_N 624
@@ -275,7 +300,7 @@ static inline int mt_randbelow(Stream *r, int n) {
  * their SHA-512 to init_by_array: a chain of 1,247 dependent multiplications, the
  * costliest part of a short game (a dealer stream, a deal stream and one stream per seat
  * each game). The chain cannot be shortened without changing every stream, so the
- * streams a round needs are seeded together, four chains interleaved (mt_init_four): the
+ * streams a round needs are seeded together, up to four chains interleaved (mt_init_lanes): the
  * processor runs independent chains side by side, so four cost about what one does. */
 #define KEY_SMALL 64
 typedef struct {
@@ -315,68 +340,95 @@ static int seed_key(SeedKey *k, const char *utf8, size_t len) {
         PyErr_NoMemory();
         return -1;
     }
-    memset(k->words, 0, keyused * sizeof(uint32_t));
-    for (size_t i = 0; i < sig; i++) k->words[i / 4] |= (uint32_t)bytes[total - 1 - i] << (8 * (i % 4));
+    /* whole words from the end (big-endian groups of four bytes), then the top word's bytes */
+    size_t whole = sig / 4;
+    if (!sig) k->words[0] = 0;  /* the number 0: one word */
+    for (size_t i = 0; i < whole; i++) k->words[i] = load_be32(bytes + total - 4 * (i + 1));
+    if (sig % 4) {
+        uint32_t top = 0;
+        for (size_t i = lead; i < total - 4 * whole; i++) top = (top << 8) | bytes[i];
+        k->words[whole] = top;
+    }
     k->len = keyused;
     if (bytes != stack) PyMem_Free(bytes);
     return 0;
 }
 
-/* init_by_array for four keys shorter than MT_N at once: mt_init_by_array's loops with
+/* init_by_array for G <= 4 keys shorter than MT_N at once: mt_init_by_array's loops with
  * the wrap-arounds unrolled (the first loop runs MT_N steps from word 1: words 1..N-1,
- * then word 1 again; the second N-1 steps from word 2: words 2..N-1, then word 1) */
-static void mt_init_four(Stream **r, const SeedKey **key) {
-    uint32_t *m0 = r[0]->mt, *m1 = r[1]->mt, *m2 = r[2]->mt, *m3 = r[3]->mt;
-    const uint32_t *k0 = key[0]->words, *k1 = key[1]->words, *k2 = key[2]->words, *k3 = key[3]->words;
-    const uint32_t l0 = (uint32_t)key[0]->len, l1 = (uint32_t)key[1]->len, l2 = (uint32_t)key[2]->len,
-                   l3 = (uint32_t)key[3]->len;
-    uint32_t p0 = MT_BASE[0], p1 = p0, p2 = p0, p3 = p0, j0 = 0, j1 = 0, j2 = 0, j3 = 0;
-#define STEP1(p, m, k, j, l, i, old) \
-    p = ((old) ^ ((p ^ (p >> 30)) * 1664525U)) + k[j] + j; m[i] = p; j = j + 1 == l ? 0 : j + 1;
-#define STEP2(p, m, i) p = (m[i] ^ ((p ^ (p >> 30)) * 1566083941U)) - (uint32_t)(i); m[i] = p;
-    for (int i = 1; i < MT_N; i++) {
-        uint32_t b = MT_BASE[i];
-        STEP1(p0, m0, k0, j0, l0, i, b) STEP1(p1, m1, k1, j1, l1, i, b)
-        STEP1(p2, m2, k2, j2, l2, i, b) STEP1(p3, m3, k3, j3, l3, i, b)
+ * then word 1 again; the second N-1 steps from word 2: words 2..N-1, then word 1), the
+ * G chains interleaved. The first loop's key term, key[j] + j with j cycling through the
+ * key, is laid out for all MT_N steps first (kx: the key's words plus their indexes, then
+ * copied onto itself), so a step is the chain's arithmetic and one add, without the
+ * key's wrap-around. Inlined with G constant (mt_init_1 .. mt_init_4). */
+static inline __attribute__((always_inline)) void mt_init_lanes(Stream **r, const SeedKey **key, const int G) {
+    uint32_t kx[4][MT_N];
+    uint32_t *m[4], p[4];
+    for (int c = 0; c < G; c++) {
+        const uint32_t *k = key[c]->words;
+        const uint32_t l = (uint32_t)key[c]->len;  /* 1 <= l < MT_N */
+        for (uint32_t j = 0; j < l; j++) kx[c][j] = k[j] + j;
+        for (uint32_t have = l; have < MT_N;) {
+            uint32_t more = have <= MT_N - have ? have : MT_N - have;
+            memcpy(kx[c] + have, kx[c], more * sizeof(uint32_t));
+            have += more;
+        }
+        m[c] = r[c]->mt;
+        p[c] = MT_BASE[0];
     }
-    m0[0] = p0; m1[0] = p1; m2[0] = p2; m3[0] = p3;
-    STEP1(p0, m0, k0, j0, l0, 1, m0[1]) STEP1(p1, m1, k1, j1, l1, 1, m1[1])
-    STEP1(p2, m2, k2, j2, l2, 1, m2[1]) STEP1(p3, m3, k3, j3, l3, 1, m3[1])
-    for (int i = 2; i < MT_N; i++) { STEP2(p0, m0, i) STEP2(p1, m1, i) STEP2(p2, m2, i) STEP2(p3, m3, i) }
-    m0[0] = p0; m1[0] = p1; m2[0] = p2; m3[0] = p3;
-    STEP2(p0, m0, 1) STEP2(p1, m1, 1) STEP2(p2, m2, 1) STEP2(p3, m3, 1)
-#undef STEP1
-#undef STEP2
-    for (int c = 0; c < 4; c++) {
-        r[c]->mt[0] = 0x80000000U;
+    for (int i = 1; i < MT_N; i++) {
+        const uint32_t b = MT_BASE[i];
+#pragma GCC unroll 4
+        for (int c = 0; c < G; c++) {
+            p[c] = (b ^ ((p[c] ^ (p[c] >> 30)) * 1664525U)) + kx[c][i - 1];
+            m[c][i] = p[c];
+        }
+    }
+    for (int c = 0; c < G; c++) {
+        m[c][0] = p[c];
+        p[c] = (m[c][1] ^ ((p[c] ^ (p[c] >> 30)) * 1664525U)) + kx[c][MT_N - 1];
+        m[c][1] = p[c];
+    }
+    for (int i = 2; i < MT_N; i++)
+#pragma GCC unroll 4
+        for (int c = 0; c < G; c++) {
+            p[c] = (m[c][i] ^ ((p[c] ^ (p[c] >> 30)) * 1566083941U)) - (uint32_t)i;
+            m[c][i] = p[c];
+        }
+    for (int c = 0; c < G; c++) {
+        m[c][0] = p[c];
+        p[c] = (m[c][1] ^ ((p[c] ^ (p[c] >> 30)) * 1566083941U)) - 1U;
+        m[c][1] = p[c];
+        m[c][0] = 0x80000000U;
         r[c]->index = MT_N;
     }
 }
 
-/* seed streams[i] from keys[i], i < count: as random.Random would, four at a time */
+static void mt_init_1(Stream **r, const SeedKey **key) { mt_init_lanes(r, key, 1); }
+static void mt_init_2(Stream **r, const SeedKey **key) { mt_init_lanes(r, key, 2); }
+static void mt_init_3(Stream **r, const SeedKey **key) { mt_init_lanes(r, key, 3); }
+static void mt_init_4(Stream **r, const SeedKey **key) { mt_init_lanes(r, key, 4); }
+static void (*const MT_INIT[5])(Stream **, const SeedKey **) = {NULL, mt_init_1, mt_init_2, mt_init_3, mt_init_4};
+
+/* seed streams[i] from keys[i], i < count: as random.Random would. The keys shorter than
+ * MT_N (all but a seed text of 2.4 kB or more) are seeded in groups of at most four, as
+ * even as can be (six streams: three and three), each group's chains interleaved */
 static void mt_seed_many(Stream **streams, const SeedKey *keys, int count) {
-    Stream spare[3];
-    Stream *group[4];
-    const SeedKey *gkeys[4];
+    Stream *group[MAX_SEATS + 2];
+    const SeedKey *gkeys[MAX_SEATS + 2];
     int g = 0;
     for (int i = 0; i < count; i++) {
-        if (keys[i].len >= MT_N) {  /* a seed of 2.4 kB or more: the loop as written */
+        if (keys[i].len >= MT_N) {  /* the loop as written */
             mt_init_by_array(streams[i], keys[i].words, keys[i].len);
             continue;
         }
         group[g] = streams[i];
         gkeys[g++] = &keys[i];
-        if (g == 4) {
-            mt_init_four(group, gkeys);
-            g = 0;
-        }
     }
-    if (g) {
-        for (int c = g; c < 4; c++) {  /* a part group: the spare places run the first key again */
-            group[c] = &spare[c - 1];
-            gkeys[c] = gkeys[0];
-        }
-        mt_init_four(group, gkeys);
+    for (int done = 0, groups = (g + 3) / 4; done < g; groups--) {
+        int size = (g - done + groups - 1) / groups;
+        MT_INIT[size](group + done, gkeys + done);
+        done += size;
     }
 }
 
@@ -2882,9 +2934,82 @@ static PyTypeObject AECBaseType = {
 };
 /* ---- end of environments ---- */
 
+/* ------------------------------------------------------------------ engine.match.game_seed
+ * The seed of deal ``deal`` of a match seeded with ``seed``: the first 63 bits of
+ * sha256("uno-arena:{seed}:{deal}") (the text's ints in decimal). engine.match.game_seed is
+ * the reference; this one answers for ints that fit in 64 bits and returns None for any
+ * other argument, which the caller then hands to the reference (tests/engine/test_compiled.py
+ * compares the two). SHA-256 as FIPS 180-4: one or two blocks, the text is short. */
+static const uint32_t SHA256_K[64] = {
+    0x428a2f98U, 0x71374491U, 0xb5c0fbcfU, 0xe9b5dba5U, 0x3956c25bU, 0x59f111f1U, 0x923f82a4U, 0xab1c5ed5U,
+    0xd807aa98U, 0x12835b01U, 0x243185beU, 0x550c7dc3U, 0x72be5d74U, 0x80deb1feU, 0x9bdc06a7U, 0xc19bf174U,
+    0xe49b69c1U, 0xefbe4786U, 0x0fc19dc6U, 0x240ca1ccU, 0x2de92c6fU, 0x4a7484aaU, 0x5cb0a9dcU, 0x76f988daU,
+    0x983e5152U, 0xa831c66dU, 0xb00327c8U, 0xbf597fc7U, 0xc6e00bf3U, 0xd5a79147U, 0x06ca6351U, 0x14292967U,
+    0x27b70a85U, 0x2e1b2138U, 0x4d2c6dfcU, 0x53380d13U, 0x650a7354U, 0x766a0abbU, 0x81c2c92eU, 0x92722c85U,
+    0xa2bfe8a1U, 0xa81a664bU, 0xc24b8b70U, 0xc76c51a3U, 0xd192e819U, 0xd6990624U, 0xf40e3585U, 0x106aa070U,
+    0x19a4c116U, 0x1e376c08U, 0x2748774cU, 0x34b0bcb5U, 0x391c0cb3U, 0x4ed8aa4aU, 0x5b9cca4fU, 0x682e6ff3U,
+    0x748f82eeU, 0x78a5636fU, 0x84c87814U, 0x8cc70208U, 0x90befffaU, 0xa4506cebU, 0xbef9a3f7U, 0xc67178f2U,
+};
+
+#define ROTR32(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void sha256_block(uint32_t *h, const uint8_t *p) {
+    uint32_t w[64];
+    for (int t = 0; t < 16; t++) w[t] = load_be32(p + 4 * t);
+    for (int t = 16; t < 64; t++) {
+        uint32_t s0 = ROTR32(w[t - 15], 7) ^ ROTR32(w[t - 15], 18) ^ (w[t - 15] >> 3);
+        uint32_t s1 = ROTR32(w[t - 2], 17) ^ ROTR32(w[t - 2], 19) ^ (w[t - 2] >> 10);
+        w[t] = s1 + w[t - 7] + s0 + w[t - 16];
+    }
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (int t = 0; t < 64; t++) {
+        uint32_t t1 = hh + (ROTR32(e, 6) ^ ROTR32(e, 11) ^ ROTR32(e, 25)) + (g ^ (e & (f ^ g))) + SHA256_K[t] + w[t];
+        uint32_t t2 = (ROTR32(a, 2) ^ ROTR32(a, 13) ^ ROTR32(a, 22)) + (b ^ ((a ^ b) & (b ^ c)));
+        hh = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    }
+    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+}
+
+/* the first 8 bytes of the SHA-256 of ``len`` < 120 bytes, big-endian */
+static uint64_t sha256_head64(const uint8_t *data, size_t len) {
+    uint32_t h[8] = {0x6a09e667U, 0xbb67ae85U, 0x3c6ef372U, 0xa54ff53aU,
+                     0x510e527fU, 0x9b05688cU, 0x1f83d9abU, 0x5be0cd19U};
+    uint8_t last[128];
+    size_t total = len + 1 + 8 <= 64 ? 64 : 128;
+    memcpy(last, data, len);
+    last[len] = 0x80;
+    memset(last + len + 1, 0, total - 8 - (len + 1));
+    uint64_t bits = (uint64_t)len * 8;
+    for (int b = 0; b < 8; b++) last[total - 1 - b] = (uint8_t)(bits >> (8 * b));
+    sha256_block(h, last);
+    if (total == 128) sha256_block(h, last + 64);
+    return (uint64_t)h[0] << 32 | h[1];
+}
+
+static PyObject *game_seed_fast(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "game_seed(seed, deal)");
+        return NULL;
+    }
+    long long v[2];
+    for (int i = 0; i < 2; i++) {
+        int overflow = 0;
+        if (!PyLong_CheckExact(args[i])) Py_RETURN_NONE;  /* bool, an int subclass, not an int: the reference */
+        v[i] = PyLong_AsLongLongAndOverflow(args[i], &overflow);
+        if (overflow) Py_RETURN_NONE;
+        if (v[i] == -1 && PyErr_Occurred()) return NULL;
+    }
+    char text[80];
+    int len = snprintf(text, sizeof text, "uno-arena:%lld:%lld", v[0], v[1]);
+    if (len < 0 || len >= (int)sizeof text) Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong(sha256_head64((const uint8_t *)text, (size_t)len) >> 1);
+}
+
 static PyMethodDef module_methods[] = {
     {"set_illegal_hook", set_hook, METH_O, "hook(game, what, value): raises IllegalAction with the message"},
     {"set_rules_type", set_rules_type, METH_O, "the class a game's rules must be an instance of (engine.rules.Rules)"},
+    {"game_seed", (PyCFunction)(void (*)(void))game_seed_fast, METH_FASTCALL,
+     "game_seed(seed, deal): engine.match.game_seed for two ints of 64 bits, else None"},
     {"stream_check", stream_check, METH_VARARGS,
      "stream_check(seed, count, below, k): a stream's first ``count`` random(), then _randbelow(below), "
      "sample(range(108), k), random(), as random.Random(seed) gives them (tests)"},

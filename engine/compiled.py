@@ -76,6 +76,9 @@ if ENGINE == "auto" and _core is None:
 
 #: True when ``new_game`` gives compiled games (for the rule sets ``supports``)
 COMPILED = _core is not None and ENGINE != "pure"
+#: ``engine.match.game_seed`` in C when the core plays: the same int for a seed and deal of 64 bits,
+#: None for any other argument (the caller then asks the reference); None when the core does not play
+CORE_GAME_SEED: Callable[[int, int], int | None] | None = _core.game_seed if COMPILED else None
 
 
 def supports(rules: Rules) -> bool:
@@ -227,8 +230,11 @@ def play_turns(
         return None
 
     # per bot: hand it snapshots (lazy_observation), call its agent directly (an AgentSeat as it is)
-    lazy = [match._lazy(seat) for seat in seats]
-    direct = [match.plain_agent_seat(seat) for seat in seats]
+    lazy: list[bool] = []
+    direct: list[bool] = []
+    for seat in seats:  # a loop, not two comprehensions (engine.match: "Plain loops")
+        lazy.append(match._lazy(seat))
+        direct.append(match.plain_agent_seat(seat))
     decisions = game._play_turns(
         list(seats), lazy, seat_bot, configs, book.forfeits, times, on_step, step_game, decisions,
         charge, timed, SeatFault, direct, match.agent_fault, gc.collect, match.GC_EVERY,

@@ -35,6 +35,11 @@ OnStep = Callable[[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]], 
 #: longest fault reason kept (a hostile bot controls the text)
 MAX_REASON = 500
 _NUMBER = (int, float)
+# Plain loops: what play_match runs once per match (the argument checks, the results, the ranking)
+# and per game (the game's head, the compiled turn loop's set-up) builds its small per-seat lists
+# with loops, not comprehensions: on CPython 3.11 a comprehension is a function object and a call,
+# about 1.5k instructions before its first item, and a one-game match ran a dozen of them
+# (docs/performance.md, "Session 15: a one-game match's own cost").
 
 
 class AgentSeat:
@@ -186,9 +191,13 @@ def game_seed(seed: int, deal: int) -> int:
     return int.from_bytes(digest[:8], "big") >> 1
 
 
+#: ``game_seed`` in the compiled core (about half the instructions), None without it: engine.compiled
+_core_game_seed = compiled.CORE_GAME_SEED
+
 #: decisions between two young-generation collections while the cyclic GC is paused
 GC_EVERY = 20_000
 _gc_lock = threading.Lock()
+_gc_acquire, _gc_release = _gc_lock.acquire, _gc_lock.release
 _gc_users = 0
 _gc_was_enabled = False
 
@@ -208,18 +217,24 @@ class _CyclicGcPaused:
 
     def __enter__(self) -> None:
         global _gc_users, _gc_was_enabled
-        with _gc_lock:
+        _gc_acquire()  # not ``with _gc_lock``: a try (free on 3.11) is cheaper (8.4k -> 6.4k a pause)
+        try:
             if _gc_users == 0:
                 _gc_was_enabled = gc.isenabled()
                 gc.disable()
             _gc_users += 1
+        finally:
+            _gc_release()
 
     def __exit__(self, *exc: object) -> None:
         global _gc_users
-        with _gc_lock:
+        _gc_acquire()
+        try:
             _gc_users -= 1
             if _gc_users == 0 and _gc_was_enabled:
                 gc.enable()
+        finally:
+            _gc_release()
 
 
 _cyclic_gc_paused = _CyclicGcPaused()
@@ -250,9 +265,17 @@ def rank_bots(totals: Sequence[int], wins: Sequence[int], forfeits: Sequence[boo
     [3, 1, 1]
     """
     sign = -1 if scoring == "winner" else 1
-    keys = [(1, 0, 0) if f else (0, sign * t, -w) for t, w, f in zip(totals, wins, forfeits, strict=True)]
+    n = len(totals)
+    if len(wins) != n or len(forfeits) != n:
+        raise ValueError(f"rank_bots: {n} totals, {len(wins)} wins, {len(forfeits)} forfeits")
+    keys = []  # loops, not comprehensions, and no zip(strict=True), a keyword call: "Plain loops" above
+    for b in range(n):
+        keys.append((1, 0, 0) if forfeits[b] else (0, sign * totals[b], -wins[b]))
     order = sorted(keys)  # a key's rank: 1 + the keys below it
-    return [1 + bisect_left(order, mine) for mine in keys]
+    ranks = []
+    for mine in keys:
+        ranks.append(1 + bisect_left(order, mine))
+    return ranks
 
 
 class StrikeBook:
@@ -274,7 +297,9 @@ class StrikeBook:
         self.strikes = [0] * bots
         #: the fault that forfeited each bot's match, None while it plays
         self.forfeits: list[Fault | None] = [None] * bots
-        self.faults: list[list[Fault]] = [[] for _ in range(bots)]
+        self.faults: list[list[Fault]] = []
+        for _ in range(bots):  # not a comprehension: "Plain loops" above play_match
+            self.faults.append([])
 
     def charge(self, bot: int, fault: SeatFault, *, game: int, round: int) -> Fault:
         """Record ``fault`` of ``bot`` in game ``game``, round ``round``; returns it as
@@ -328,11 +353,15 @@ def play_match(
     extra = dict(configuration or {})
     # one configuration per bot for the whole match: a bot that alters its
     # copy cannot affect another bot or the referee
-    configs = [{"rules": dict(rules_dict), **extra} for _ in range(n)]
+    configs: list[dict[str, Any]] = []
+    timings: list[dict[str, Any]] = []
+    for _ in range(n):  # loops, not comprehensions, here and below: "Plain loops" above play_match
+        configs.append({"rules": dict(rules_dict), **extra})
+        timings.append({"decisions": 0, "total_seconds": 0.0, "max_seconds": 0.0})
     book = StrikeBook(n, rules.max_strikes)
+    forfeits = book.forfeits
     totals = [0] * n
     wins = [0] * n
-    timings = [{"decisions": 0, "total_seconds": 0.0, "max_seconds": 0.0} for _ in range(n)]
     #: per game what builds its record when the replay is read (``_PendingReplay``)
     records: list[tuple[dict[str, Any], Game, list[int]]] = []
     decision_ms: list[list[float | None]] = []
@@ -340,16 +369,24 @@ def play_match(
     rotations = n if duplicate else 1
     with _cyclic_gc_paused:
         for deal in range(deals):
-            seed_d = game_seed(seed, deal)
+            seed_d = None if _core_game_seed is None else _core_game_seed(seed, deal)
+            if seed_d is None:
+                seed_d = game_seed(seed, deal)
             for rotation in range(rotations):
                 index = len(records)
                 # bot sitting at each seat: the deal's base cyclic order, moved r seats on
                 # (engine.seating: neighbours balanced over a cycle of deals)
                 seat_bot = seat_bots(n, deal, rotation, duplicate)
                 for b in seat_bot:
-                    _begin_game(seats[b], b, index, book)
-                forfeited = [s for s in range(n) if book.forfeits[seat_bot[s]] is not None]
-                head = replay.game_head(index, deal, rotation, seed_d, seat_bot, [names[b] for b in seat_bot], forfeited)
+                    if getattr(seats[b], "begin_game", None) is not None:  # most seats have none
+                        _begin_game(seats[b], b, index, book)
+                forfeited: list[int] = []
+                seat_names: list[str] = []
+                for s, b in enumerate(seat_bot):
+                    seat_names.append(names[b])
+                    if forfeits[b] is not None:
+                        forfeited.append(s)
+                head = replay.game_head(index, deal, rotation, seed_d, seat_bot, seat_names, forfeited)
                 # the compiled core when it is built and plays these rules (engine.compiled)
                 game = compiled.new_game(rules, seed_d)
                 # one entry per action record: every decide call and every fallback move adds exactly one
@@ -368,39 +405,37 @@ def play_match(
                 if on_game is not None:
                     on_game(len(records), deals * rotations)
 
-    match_ranks = rank_bots(totals, wins, [f is not None for f in book.forfeits], rules.scoring)
-    players = tuple([
-        _frozen(
-            SeatResult,
-            bot=b,
-            name=names[b],
-            score=totals[b],
-            rank=match_ranks[b],
-            wins=wins[b],
-            forfeit=book.forfeits[b],
-            strikes=book.strikes[b],
-            faults=tuple(book.faults[b]),
-        )
-        for b in range(n)
-    ])
+    if forfeits.count(None) == n:
+        match_ranks = rank_bots(totals, wins, [False] * n, rules.scoring)
+    else:
+        match_ranks = rank_bots(totals, wins, [f is not None for f in forfeits], rules.scoring)
+    strikes, faults = book.strikes, book.faults
+    results: list[SeatResult] = []
+    for b in range(n):
+        results.append(_frozen(SeatResult, {
+            "bot": b, "name": names[b], "score": totals[b], "rank": match_ranks[b], "wins": wins[b],
+            "forfeit": forfeits[b], "strikes": strikes[b], "faults": tuple(faults[b]),
+        }))
+    players = tuple(results)
     document = _PendingReplay(
-        rules_dict, seed, deals, bool(duplicate), names, records, totals, match_ranks, wins, book.forfeits, book.strikes
+        rules_dict, seed, deals, bool(duplicate), names, records, totals, match_ranks, wins, forfeits, strikes
     )
-    return _frozen(
-        MatchResult, players=players, replay=document, games=len(records), rounds=rounds, timings=timings,
-        decision_ms=decision_ms,
-    )
+    return _frozen(MatchResult, {
+        "players": players, "replay": document, "games": len(records), "rounds": rounds, "timings": timings,
+        "decision_ms": decision_ms,
+    })
 
 
 _T = TypeVar("_T")
 
 
-def _frozen(cls: type[_T], **fields: Any) -> _T:
-    """``cls(**fields)`` for ``SeatResult`` and ``MatchResult`` given every field: their frozen
-    dataclass ``__init__`` sets each field with ``object.__setattr__`` (a microsecond a result,
-    a tenth of a one-game match's Python), this writes them to the instance's ``__dict__`` at
-    once (``MatchResult.replay`` lives there too: ``_ReplayField``). tests/engine/test_match.py
-    checks the two give equal objects."""
+def _frozen(cls: type[_T], fields: dict[str, Any]) -> _T:
+    """``cls(**fields)`` for ``SeatResult`` and ``MatchResult`` given every field in the order the
+    class declares them: their frozen dataclass ``__init__`` sets each field with
+    ``object.__setattr__`` (a microsecond a result, a tenth of a one-game match's Python), this
+    writes them to the instance's ``__dict__`` at once (``MatchResult.replay`` lives there too:
+    ``_ReplayField``), from a dict display rather than keyword arguments (no call's keyword
+    dict). tests/engine/test_match.py checks the two give equal objects."""
     obj = object.__new__(cls)
     obj.__dict__.update(fields)
     return obj
@@ -417,11 +452,20 @@ def _check_arguments(rules: Rules, seats: Sequence[Any], seed: int, deals: int, 
         raise ValueError(f"seed must be an int, got {seed!r}")
     if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
         raise ValueError(f"deals must be a positive int, got {deals!r}")
+    shown: list[str] = []  # loops, not comprehensions: "Plain loops" above play_match
     if names is None:
-        return [str(getattr(seat, "name", f"bot{i}")) for i, seat in enumerate(seats)]
+        for i, seat in enumerate(seats):
+            name = getattr(seat, "name", _NO_NAME)
+            shown.append(name if type(name) is str else f"bot{i}" if name is _NO_NAME else str(name))
+        return shown
     if len(names) != n:
         raise ValueError(f"names has {len(names)} entries for {n} seats")
-    return [str(x) for x in names]
+    for x in names:
+        shown.append(x if type(x) is str else str(x))
+    return shown
+
+
+_NO_NAME = object()
 
 
 def _begin_game(seat: Any, bot: int, game_index: int, book: StrikeBook) -> None:

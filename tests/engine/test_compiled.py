@@ -174,6 +174,18 @@ def test_the_cores_random_streams_are_random_random_number_for_number(seed, coun
     assert engine.compiled._core.stream_check(seed, count, below, k) == expected
 
 
+@settings(max_examples=300, deadline=None)
+@given(seed=st.one_of(st.integers(), st.integers(-(2**63), 2**63 - 1)), deal=st.integers(0, 2**70))
+def test_the_cores_game_seed_is_engine_match_game_seed(seed, deal):
+    """The core's deal seeds (SHA-256 in C) are the reference's for ints of 64 bits; None beyond."""
+    fast = engine.compiled._core.game_seed(seed, deal)
+    if -(2**63) <= seed < 2**63 and deal < 2**63:
+        assert fast == engine.match.game_seed(seed, deal)
+    else:
+        assert fast is None
+    assert engine.compiled._core.game_seed(True, 0) is None  # not an int as such: the reference decides
+
+
 def test_rules_that_are_not_rules_are_refused():
     with pytest.raises(TypeError, match="engine.rules.Rules"):
         engine.compiled.CompiledGame({"players": 2}, 1)  # type: ignore[arg-type]
