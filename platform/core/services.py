@@ -63,6 +63,45 @@ def rows_update(objs: Sequence[Model], fields: Sequence[str]) -> int:
     return len(rows)
 
 
+def rows_insert_update(new: Sequence[Model], objs: Sequence[Model], fields: Sequence[str]) -> None:
+    """Insert the unsaved rows ``new`` (as ``bulk_create``, their ``pre_save`` hooks run, but their
+    primary keys are not read back: ``new`` stays unsaved in memory) and write ``fields`` of the saved
+    rows ``objs`` (as ``rows_update``), on PostgreSQL in one statement: the insert a data-modifying
+    ``WITH`` of one ``UPDATE ... FROM (VALUES ...)``, where the two are two round trips. Both sides
+    may be empty; elsewhere the two calls."""
+    using = router.db_for_write(type(new[0] if new else objs[0])) if (new or objs) else None
+    if using is None:
+        return
+    connection = connections[using]
+    if connection.vendor != "postgresql" or not objs or not new:
+        if new:
+            type(new[0]).objects.using(using).bulk_create(new)
+        rows_update(objs, fields)
+        return
+    model = type(new[0])
+    insert = models_sql.InsertQuery(model)
+    insert.insert_values([f for f in model._meta.concrete_fields if not f.primary_key], new)
+    ((insert_sql, insert_params),) = insert.get_compiler(using).as_sql()
+    meta = objs[0]._meta
+    quote = connection.ops.quote_name
+    columns = [meta.pk] + [meta.get_field(name) for name in fields]
+    row = "({})".format(", ".join(f"%s::{field.rel_db_type(connection) if field.primary_key else field.db_type(connection)}"
+                                  for field in columns))
+    names = ", ".join(quote(field.column) for field in columns)
+    sql = (
+        f"WITH inserted AS ({insert_sql}) UPDATE {quote(meta.db_table)} SET "
+        + ", ".join(f"{quote(field.column)} = v.{quote(field.column)}" for field in columns[1:])
+        + f" FROM (VALUES {', '.join([row] * len(objs))}) AS v({names})"
+        + f" WHERE {quote(meta.db_table)}.{quote(meta.pk.column)} = v.{quote(meta.pk.column)}"
+    )
+    params = list(insert_params)
+    for obj in objs:
+        params += [meta.pk.get_db_prep_value(obj.pk, connection)]
+        params += [field.get_db_prep_save(getattr(obj, field.attname), connection) for field in columns[1:]]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
 def update_returning(queryset: QuerySet, returning: Sequence[str], **values) -> list[Model]:
     """``queryset.update(**values)`` that also returns the rows it changed: one ``UPDATE ... RETURNING``
     statement (PostgreSQL; SQLite from 3.35), where an update and a read of the row would be two.
@@ -93,13 +132,21 @@ def update_returning(queryset: QuerySet, returning: Sequence[str], **values) -> 
     wanted = {meta.pk.attname} | {meta.get_field(name).attname for name in returning}
     fields = [field for field in meta.concrete_fields if field.attname in wanted]  # Model.from_db's order
     quote = connection.ops.quote_name
-    columns = [field.get_col(meta.db_table) for field in fields]
-    converters = [
-        connection.ops.get_db_converters(column) + column.get_db_converters(connection) for column in columns
-    ]
     with connection.cursor() as cursor:
         cursor.execute(f"{sql} RETURNING {', '.join(quote(field.column) for field in fields)}", params)
         rows = cursor.fetchall()
+    return model_rows(model, fields, rows, using=queryset.db)
+
+
+def model_rows(model: type[Model], fields: Sequence, rows, *, using: str = "default") -> list[Model]:
+    """Rows a statement of one's own returned (the columns of ``fields``, concrete fields of ``model``
+    in its ``_meta`` order, the primary key among them) as instances of ``model``, each value through
+    the converters Django applies when it reads that column (the others deferred: read if touched)."""
+    connection = connections[using]
+    columns = [field.get_col(model._meta.db_table) for field in fields]
+    converters = [
+        connection.ops.get_db_converters(column) + column.get_db_converters(connection) for column in columns
+    ]
     names = [field.attname for field in fields]
     found = []
     for row in rows:
@@ -107,5 +154,5 @@ def update_returning(queryset: QuerySet, returning: Sequence[str], **values) -> 
         for i, functions in enumerate(converters):
             for convert in functions:
                 converted[i] = convert(converted[i], columns[i], connection)
-        found.append(model.from_db(queryset.db, names, converted))
+        found.append(model.from_db(using, names, converted))
     return found
