@@ -63,6 +63,29 @@ def rows_update(objs: Sequence[Model], fields: Sequence[str]) -> int:
     return len(rows)
 
 
+def _values_update(objs: Sequence[Model], fields: Sequence[str], connection, *, also: str = "") -> tuple[str, list]:
+    """PostgreSQL: one ``UPDATE ... FROM (VALUES ...)`` writing ``fields`` of each saved row of
+    ``objs`` (rows of one model); ``also``: more ``FROM`` items, joined to every row (a row of a
+    ``WITH`` makes the update conditional on it). Returns the statement and its parameters."""
+    meta = objs[0]._meta
+    quote = connection.ops.quote_name
+    table, pk = quote(meta.db_table), quote(meta.pk.column)
+    columns = [meta.pk] + [meta.get_field(name) for name in fields]
+    row = "({})".format(", ".join(
+        f"%s::{field.rel_db_type(connection) if field.primary_key else field.db_type(connection)}" for field in columns
+    ))
+    sql = (
+        f"UPDATE {table} SET " + ", ".join(f"{quote(field.column)} = v.{quote(field.column)}" for field in columns[1:])
+        + f" FROM (VALUES {', '.join([row] * len(objs))}) AS v({', '.join(quote(field.column) for field in columns)})"
+        + (f", {also}" if also else "") + f" WHERE {table}.{pk} = v.{pk}"
+    )
+    params = []
+    for obj in objs:
+        params.append(meta.pk.get_db_prep_value(obj.pk, connection))
+        params += [field.get_db_prep_save(getattr(obj, field.attname), connection) for field in columns[1:]]
+    return sql, params
+
+
 def rows_insert_update(new: Sequence[Model], objs: Sequence[Model], fields: Sequence[str]) -> None:
     """Insert the unsaved rows ``new`` (as ``bulk_create``, their ``pre_save`` hooks run, but their
     primary keys are not read back: ``new`` stays unsaved in memory) and write ``fields`` of the saved
@@ -82,27 +105,15 @@ def rows_insert_update(new: Sequence[Model], objs: Sequence[Model], fields: Sequ
     insert = models_sql.InsertQuery(model)
     insert.insert_values([f for f in model._meta.concrete_fields if not f.primary_key], new)
     ((insert_sql, insert_params),) = insert.get_compiler(using).as_sql()
-    meta = objs[0]._meta
-    quote = connection.ops.quote_name
-    columns = [meta.pk] + [meta.get_field(name) for name in fields]
-    row = "({})".format(", ".join(f"%s::{field.rel_db_type(connection) if field.primary_key else field.db_type(connection)}"
-                                  for field in columns))
-    names = ", ".join(quote(field.column) for field in columns)
-    sql = (
-        f"WITH inserted AS ({insert_sql}) UPDATE {quote(meta.db_table)} SET "
-        + ", ".join(f"{quote(field.column)} = v.{quote(field.column)}" for field in columns[1:])
-        + f" FROM (VALUES {', '.join([row] * len(objs))}) AS v({names})"
-        + f" WHERE {quote(meta.db_table)}.{quote(meta.pk.column)} = v.{quote(meta.pk.column)}"
-    )
-    params = list(insert_params)
-    for obj in objs:
-        params += [meta.pk.get_db_prep_value(obj.pk, connection)]
-        params += [field.get_db_prep_save(getattr(obj, field.attname), connection) for field in columns[1:]]
+    update_sql, update_params = _values_update(objs, fields, connection)
+    sql, params = f"WITH inserted AS ({insert_sql}) {update_sql}", [*insert_params, *update_params]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
 
 
-def update_returning(queryset: QuerySet, returning: Sequence[str], **values) -> list[Model]:
+def update_returning(
+    queryset: QuerySet, returning: Sequence[str], *, rows: tuple[Sequence[Model], Sequence[str]] | None = None, **values
+) -> list[Model]:
     """``queryset.update(**values)`` that also returns the rows it changed: one ``UPDATE ... RETURNING``
     statement (PostgreSQL; SQLite from 3.35), where an update and a read of the row would be two.
 
@@ -111,6 +122,9 @@ def update_returning(queryset: QuerySet, returning: Sequence[str], **values) -> 
     rows are locked until the transaction ends, as by any update; none when nothing matched.
     The update is compiled by Django as ``update()`` compiles it (filters, F() and Now()), on one
     table only (no update of a parent model's fields).
+
+    ``rows``: (saved rows of another model, their fields): written as ``rows_update`` writes them
+    when the update changed a row, none else; on PostgreSQL by the same statement (a ``WITH``).
     """
     model = queryset.model
     query = queryset.query.chain(models_sql.UpdateQuery)
@@ -124,7 +138,10 @@ def update_returning(queryset: QuerySet, returning: Sequence[str], **values) -> 
             pks = list(queryset.select_for_update().values_list("pk", flat=True))
             changed = model._base_manager.using(queryset.db).filter(pk__in=pks)
             changed.update(**values)
-            return list(changed.only(*returning))
+            found = list(changed.only(*returning))
+            if found and rows:
+                rows_update(*rows)
+            return found
     sql, params = query.get_compiler(queryset.db).as_sql()
     if not sql:
         return []
@@ -132,10 +149,24 @@ def update_returning(queryset: QuerySet, returning: Sequence[str], **values) -> 
     wanted = {meta.pk.attname} | {meta.get_field(name).attname for name in returning}
     fields = [field for field in meta.concrete_fields if field.attname in wanted]  # Model.from_db's order
     quote = connection.ops.quote_name
+    sql = f"{sql} RETURNING {', '.join(quote(field.column) for field in fields)}"
+    if rows and rows[0]:
+        if connection.vendor == "postgresql":
+            # the rows' update joined to one row of the update's: nothing written when it changed none
+            also_sql, also_params = _values_update(*rows, connection, also="(SELECT 1 FROM changed LIMIT 1) AS changed")
+            sql = f"WITH changed AS ({sql}), written AS ({also_sql}) SELECT * FROM changed"
+            params = (*params, *also_params)
+        else:
+            with connection.cursor() as cursor:
+                cursor.execute(sql, params)
+                found = cursor.fetchall()
+            if found:
+                rows_update(*rows)
+            return model_rows(model, fields, found, using=queryset.db)
     with connection.cursor() as cursor:
-        cursor.execute(f"{sql} RETURNING {', '.join(quote(field.column) for field in fields)}", params)
-        rows = cursor.fetchall()
-    return model_rows(model, fields, rows, using=queryset.db)
+        cursor.execute(sql, params)
+        found = cursor.fetchall()
+    return model_rows(model, fields, found, using=queryset.db)
 
 
 def model_rows(model: type[Model], fields: Sequence, rows, *, using: str = "default") -> list[Model]:
