@@ -112,7 +112,7 @@ def rows_insert_update(new: Sequence[Model], objs: Sequence[Model], fields: Sequ
 
 
 def update_returning(
-    queryset: QuerySet, returning: Sequence[str], *, rows: tuple[Sequence[Model], Sequence[str]] | None = None, **values
+    queryset: QuerySet, returning: Sequence[str], *, rows: Sequence[tuple[Sequence[Model], Sequence[str]]] = (), **values
 ) -> list[Model]:
     """``queryset.update(**values)`` that also returns the rows it changed: one ``UPDATE ... RETURNING``
     statement (PostgreSQL; SQLite from 3.35), where an update and a read of the row would be two.
@@ -123,8 +123,10 @@ def update_returning(
     The update is compiled by Django as ``update()`` compiles it (filters, F() and Now()), on one
     table only (no update of a parent model's fields).
 
-    ``rows``: (saved rows of another model, their fields): written as ``rows_update`` writes them
-    when the update changed a row, none else; on PostgreSQL by the same statement (a ``WITH``).
+    ``rows``: pairs of (saved rows of one model, their fields), written as ``rows_update`` writes
+    them when the update changed a row, none else: on PostgreSQL by the same statement (a ``WITH``
+    for each pair: one statement is one transaction of its own, no ``BEGIN`` and ``COMMIT`` needed
+    around it), elsewhere in a transaction with the update.
     """
     model = queryset.model
     query = queryset.query.chain(models_sql.UpdateQuery)
@@ -139,8 +141,9 @@ def update_returning(
             changed = model._base_manager.using(queryset.db).filter(pk__in=pks)
             changed.update(**values)
             found = list(changed.only(*returning))
-            if found and rows:
-                rows_update(*rows)
+            if found:
+                for objs, fields in rows:
+                    rows_update(objs, fields)
             return found
     sql, params = query.get_compiler(queryset.db).as_sql()
     if not sql:
@@ -150,19 +153,23 @@ def update_returning(
     fields = [field for field in meta.concrete_fields if field.attname in wanted]  # Model.from_db's order
     quote = connection.ops.quote_name
     sql = f"{sql} RETURNING {', '.join(quote(field.column) for field in fields)}"
-    if rows and rows[0]:
-        if connection.vendor == "postgresql":
-            # the rows' update joined to one row of the update's: nothing written when it changed none
-            also_sql, also_params = _values_update(*rows, connection, also="(SELECT 1 FROM changed LIMIT 1) AS changed")
-            sql = f"WITH changed AS ({sql}), written AS ({also_sql}) SELECT * FROM changed"
-            params = (*params, *also_params)
-        else:
-            with connection.cursor() as cursor:
-                cursor.execute(sql, params)
-                found = cursor.fetchall()
+    rows = [(objs, names) for objs, names in rows if objs]
+    if rows and connection.vendor == "postgresql":
+        # each rows' update joined to one row of the update's: nothing written when it changed none
+        written = []
+        for objs, names in rows:
+            rows_sql, rows_params = _values_update(objs, names, connection, also="(SELECT 1 FROM changed LIMIT 1) AS changed")
+            written.append(f"written_{len(written)} AS ({rows_sql})")
+            params = (*params, *rows_params)
+        sql = f"WITH changed AS ({sql}), {', '.join(written)} SELECT * FROM changed"
+    elif rows:
+        with transaction.atomic(using=queryset.db), connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            found = cursor.fetchall()
             if found:
-                rows_update(*rows)
-            return model_rows(model, fields, found, using=queryset.db)
+                for objs, names in rows:
+                    rows_update(objs, names)
+        return model_rows(model, fields, found, using=queryset.db)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         found = cursor.fetchall()

@@ -698,7 +698,7 @@ def match_record_result(match_id: int, token: str, played: SandboxMatchResult, *
                 Q(lease_expires_at__isnull=True) | Q(lease_expires_at__gt=Now())
             ),
             ["finished_at"],
-            rows=(seats, list(columns[0])),
+            rows=[(seats, list(columns[0]))],
             finished_at=Now(),
             **values,
         )

@@ -155,6 +155,21 @@ def test_a_results_ladder_hook_is_two_statements_and_a_second_run_counts_nothing
     services.ladder_match_finish(Match.objects.get(pk=match.pk))
     assert RatingChange.objects.count() == 2 and entry_of(b, on).matches_played == 1
     assert Ladder.objects.get(pk=on.pk).rated_matches == 1
+    # the refit: its reads, then one statement writes the ladder's mark, the entries and the history
+    with CaptureQueriesContext(connection) as queries:
+        assert services.ladder_refit(on.pk) is True
+    writes = [q["sql"] for q in queries.captured_queries if not q["sql"].startswith("SELECT")]
+    assert len(writes) == 1 and writes[0].startswith('WITH changed AS (UPDATE "ladders_ladder"'), writes
+    assert len(queries.captured_queries) <= 6
+    assert entry_of(a, on).rating > D(1500) > entry_of(b, on).rating and entry_of(a, on).last_change > 0
+    assert not RatingChange.objects.filter(after__isnull=True).exists()
+    assert Ladder.objects.get(pk=on.pk).refit_through == RatingChange.objects.order_by("-pk").first().pk
+    # a refit of fewer results than the stored ratings include writes nothing
+    through = Ladder.objects.get(pk=on.pk).refit_through
+    Ladder.objects.filter(pk=on.pk).update(refit_through=through + 100)
+    RatingChange.objects.update(after=None)
+    assert services.ladder_refit(on.pk, force=True) is False
+    assert not RatingChange.objects.filter(after__isnull=False).exists()
 
 
 def test_a_three_seat_ranking_with_a_tie_is_fitted_as_plackett_luce():
