@@ -423,7 +423,8 @@ def _stopping_people_s_games(**kwargs):
 #: session 14). Between those, ``_task_starts`` treats each task as Django treats a request: the
 #: connection is kept while younger than CONN_MAX_AGE, closed after an error unless it still
 #: answers, and checked once at the task's first query (CONN_HEALTH_CHECKS), so a database restart
-#: costs a task a reconnection, not an error.
+#: costs a task a reconnection, not an error (a task that reconnects by itself, ``match_play``, skips
+#: the check: its first query's retry is the reconnection).
 DB_REUSE_TASKS = 1000
 
 

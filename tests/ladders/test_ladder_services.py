@@ -123,7 +123,7 @@ def test_a_two_seat_result_stores_both_rows_once_and_the_refit_writes_the_fit():
     assert entry_of(a, on).rating_high - entry_of(a, on).rating_low < entry.rating_high - entry.rating_low
 
 
-def test_a_results_ladder_hook_is_two_statements_and_a_second_run_counts_nothing():
+def test_a_results_ladder_hook_is_two_statements_and_a_second_run_counts_nothing(postgresql_db):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
     from testsupport import played_match
