@@ -218,11 +218,11 @@ def test_a_match_task_skips_the_connection_check_and_its_first_query_reconnects_
     transactional_db, django_capture_on_commit_callbacks
 ):
     import psycopg
+    from testsupport import service_urls
 
     from ladders.tasks import ladder_refit
     from matches import worker
     from matches.tasks import match_play
-    from testsupport import service_urls
 
     match = sent_match(django_capture_on_commit_callbacks)
     # another task's first query is checked (CONN_HEALTH_CHECKS): it has no retry of its own
