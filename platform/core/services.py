@@ -63,7 +63,57 @@ def rows_update(objs: Sequence[Model], fields: Sequence[str]) -> int:
     return len(rows)
 
 
-def update_returning(queryset: QuerySet, returning: Sequence[str], **values) -> list[Model]:
+def _values_update(objs: Sequence[Model], fields: Sequence[str], connection, *, also: str = "") -> tuple[str, list]:
+    """PostgreSQL: one ``UPDATE ... FROM (VALUES ...)`` writing ``fields`` of each saved row of
+    ``objs`` (rows of one model); ``also``: more ``FROM`` items, joined to every row (a row of a
+    ``WITH`` makes the update conditional on it). Returns the statement and its parameters."""
+    meta = objs[0]._meta
+    quote = connection.ops.quote_name
+    table, pk = quote(meta.db_table), quote(meta.pk.column)
+    columns = [meta.pk] + [meta.get_field(name) for name in fields]
+    row = "({})".format(", ".join(
+        f"%s::{field.rel_db_type(connection) if field.primary_key else field.db_type(connection)}" for field in columns
+    ))
+    sql = (
+        f"UPDATE {table} SET " + ", ".join(f"{quote(field.column)} = v.{quote(field.column)}" for field in columns[1:])
+        + f" FROM (VALUES {', '.join([row] * len(objs))}) AS v({', '.join(quote(field.column) for field in columns)})"
+        + (f", {also}" if also else "") + f" WHERE {table}.{pk} = v.{pk}"
+    )
+    params = []
+    for obj in objs:
+        params.append(meta.pk.get_db_prep_value(obj.pk, connection))
+        params += [field.get_db_prep_save(getattr(obj, field.attname), connection) for field in columns[1:]]
+    return sql, params
+
+
+def rows_insert_update(new: Sequence[Model], objs: Sequence[Model], fields: Sequence[str]) -> None:
+    """Insert the unsaved rows ``new`` (as ``bulk_create``, their ``pre_save`` hooks run, but their
+    primary keys are not read back: ``new`` stays unsaved in memory) and write ``fields`` of the saved
+    rows ``objs`` (as ``rows_update``), on PostgreSQL in one statement: the insert a data-modifying
+    ``WITH`` of one ``UPDATE ... FROM (VALUES ...)``, where the two are two round trips. Both sides
+    may be empty; elsewhere the two calls."""
+    using = router.db_for_write(type(new[0] if new else objs[0])) if (new or objs) else None
+    if using is None:
+        return
+    connection = connections[using]
+    if connection.vendor != "postgresql" or not objs or not new:
+        if new:
+            type(new[0]).objects.using(using).bulk_create(new)
+        rows_update(objs, fields)
+        return
+    model = type(new[0])
+    insert = models_sql.InsertQuery(model)
+    insert.insert_values([f for f in model._meta.concrete_fields if not f.primary_key], new)
+    ((insert_sql, insert_params),) = insert.get_compiler(using).as_sql()
+    update_sql, update_params = _values_update(objs, fields, connection)
+    sql, params = f"WITH inserted AS ({insert_sql}) {update_sql}", [*insert_params, *update_params]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+def update_returning(
+    queryset: QuerySet, returning: Sequence[str], *, rows: Sequence[tuple[Sequence[Model], Sequence[str]]] = (), **values
+) -> list[Model]:
     """``queryset.update(**values)`` that also returns the rows it changed: one ``UPDATE ... RETURNING``
     statement (PostgreSQL; SQLite from 3.35), where an update and a read of the row would be two.
 
@@ -72,6 +122,11 @@ def update_returning(queryset: QuerySet, returning: Sequence[str], **values) -> 
     rows are locked until the transaction ends, as by any update; none when nothing matched.
     The update is compiled by Django as ``update()`` compiles it (filters, F() and Now()), on one
     table only (no update of a parent model's fields).
+
+    ``rows``: pairs of (saved rows of one model, their fields), written as ``rows_update`` writes
+    them when the update changed a row, none else: on PostgreSQL by the same statement (a ``WITH``
+    for each pair: one statement is one transaction of its own, no ``BEGIN`` and ``COMMIT`` needed
+    around it), elsewhere in a transaction with the update.
     """
     model = queryset.model
     query = queryset.query.chain(models_sql.UpdateQuery)
@@ -85,7 +140,11 @@ def update_returning(queryset: QuerySet, returning: Sequence[str], **values) -> 
             pks = list(queryset.select_for_update().values_list("pk", flat=True))
             changed = model._base_manager.using(queryset.db).filter(pk__in=pks)
             changed.update(**values)
-            return list(changed.only(*returning))
+            found = list(changed.only(*returning))
+            if found:
+                for objs, fields in rows:
+                    rows_update(objs, fields)
+            return found
     sql, params = query.get_compiler(queryset.db).as_sql()
     if not sql:
         return []
@@ -93,13 +152,39 @@ def update_returning(queryset: QuerySet, returning: Sequence[str], **values) -> 
     wanted = {meta.pk.attname} | {meta.get_field(name).attname for name in returning}
     fields = [field for field in meta.concrete_fields if field.attname in wanted]  # Model.from_db's order
     quote = connection.ops.quote_name
-    columns = [field.get_col(meta.db_table) for field in fields]
+    sql = f"{sql} RETURNING {', '.join(quote(field.column) for field in fields)}"
+    rows = [(objs, names) for objs, names in rows if objs]
+    if rows and connection.vendor == "postgresql":
+        # each rows' update joined to one row of the update's: nothing written when it changed none
+        written = []
+        for objs, names in rows:
+            rows_sql, rows_params = _values_update(objs, names, connection, also="(SELECT 1 FROM changed LIMIT 1) AS changed")
+            written.append(f"written_{len(written)} AS ({rows_sql})")
+            params = (*params, *rows_params)
+        sql = f"WITH changed AS ({sql}), {', '.join(written)} SELECT * FROM changed"
+    elif rows:
+        with transaction.atomic(using=queryset.db), connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            found = cursor.fetchall()
+            if found:
+                for objs, names in rows:
+                    rows_update(objs, names)
+        return model_rows(model, fields, found, using=queryset.db)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        found = cursor.fetchall()
+    return model_rows(model, fields, found, using=queryset.db)
+
+
+def model_rows(model: type[Model], fields: Sequence, rows, *, using: str = "default") -> list[Model]:
+    """Rows a statement of one's own returned (the columns of ``fields``, concrete fields of ``model``
+    in its ``_meta`` order, the primary key among them) as instances of ``model``, each value through
+    the converters Django applies when it reads that column (the others deferred: read if touched)."""
+    connection = connections[using]
+    columns = [field.get_col(model._meta.db_table) for field in fields]
     converters = [
         connection.ops.get_db_converters(column) + column.get_db_converters(connection) for column in columns
     ]
-    with connection.cursor() as cursor:
-        cursor.execute(f"{sql} RETURNING {', '.join(quote(field.column) for field in fields)}", params)
-        rows = cursor.fetchall()
     names = [field.attname for field in fields]
     found = []
     for row in rows:
@@ -107,5 +192,5 @@ def update_returning(queryset: QuerySet, returning: Sequence[str], **values) -> 
         for i, functions in enumerate(converters):
             for convert in functions:
                 converted[i] = convert(converted[i], columns[i], connection)
-        found.append(model.from_db(queryset.db, names, converted))
+        found.append(model.from_db(using, names, converted))
     return found

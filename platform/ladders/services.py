@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from core.services import rows_update, update_returning
+from core.services import model_rows, rows_insert_update, update_returning
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
@@ -395,37 +395,23 @@ def ladder_match_finish(match: Match) -> None:
     """
     if match.status != Match.Status.DONE:
         return
-    # The ladder's row lock orders all result writes of a ladder: pk order is rating order. The
-    # link is marked rated and locked by one statement (only this match's result, whose row the
-    # caller holds locked, ever locks the link), then the ladder's count by another, which locks
-    # the ladder and reads what fault tracking needs. Marked already (the hook run again): nothing.
-    link = update_returning(LadderMatch.objects.filter(match=match, rated=False), ["ladder"], rated=True)
-    if not link:
-        if not LadderMatch.objects.filter(match=match).exists():
-            logger.warning("ladder match %s has no ladder; not rated", match.pk)
-        return
-    (ladder,) = update_returning(
-        Ladder.objects.filter(pk=link[0].ladder_id),
-        ["fault_limit", "fault_window", "fault_window_limit"],
-        rated_matches=F("rated_matches") + 1,
-    )
     # the seats the result's transaction read (and wrote) when it prefetched them, else read here
     prefetch_related_objects([match], seats_for_play())
     seats = sorted((s for s in match.seats.all() if s.bot_version_id), key=lambda s: s.seat)
-    entries = {
-        e.bot_id: e
-        for e in LadderEntry.objects.select_for_update().filter(
-            ladder=ladder, bot_id__in=[s.bot_version.bot_id for s in seats]
-        )
-    }
+    ladder, entries = _rated_and_locked(match, [s.bot_version.bot_id for s in seats])
+    if ladder is None:
+        if not LadderMatch.objects.filter(match=match).exists():
+            logger.warning("ladder match %s has no ladder; not rated", match.pk)
+        return
     rated = [(s, entries[s.bot_version.bot_id]) for s in seats if s.bot_version.bot_id in entries and s.rank]
     if len({entry.pk for _, entry in rated}) != len(rated):
         # Matchmaking never seats a bot twice; a hand-made match that does is stored unrated
         # rather than raising, which would roll its result back.
         logger.error("ladder match %s seats one bot twice; not rated", match.pk)
         rated = []
+    changes = []
     if len(rated) >= 2:
-        RatingChange.objects.bulk_create(
+        changes = [
             RatingChange(
                 ladder=ladder,
                 match=match,
@@ -438,20 +424,84 @@ def ladder_match_finish(match: Match) -> None:
                 matches_after=entry.matches_played + 1,
             )
             for seat, entry in rated
-        )
+        ]
         for seat, entry in rated:
             entry.matches_played += 1
             entry.wins += seat.rank == 1
         transaction.on_commit(lambda: _request_refit(ladder.pk))
     for seat, entry in rated:
         was = entry.status
-        _track_faults(ladder, entry, seat, match, counted=len(rated) >= 2)
+        _track_faults(ladder, entry, seat, match, counted=bool(changes))
         if entry.status != was:
             transaction.on_commit(lambda: _request_refit(ladder.pk, force=True))
-    rows_update(
+    # the result's rows and the entries' counts: one statement (PostgreSQL)
+    rows_insert_update(
+        changes,
         [entry for _, entry in rated],
         ["matches_played", "wins", "fault_streak", "status", "suspended_reason", "suspended_version"],
     )
+
+
+def _rated_and_locked(match: Match, bot_ids: list[int]) -> tuple[Ladder | None, dict[int, LadderEntry]]:
+    """Mark ``match``'s ladder link rated, count it in its ladder and lock the entries of ``bot_ids``
+    there: the ladder (its fault limits read) and those entries by bot, or (None, {}) when the link
+    is rated already (the hook run again) or missing.
+
+    The ladder's row lock orders all result writes of a ladder (pk order is rating order): the
+    link is locked first (only this match's result, whose row the caller holds locked, ever locks
+    it), then the ladder, then the entries. PostgreSQL: one statement (data-modifying CTEs, each
+    fed by the one before, so the locks are taken in that order); elsewhere three."""
+    if connection.vendor != "postgresql":
+        link = update_returning(LadderMatch.objects.filter(match=match, rated=False), ["ladder"], rated=True)
+        if not link:
+            return None, {}
+        (ladder,) = update_returning(
+            Ladder.objects.filter(pk=link[0].ladder_id), LADDER_FAULT_FIELDS, rated_matches=F("rated_matches") + 1
+        )
+        found = LadderEntry.objects.select_for_update().filter(ladder=ladder, bot_id__in=bot_ids)
+        return ladder, {entry.bot_id: entry for entry in found}
+    quote = connection.ops.quote_name
+
+    def column(model, name: str) -> str:
+        return f"{quote(model._meta.db_table)}.{quote(model._meta.get_field(name).column)}"
+
+    ladder_fields = [Ladder._meta.pk] + [Ladder._meta.get_field(name) for name in LADDER_FAULT_FIELDS]
+    entry_fields = list(LadderEntry._meta.concrete_fields)
+    link_ladder = quote(LadderMatch._meta.get_field("ladder").column)
+    sql = f"""
+        WITH link AS (
+            UPDATE {quote(LadderMatch._meta.db_table)} SET {quote(LadderMatch._meta.get_field("rated").column)} = true
+            WHERE {column(LadderMatch, "match")} = %s AND NOT {column(LadderMatch, "rated")}
+            RETURNING {link_ladder}
+        ), ladder AS (
+            UPDATE {quote(Ladder._meta.db_table)} SET {quote(Ladder._meta.get_field("rated_matches").column)}
+                = {column(Ladder, "rated_matches")} + 1
+            FROM link WHERE {column(Ladder, "id")} = link.{link_ladder}
+            RETURNING {", ".join(f"{quote(Ladder._meta.db_table)}.{quote(f.column)}" for f in ladder_fields)}
+        ), entry AS (
+            SELECT {", ".join(f"{quote(LadderEntry._meta.db_table)}.{quote(f.column)}" for f in entry_fields)}
+            FROM {quote(LadderEntry._meta.db_table)}
+            WHERE {column(LadderEntry, "ladder")} IN (SELECT {quote(Ladder._meta.pk.column)} FROM ladder)
+            AND {column(LadderEntry, "bot")} = ANY(%s::{LadderEntry._meta.get_field("bot").db_type(connection)}[])
+            FOR UPDATE
+        )
+        SELECT {", ".join(f"ladder.{quote(f.column)}" for f in ladder_fields)},
+               {", ".join(f"entry.{quote(f.column)}" for f in entry_fields)}
+        FROM ladder LEFT JOIN entry ON true
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [match.pk, list(bot_ids)])
+        rows = cursor.fetchall()
+    if not rows:
+        return None, {}
+    width = len(ladder_fields)
+    (ladder,) = model_rows(Ladder, ladder_fields, [rows[0][:width]])
+    found = model_rows(LadderEntry, entry_fields, [row[width:] for row in rows if row[width] is not None])
+    return ladder, {entry.bot_id: entry for entry in found}
+
+
+#: what fault tracking reads of the ladder (``_track_faults``)
+LADDER_FAULT_FIELDS = ["fault_limit", "fault_window", "fault_window_limit"]
 
 
 def _request_refit(ladder_id: int, *, force: bool = False) -> None:
@@ -492,11 +542,10 @@ def _track_faults(ladder: Ladder, entry: LadderEntry, seat, match: Match, *, cou
     if entry.fault_streak >= ladder.fault_limit:
         reason = f"suspended after forfeiting {entry.fault_streak} ladder matches in a row (limit {ladder.fault_limit})"
     elif counted:
-        recent = list(
-            RatingChange.objects.filter(entry=entry, bot_version=version)
-            .order_by("-pk")
-            .values_list("forfeited", flat=True)[: ladder.fault_window]
-        )
+        # this result's row, written after the tracking (``ladder_match_finish``), is the newest
+        earlier = RatingChange.objects.filter(entry=entry, bot_version=version).order_by("-pk")
+        recent = [seat.forfeited, *earlier.values_list("forfeited", flat=True)[: max(0, ladder.fault_window - 1)]]
+        recent = recent[: ladder.fault_window]
         faults = sum(recent)
         if faults >= ladder.fault_window_limit:
             reason = (
@@ -585,22 +634,24 @@ def ladder_refit(ladder: Ladder | int, *, force: bool = False) -> bool:
         # the entry's newest fitted change (pk order): the table's "last change"
         if change.entry_id in columns:
             columns[change.entry_id]["last_change"] = change.after - change.before
-    with transaction.atomic():
-        newer = Ladder.objects.filter(pk=ladder.pk, refit_through__lte=result.through)
-        if not newer.update(refit_through=result.through):
-            return False  # a refit of more results was written meanwhile
-        changed = []
-        for entry in entries:
-            values = columns[entry.pk]
-            if any(getattr(entry, field) != value for field, value in values.items()):
-                for field, value in values.items():
-                    setattr(entry, field, value)
-                changed.append(entry)
-        # one statement run for every row, not bulk_update's CASE over each batch (seconds at 1,000
-        # entries, with the rows a result waits for locked: core.services.rows_update)
-        rows_update(changed, [*ENTRY_COLUMNS, "last_change"])
-        rows_update(pending, ["after", "after_low", "after_high"])
-    return True
+    changed = []
+    for entry in entries:
+        values = columns[entry.pk]
+        if any(getattr(entry, field) != value for field, value in values.items()):
+            for field, value in values.items():
+                setattr(entry, field, value)
+            changed.append(entry)
+    # One statement (PostgreSQL: its own transaction): the ladder's row, taken only to keep refits in
+    # order, then the entries' columns and the pending history points, written only when no refit of
+    # more results was written meanwhile (one VALUES join for every row, not bulk_update's CASE over
+    # each batch: seconds at 1,000 entries, with the rows a result waits for locked).
+    written = update_returning(
+        Ladder.objects.filter(pk=ladder.pk, refit_through__lte=result.through),
+        ["refit_through"],
+        rows=[(changed, [*ENTRY_COLUMNS, "last_change"]), (pending, ["after", "after_low", "after_high"])],
+        refit_through=result.through,
+    )
+    return bool(written)
 
 
 #: the entry columns a refit writes (and ``recompute_ratings --check`` compares)

@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from celery.exceptions import SoftTimeLimitExceeded
-from core.services import rows_update, update_returning
+from core.services import update_returning
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import InterfaceError, OperationalError, connection, transaction
@@ -655,9 +655,10 @@ def match_record_result(match_id: int, token: str, played: SandboxMatchResult, *
     Idempotent: calling it again after a lost connection stores nothing twice.
 
     ``match``: the match as ``match_begin`` returned it to this attempt (its seats read then):
-    neither it nor its seats are read again. The check and the write of the match are one
-    statement: the update's own conditions (this attempt's token, the lease alive on the
-    database's clock) under the row lock it takes.
+    neither it nor its seats are read again (without it, both are read first). The check and the
+    write of the match and of its seats are one statement: the update's own conditions (this
+    attempt's token, the lease alive on the database's clock) under the row lock it takes, the
+    seats' update a part of it that writes nothing when the match's wrote nothing.
     """
     result = played.result
     values = {
@@ -675,6 +676,19 @@ def match_record_result(match_id: int, token: str, played: SandboxMatchResult, *
         "lease_expires_at": None,
         "error": "",
     }
+    if match is None:
+        match = Match.objects.filter(pk=match_id).first()
+        if match is None:
+            _log_refused_result(match_id, token)
+            return False
+    # the seats read once, in order, for this write and for the hooks (match.seats.all()); given
+    # their result's columns here, written by the match's own statement only when it is stored
+    prefetch_related_objects([match], seats_for_play())
+    seats = list(match.seats.all())
+    columns = sandboxing.seat_columns(played)
+    for seat, seat_values in zip(seats, columns, strict=True):
+        for name, value in seat_values.items():
+            setattr(seat, name, value)
     with transaction.atomic():
         # Whoever could take the match over meanwhile (a new attempt, the sweeper) changes its token
         # under this row lock, which the update's conditions see; finished_at is on the clock of
@@ -684,26 +698,16 @@ def match_record_result(match_id: int, token: str, played: SandboxMatchResult, *
                 Q(lease_expires_at__isnull=True) | Q(lease_expires_at__gt=Now())
             ),
             ["finished_at"],
+            rows=[(seats, list(columns[0]))],
             finished_at=Now(),
             **values,
         )
         if not stored:
             _log_refused_result(match_id, token)
             return False
-        if match is None:
-            match = Match.objects.get(pk=match_id)
-        else:
-            for name, value in values.items():
-                setattr(match, name, value)
-            match.finished_at = stored[0].finished_at
-        # the seats read once, in order, for this write and for the hooks (match.seats.all())
-        prefetch_related_objects([match], seats_for_play())
-        seats = list(match.seats.all())
-        columns = sandboxing.seat_columns(played)
-        for seat, seat_values in zip(seats, columns, strict=True):
-            for name, value in seat_values.items():
-                setattr(seat, name, value)
-        rows_update(seats, list(columns[0]))
+        for name, value in values.items():
+            setattr(match, name, value)
+        match.finished_at = stored[0].finished_at
         hooks.run(match)
     return True
 

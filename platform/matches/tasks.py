@@ -24,6 +24,9 @@ from . import sandboxing, services
     retry_backoff_max=300,
     retry_jitter=True,
     max_retries=5,
+    # every step of services.match_play that reads or writes retries through a broken connection
+    # (services.db_retry): the task's first query needs no health check of its own (matches.worker)
+    reconnects_itself=True,
 )
 def match_play(self, match_id: int) -> bool:
     # The worker's name: it checks its own health and hands over matches it should avoid.

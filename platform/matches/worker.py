@@ -423,18 +423,25 @@ def _stopping_people_s_games(**kwargs):
 #: session 14). Between those, ``_task_starts`` treats each task as Django treats a request: the
 #: connection is kept while younger than CONN_MAX_AGE, closed after an error unless it still
 #: answers, and checked once at the task's first query (CONN_HEALTH_CHECKS), so a database restart
-#: costs a task a reconnection, not an error.
+#: costs a task a reconnection, not an error (a task that reconnects by itself, ``match_play``, skips
+#: the check: its first query's retry is the reconnection).
 DB_REUSE_TASKS = 1000
 
 
 @signals.task_prerun.connect
 def _task_starts(task=None, **kwargs):
-    from django.db import close_old_connections
+    from django.db import close_old_connections, connection
 
     from sandbox import runner
 
     if task is None or not getattr(task.request, "is_eager", False):
         close_old_connections()
+        if getattr(task, "reconnects_itself", False) and connection.connection is not None:
+            # A task whose every query retries through a broken connection on a fresh one
+            # (``matches.services.db_retry``: match_play) skips the health check of its first query
+            # (CONN_HEALTH_CHECKS: a ``SELECT 1``, one round trip a match): a connection that died
+            # since the last task fails that query, which reconnects and runs again.
+            connection.health_check_done = True
     runner.hold_seat_removals(True)
 
 

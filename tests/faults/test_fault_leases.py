@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from engine.rules import Rules
 from matches import sandboxing, services
-from matches.models import Match
+from matches.models import Match, MatchSeat
 
 pytestmark = [pytest.mark.services]
 
@@ -204,5 +204,40 @@ def test_a_result_stored_with_the_started_match_reads_neither_the_match_nor_its_
     assert row.started_at <= row.finished_at
     assert [s.rank for s in row.seats.order_by("seat")] == [s.rank for s in started.seats.all()]
     assert all(s.rank in (1, 2) for s in started.seats.all())
-    # stored once: the same result again is refused
+    # one statement writes the match and its seats on PostgreSQL (then the challenge's hook reads)
+    writes = [q["sql"] for q in queries.captured_queries if not q["sql"].startswith(("SELECT", "SAVEPOINT", "RELEASE"))]
+    if connection.vendor == "postgresql":
+        assert len(writes) == 1 and writes[0].startswith('WITH changed AS (UPDATE "matches_match"'), writes
+    # stored once: the same result again is refused, and writes no seat
+    MatchSeat.objects.filter(match=match).update(score=-7)
     assert services.match_record_result(match.pk, started.attempt_token, outcome, match=started) is False
+    assert set(MatchSeat.objects.filter(match=match).values_list("score", flat=True)) == {-7}
+
+
+def test_a_match_task_skips_the_connection_check_and_its_first_query_reconnects_when_the_connection_died(
+    transactional_db, django_capture_on_commit_callbacks
+):
+    import psycopg
+    from testsupport import service_urls
+
+    from ladders.tasks import ladder_refit
+    from matches import worker
+    from matches.tasks import match_play
+
+    match = sent_match(django_capture_on_commit_callbacks)
+    # another task's first query is checked (CONN_HEALTH_CHECKS): it has no retry of its own
+    connection.ensure_connection()
+    worker._task_starts(task=ladder_refit)
+    assert connection.health_check_done is False
+    worker._task_ended()
+    # the match task's is not: the connection dies between two tasks, its first query reconnects
+    with psycopg.connect(service_urls()[0], autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", (connection.connection.info.backend_pid,))
+    worker._task_starts(task=match_play)
+    try:
+        assert connection.health_check_done is True
+        assert services.match_play(match.pk) is True
+    finally:
+        worker._task_ended()
+    row = Match.objects.get(pk=match.pk)
+    assert (row.status, row.attempts) == ("done", 1)

@@ -123,6 +123,55 @@ def test_a_two_seat_result_stores_both_rows_once_and_the_refit_writes_the_fit():
     assert entry_of(a, on).rating_high - entry_of(a, on).rating_low < entry.rating_high - entry.rating_low
 
 
+def test_a_results_ladder_hook_is_two_statements_and_a_second_run_counts_nothing(postgresql_db):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from testsupport import played_match
+
+    on = ladder()
+    a, b = active_bot("a"), active_bot("b")
+    for bot in (a, b):
+        services.ladder_enter(on, bot)
+    [match] = services.ladder_matchmake(on, rng=random.Random(1))
+    started = match_services.match_begin(match.pk, worker="w1")
+    outcome = played_match([1 if s.bot_version.bot_id == a.pk else 2 for s in started.seats.all()])
+    with CaptureQueriesContext(connection) as queries:
+        assert match_services.match_record_result(match.pk, started.attempt_token, outcome, match=started)
+    statements = [q["sql"].strip() for q in queries.captured_queries]
+    hook = statements[statements.index(next(s for s in statements if s.startswith("WITH link AS"))):-1]
+    # the link, the ladder and the entries locked by one; the result's rows and the entries' counts by
+    # one (a forfeit adds the read of the version's recent forfeits)
+    assert len(hook) == 2 and hook[1].startswith("WITH inserted AS (INSERT INTO"), hook
+    # BEGIN (a savepoint in a test's transaction), the match with its seats, the hook's two, COMMIT
+    assert len(statements) == 5 and statements[1].startswith('WITH changed AS (UPDATE "matches_match"'), statements
+    changes = {c.entry.bot_id: c for c in RatingChange.objects.select_related("entry")}
+    assert (changes[a.pk].rank, changes[b.pk].rank, changes[b.pk].forfeited) == (1, 2, False)
+    assert {c.before for c in changes.values()} == {D("1500.00")} and {c.matches_after for c in changes.values()} == {1}
+    assert all(c.created_at is not None and c.after is None for c in changes.values())
+    assert (entry_of(a, on).matches_played, entry_of(a, on).wins, entry_of(a, on).fault_streak) == (1, 1, 0)
+    assert (entry_of(b, on).matches_played, entry_of(b, on).wins, entry_of(b, on).fault_streak) == (1, 0, 0)
+    assert LadderMatch.objects.get(match=match).rated and Ladder.objects.get(pk=on.pk).rated_matches == 1
+    # run again (a redelivered result): the link is rated already, nothing is counted twice
+    services.ladder_match_finish(Match.objects.get(pk=match.pk))
+    assert RatingChange.objects.count() == 2 and entry_of(b, on).matches_played == 1
+    assert Ladder.objects.get(pk=on.pk).rated_matches == 1
+    # the refit: its reads, then one statement writes the ladder's mark, the entries and the history
+    with CaptureQueriesContext(connection) as queries:
+        assert services.ladder_refit(on.pk) is True
+    writes = [q["sql"] for q in queries.captured_queries if not q["sql"].startswith("SELECT")]
+    assert len(writes) == 1 and writes[0].startswith('WITH changed AS (UPDATE "ladders_ladder"'), writes
+    assert len(queries.captured_queries) <= 6
+    assert entry_of(a, on).rating > D(1500) > entry_of(b, on).rating and entry_of(a, on).last_change > 0
+    assert not RatingChange.objects.filter(after__isnull=True).exists()
+    assert Ladder.objects.get(pk=on.pk).refit_through == RatingChange.objects.order_by("-pk").first().pk
+    # a refit of fewer results than the stored ratings include writes nothing
+    through = Ladder.objects.get(pk=on.pk).refit_through
+    Ladder.objects.filter(pk=on.pk).update(refit_through=through + 100)
+    RatingChange.objects.update(after=None)
+    assert services.ladder_refit(on.pk, force=True) is False
+    assert not RatingChange.objects.filter(after__isnull=False).exists()
+
+
 def test_a_three_seat_ranking_with_a_tie_is_fitted_as_plackett_luce():
     on = ladder(name="Three", slug="three", seats=3)
     a, b, c = active_bot("a"), active_bot("b"), active_bot("c")
