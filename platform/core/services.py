@@ -142,8 +142,8 @@ def update_returning(
             changed.update(**values)
             found = list(changed.only(*returning))
             if found:
-                for objs, fields in rows:
-                    rows_update(objs, fields)
+                for objs, names in rows:
+                    rows_update(objs, names)
             return found
     sql, params = query.get_compiler(queryset.db).as_sql()
     if not sql:
@@ -156,7 +156,7 @@ def update_returning(
     rows = [(objs, names) for objs, names in rows if objs]
     if rows and connection.vendor == "postgresql":
         # each rows' update joined to one row of the update's: nothing written when it changed none
-        written = []
+        written: list[str] = []
         for objs, names in rows:
             rows_sql, rows_params = _values_update(objs, names, connection, also="(SELECT 1 FROM changed LIMIT 1) AS changed")
             written.append(f"written_{len(written)} AS ({rows_sql})")

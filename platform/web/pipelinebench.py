@@ -534,8 +534,8 @@ def floor_containers(seat_counts: list[int], workers: int, cores: int, tag: str,
         for container in client.containers.list(all=True, filters={"label": f"{FLOOR_LABEL}={tag}"}, ignore_removed=True):
             container.remove(force=True)
         client.close()
-    wall, busy = time.monotonic() - wall, _machine_cpu()
-    busy, total = busy[0] - machine[0], busy[1] - machine[1]
+    wall, ended = time.monotonic() - wall, _machine_cpu()
+    busy, total = ended[0] - machine[0], ended[1] - machine[1]
     return {"matches_per_s_per_core": _r(len(seat_counts) / wall / cores, 3), "wall_s": _r(wall, 2),
             "container_p50_s": _r(_p(starts, 50)), "container_p95_s": _r(_p(starts, 95)),
             "machine_busy_cores": _r(busy / total * (os.cpu_count() or 1), 2) if total > 0 else None,
