@@ -39,7 +39,8 @@ def _engine_pids() -> list[int]:
     return [int(pid) for pid in found]
 
 
-def _cpu_seconds(pids: list[int]) -> float:
+def process_cpu_seconds(pids: list[int]) -> float:
+    """CPU seconds (user + system) the live processes ``pids`` used so far (gone ones count none)."""
     total = 0
     for pid in pids:
         try:
@@ -76,7 +77,7 @@ def _cycle(docker_backend: ModuleType, limits: Limits, index: int, warm: bool, p
     if warm:
         pool.fill(docker_backend.get_client(), docker_backend.IMAGE, limits)
         assert pool.ready(docker_backend.IMAGE, limits) >= 1, "no warm seat came up"
-    before = _cpu_seconds(pids) + sum(cgroup_cpu_seconds(folder) for folder in cgroups)
+    before = process_cpu_seconds(pids) + sum(cgroup_cpu_seconds(folder) for folder in cgroups)
     started = time.perf_counter()
     if warm:
         handle = docker_backend.start_seat(BOT, limits, match_id=f"wbench-{os.getpid()}", seat=index)
@@ -92,7 +93,7 @@ def _cycle(docker_backend: ModuleType, limits: Limits, index: int, warm: bool, p
         seat.stop()
     if warm:
         pool.fill(docker_backend.get_client(), docker_backend.IMAGE, limits)  # its replacement's cost
-    return wall, _cpu_seconds(pids) + sum(cgroup_cpu_seconds(folder) for folder in cgroups) - before
+    return wall, process_cpu_seconds(pids) + sum(cgroup_cpu_seconds(folder) for folder in cgroups) - before
 
 
 def run(starts: int = 30, engine_cgroups: list[str] | None = None) -> dict[str, Any]:

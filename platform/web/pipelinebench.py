@@ -409,31 +409,21 @@ class _Prefixed:
 
 
 def _proc_cpu(pids) -> float:
-    """CPU seconds (user + system) of the live processes ``pids``."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
+    """CPU seconds (user + system) of the live processes ``pids`` (warm_bench's reading)."""
+    from sandbox.warm_bench import process_cpu_seconds
+
+    return process_cpu_seconds(list(pids))
 
 
 def _containers_cpu() -> float | None:
-    """CPU seconds of every container of the Docker engine so far (its cgroup; None where unreadable).
-    Other users' containers on the same engine count too."""
-    for path, scale in (("/sys/fs/cgroup/cpuacct/docker/cpuacct.usage", 1e-9), ("/sys/fs/cgroup/docker/cpu.stat", 1e-6)):
+    """CPU seconds of every container of the Docker engine so far (its cgroup, v1 or v2, read as
+    warm_bench reads one; None where unreadable). Other users' containers on the same engine count too."""
+    from sandbox.warm_bench import cgroup_cpu_seconds
+
+    for folder in ("/sys/fs/cgroup/cpuacct/docker", "/sys/fs/cgroup/docker"):
         try:
-            text = Path(path).read_text()
-        except OSError:
-            continue
-        if path.endswith("cpu.stat"):
-            text = next((line.split()[1] for line in text.splitlines() if line.startswith("usage_usec")), "")
-        try:
-            return int(text.strip()) * scale
-        except ValueError:
+            return cgroup_cpu_seconds(folder)
+        except (OSError, ValueError):
             continue
     return None
 
