@@ -405,10 +405,9 @@ def play_match(
                 if on_game is not None:
                     on_game(len(records), deals * rotations)
 
-    if forfeits.count(None) == n:
-        match_ranks = rank_bots(totals, wins, [False] * n, rules.scoring)
-    else:
-        match_ranks = rank_bots(totals, wins, [f is not None for f in forfeits], rules.scoring)
+    # no comprehension when no bot forfeited (the common match): "Plain loops" above
+    forfeited_bots = [False] * n if forfeits.count(None) == n else [f is not None for f in forfeits]
+    match_ranks = rank_bots(totals, wins, forfeited_bots, rules.scoring)
     strikes, faults = book.strikes, book.faults
     results: list[SeatResult] = []
     for b in range(n):

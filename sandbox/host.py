@@ -1654,16 +1654,16 @@ def parse_arguments(argv: list[str]) -> types.SimpleNamespace:
         kind = OPTIONS.get(option, (None,))[0]
         if kind is None:
             raise UsageError(f"unknown option {word!r}")
+        key = option[2:].replace("-", "_")
         if kind == "flag":
             if equals:
                 raise UsageError(f"{option} takes no value")
-            values[option[2:].replace("-", "_")] = True
+            values[key] = True
             continue
         if not equals:
             value = next(words, None)
             if value is None:
                 raise UsageError(f"{option} needs a value")
-        key = option[2:].replace("-", "_")
         if kind == "int":
             try:
                 values[key] = int(value)
