@@ -293,6 +293,10 @@ MATCH_MAX_ATTEMPTS = env_int("MATCH_MAX_ATTEMPTS", 5)
 MATCH_LEASE_SECONDS = env_int("MATCH_LEASE_SECONDS", 12)
 MATCH_LEASE_RENEW_SECONDS = env_int("MATCH_LEASE_RENEW_SECONDS", 4)
 MATCH_SWEEP_SECONDS = env_int("MATCH_SWEEP_SECONDS", 5)
+# A worker stores a played match's result from a thread of its own while it takes its next match
+# (matches.services.ResultRecorder: one result a process at a time, under the attempt's lease);
+# 0: the match's task stores it before it ends.
+MATCH_RESULTS_IN_BACKGROUND = env_bool("MATCH_RESULTS_IN_BACKGROUND", True)
 # The validation match of a new bot version: a short 2-seat game against a reference bot.
 VALIDATION_OPPONENT = os.environ.get("VALIDATION_OPPONENT", "random")
 VALIDATION_RULES = env_list("VALIDATION_RULES", ["players=2", "rounds=1"])

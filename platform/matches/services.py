@@ -5,8 +5,9 @@ the row lock, a fresh attempt token and a lease (database clock) that a thread
 of the worker renews while the match plays; storing the result checks the token
 and the lease under the lock again, so a redelivered or duplicated task never
 plays or counts a match twice, and a match whose lease expired (its worker died
-or lost the database) is taken again by any worker. Sandboxes are reached only
-through ``sandbox.runner``.
+or lost the database) is taken again by any worker. In a worker the result is stored
+from a thread of its own (``ResultRecorder``) while the worker takes its next match.
+Sandboxes are reached only through ``sandbox.runner``.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import os
 import random
 import secrets
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -397,13 +399,20 @@ class LeaseKeeper:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"lease-{match_id}", daemon=True)
 
-    def __enter__(self) -> LeaseKeeper:
+    def start(self) -> LeaseKeeper:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def stop(self) -> None:
+        """Stop renewing (the attempt ended: its result stored, refused or abandoned)."""
         self._stop.set()
         self._thread.join(timeout=10)
+
+    def __enter__(self) -> LeaseKeeper:
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
 
     def _run(self) -> None:
         good_until = time.monotonic() + settings.MATCH_LEASE_SECONDS
@@ -459,7 +468,7 @@ def _declined(match_id: int, worker: str) -> bool:
     return True
 
 
-def match_play(match_id: int, *, worker: str = "") -> bool:
+def match_play(match_id: int, *, worker: str = "") -> bool | None:
     """Play a match in the sandbox and store the result; True when this call stored it.
 
     ``worker`` is the Celery worker's hostname (empty in-process). Infrastructure trouble (the
@@ -469,6 +478,11 @@ def match_play(match_id: int, *, worker: str = "") -> bool:
     DB_RETRY_SECONDS, then re-raised for the task to retry; the worker shutting down under the
     match gives it back to the queue; an attempt whose lease was lost is abandoned and the match
     queued again; any other failure marks the match failed. A bot's fault is a result, never an error.
+
+    In a worker (``worker`` given) with MATCH_RESULTS_IN_BACKGROUND, the played result is handed
+    to the process's ``ResultRecorder`` and None is returned at once: the result is stored (or
+    refused) by its thread, under the attempt's lease, which its keeper renews until then, while
+    the worker takes its next match (``ResultRecorder`` says what happens when that fails).
     """
     if worker and db_retry(f"match {match_id}: health", _declined, match_id, worker):
         return False
@@ -476,68 +490,208 @@ def match_play(match_id: int, *, worker: str = "") -> bool:
     if match is None:
         return False
     token = match.attempt_token
-    with LeaseKeeper(match_id, token) as lease:
-        try:
-            played = sandboxing.play_match_row(match)
-        except InfrastructureError as exc:
-            logger.warning("match %s attempt %s: infrastructure error: %s", match_id, match.attempts, exc)
-            db_retry(f"match {match_id}: retrying", match_retry, match_id, token, f"{type(exc).__name__}: {exc}", worker=worker)
-            _recheck_worker_health()
+    lease = LeaseKeeper(match_id, token).start()
+    handed = False
+    try:
+        played = _played(match, token, worker)
+        if played is None:
             return False
-        except DB_ERRORS:
-            match_release(match_id, token)
-            raise
-        except SoftTimeLimitExceeded:
-            soft, _ = selectors.match_time_limits(match)
-            reason = (
-                f"the match ran longer than its time limit of {soft:.0f} s (derived from its format and "
-                "clocks, which a bot within its clocks cannot reach): an infrastructure fault"
-            )
-            logger.warning("match %s attempt %s: %s", match_id, match.attempts, reason)
-            db_retry(f"match {match_id}: retrying", match_retry, match_id, token, reason, worker=worker)
-            return False
-        except Exception as exc:
-            if worker_stopping():
-                # A cold shutdown cancels the running task from a signal handler (with the
-                # solo pool as a NotImplementedError raised inside it): the worker's doing.
-                _retry_after_worker_stop(match_id, token, match.attempts, exc)
-                return False
-            logger.exception("match %s failed", match_id)
-            db_retry(f"match {match_id}: failing", match_fail, match_id, token, f"{type(exc).__name__}: {exc}")
-            return False
-        except BaseException as exc:
-            # The worker shutting down under the match (SystemExit, a cold shutdown's
-            # termination, Ctrl-C): nobody's fault; the match goes back to the queue.
+        if worker and settings.MATCH_RESULTS_IN_BACKGROUND:
+            result_recorder().put(_stored_later(match, token, played, lease))
+            handed = True  # the recorder's job stops the keeper once the result is stored
+            return None
+        return _store_played(match, token, played, lease)
+    finally:
+        if not handed:
+            lease.stop()
+
+
+def _played(match: Match, token: str, worker: str) -> SandboxMatchResult | None:
+    """The attempt's match played in the sandbox, or None when it ended without a result to store
+    (sent back to the queue, failed); raises what the task must see (database errors after the
+    match was released, the worker stopping)."""
+    match_id = match.pk
+    try:
+        return sandboxing.play_match_row(match)
+    except InfrastructureError as exc:
+        logger.warning("match %s attempt %s: infrastructure error: %s", match_id, match.attempts, exc)
+        db_retry(f"match {match_id}: retrying", match_retry, match_id, token, f"{type(exc).__name__}: {exc}", worker=worker)
+        _recheck_worker_health()
+        return None
+    except DB_ERRORS:
+        match_release(match_id, token)
+        raise
+    except SoftTimeLimitExceeded:
+        soft, _ = selectors.match_time_limits(match)
+        reason = (
+            f"the match ran longer than its time limit of {soft:.0f} s (derived from its format and "
+            "clocks, which a bot within its clocks cannot reach): an infrastructure fault"
+        )
+        logger.warning("match %s attempt %s: %s", match_id, match.attempts, reason)
+        db_retry(f"match {match_id}: retrying", match_retry, match_id, token, reason, worker=worker)
+        return None
+    except Exception as exc:
+        if worker_stopping():
+            # A cold shutdown cancels the running task from a signal handler (with the
+            # solo pool as a NotImplementedError raised inside it): the worker's doing.
             _retry_after_worker_stop(match_id, token, match.attempts, exc)
-            raise
-        if lease.lost.is_set():
-            logger.warning(
-                "match %s attempt %s: its lease could not be renewed before it expired: abandoned, not recorded",
-                match_id, match.attempts,
-            )
-            db_retry(f"match {match_id}: requeueing", match_requeue_expired, match_id)
-            return False
+            return None
+        logger.exception("match %s failed", match_id)
+        db_retry(f"match {match_id}: failing", match_fail, match_id, token, f"{type(exc).__name__}: {exc}")
+        return None
+    except BaseException as exc:
+        # The worker shutting down under the match (SystemExit, a cold shutdown's
+        # termination, Ctrl-C): nobody's fault; the match goes back to the queue.
+        _retry_after_worker_stop(match_id, token, match.attempts, exc)
+        raise
+
+
+def _store_played(match: Match, token: str, played: SandboxMatchResult, lease: LeaseKeeper) -> bool:
+    """Store the attempt's played result (``match_record_result``) unless its lease was lost; True
+    when stored. A refused or abandoned result queues the match again; a hook's refusal fails it;
+    database errors beyond DB_RETRY_SECONDS release the match and are raised."""
+    match_id = match.pk
+    if lease.lost.is_set():
+        logger.warning(
+            "match %s attempt %s: its lease could not be renewed before it expired: abandoned, not recorded",
+            match_id, match.attempts,
+        )
+        db_retry(f"match {match_id}: requeueing", match_requeue_expired, match_id)
+        return False
+    try:
+        stored = db_retry(
+            f"match {match_id}: storing the result", match_record_result, match_id, token, played, match=match
+        )
+    except DB_ERRORS:
+        match_release(match_id, token)
+        raise
+    except Exception as exc:
+        # A hook (ratings, standings) refused the result: nothing was stored.
+        logger.exception("match %s: storing the result failed", match_id)
+        db_retry(
+            f"match {match_id}: failing", match_fail, match_id, token,
+            f"storing the result failed: {type(exc).__name__}: {exc}",
+        )
+        return False
+    if not stored:
+        # Refused: another attempt took the match over (its lease is alive: nothing to do), or
+        # this attempt's lease expired before its result could be stored (the keeper's renewals
+        # were held up longer than the lease): queued again now, not at the next sweep.
+        db_retry(f"match {match_id}: requeueing", match_requeue_expired, match_id)
+    return stored
+
+
+def _stored_later(match: Match, token: str, played: SandboxMatchResult, lease: LeaseKeeper):
+    """The recorder's job for one played match: store it as ``match_play`` would have, then stop
+    its lease's keeper. Database errors beyond DB_RETRY_SECONDS: the match was released (given
+    back to the queue state) by ``_store_played`` and is sent again here, since no task retries it;
+    when even that fails, its lease expires and the sweeper queues it again."""
+
+    def job() -> bool:
         try:
-            stored = db_retry(
-                f"match {match_id}: storing the result", match_record_result, match_id, token, played, match=match
-            )
-        except DB_ERRORS:
-            match_release(match_id, token)
-            raise
-        except Exception as exc:
-            # A hook (ratings, standings) refused the result: nothing was stored.
-            logger.exception("match %s: storing the result failed", match_id)
-            db_retry(
-                f"match {match_id}: failing", match_fail, match_id, token,
-                f"storing the result failed: {type(exc).__name__}: {exc}",
-            )
+            return _store_played(match, token, played, lease)
+        except DB_ERRORS as exc:
+            logger.warning("match %s: its result could not be stored (%s); the match is played again", match.pk, exc)
+            try:
+                db_retry(f"match {match.pk}: queueing again", _send_released, match.pk)
+            except DB_ERRORS:
+                logger.exception("match %s could not be queued again; the sweeper will", match.pk)
             return False
-        if not stored:
-            # Refused: another attempt took the match over (its lease is alive: nothing to do), or
-            # this attempt's lease expired before its result could be stored (the keeper's renewals
-            # were held up longer than the lease): queued again now, not at the next sweep.
-            db_retry(f"match {match_id}: requeueing", match_requeue_expired, match_id)
-        return stored
+        finally:
+            lease.stop()
+
+    job.match_id = match.pk  # type: ignore[attr-defined]
+    return job
+
+
+def _send_released(match_id: int) -> bool:
+    """Send the task of a match ``match_release`` gave back to the queue (none of its tasks retries it)."""
+    match = Match.objects.filter(pk=match_id, status=Match.Status.QUEUED).first()
+    if match is None:
+        return False
+    match_enqueue(match)
+    return True
+
+
+class ResultRecorder:
+    """This process's thread that stores played matches' results while the worker plays its next.
+
+    ``match_play`` hands it one job at a time (``put`` waits while the previous one is being
+    stored, so at most one result a process is ever waiting, and a database outage stops the
+    worker taking matches as it did when it stored results itself). The job's attempt keeps its
+    lease (renewed by its keeper) until the result is stored or refused, with the same checks as
+    a task storing it itself: so a result is stored once or not at all, and a worker killed
+    before it was stored leaves a match whose lease expires and that is taken again (the
+    sweeper), as when killed mid-match. While a job runs, stopped seats' removal waits
+    (``runner.hold_seat_removals``) as it does while a task stores its result. ``settle`` waits
+    for the job in hand: a worker's graceful stop calls it before removing its seats.
+    """
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self._cond = threading.Condition()
+        self._job: Callable[[], object] | None = None
+        self._busy = False
+        self._thread = threading.Thread(target=self._run, name="match-results", daemon=True)
+        self._thread.start()
+
+    def put(self, job: Callable[[], object]) -> None:
+        from sandbox import runner
+
+        with self._cond:
+            while self._job is not None or self._busy:
+                self._cond.wait()
+            runner.hold_seat_removals(True)
+            self._job = job
+            self._cond.notify_all()
+
+    def idle(self) -> bool:
+        with self._cond:
+            return self._job is None and not self._busy
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait until no job is waiting or running; False on timeout."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._job is None and not self._busy, timeout)
+
+    def _run(self) -> None:
+        from sandbox import runner
+
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._job is not None)
+                job, self._job, self._busy = self._job, None, True
+            assert job is not None
+            try:
+                job()
+            except Exception:
+                logger.exception("match %s: storing its result failed", getattr(job, "match_id", "?"))
+            finally:
+                runner.hold_seat_removals(False)
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
+
+
+_recorder: ResultRecorder | None = None
+_recorder_lock = threading.Lock()
+
+
+def result_recorder() -> ResultRecorder:
+    """This process's ``ResultRecorder`` (a forked child starts its own)."""
+    global _recorder
+    with _recorder_lock:
+        if _recorder is None or _recorder.pid != os.getpid():
+            _recorder = ResultRecorder()
+        return _recorder
+
+
+def results_settle(timeout: float | None = None) -> bool:
+    """Wait until this process's recorder stored the result in hand (none: True at once)."""
+    recorder = _recorder
+    if recorder is None or recorder.pid != os.getpid():
+        return True
+    return recorder.settle(timeout)
 
 
 def _recheck_worker_health() -> None:

@@ -28,7 +28,7 @@ from . import sandboxing, services
     # (services.db_retry): the task's first query needs no health check of its own (matches.worker)
     reconnects_itself=True,
 )
-def match_play(self, match_id: int) -> bool:
+def match_play(self, match_id: int) -> bool | None:
     # The worker's name: it checks its own health and hands over matches it should avoid.
     worker = "" if self.request.is_eager else (self.request.hostname or "")
     return services.match_play(match_id, worker=worker)

@@ -21,8 +21,10 @@
   backend every process that plays matches first removes what dead workers of this
   installation left on this host, then keeps warm seats
   (``matches.sandboxing.start_warm_seats``: the matches it plays at once times the most
-  seats of an active ladder); its seats are removed in the background after the task that
-  used them has recorded its result; at a graceful stop (and SIGTERM) it removes them all.
+  seats of an active ladder); its seats are removed in the background after the result of the
+  match that used them was stored (by its task, or by the process's ``ResultRecorder``); at a
+  graceful stop (and SIGTERM) it first lets the recorder store the result in hand, then removes
+  them all.
   Prefork: each child keeps its own (``worker_process_init``/``worker_process_shutdown``);
   solo and threads: the worker's process.
 
@@ -372,7 +374,7 @@ class WarmSeatsStep(bootsteps.StartStopStep):
             start_warm_seats(at_once)
 
     def stop(self, worker):
-        stop_warm_seats()
+        _stopping()
 
     shutdown = stop
 
@@ -404,6 +406,16 @@ def _child_started(**kwargs):
 
 @signals.worker_process_shutdown.connect
 def _child_stopping(**kwargs):
+    _stopping()
+
+
+def _stopping() -> None:
+    """A process's graceful stop: the result its recorder holds is stored first (its seats'
+    removal waits for that), then its seats are removed."""
+    from matches import services
+
+    if not services.results_settle(timeout=services.DB_RETRY_SECONDS + 30):
+        log.warning("a match's result was still being stored at this worker's stop; its lease expires and it is played again")
     stop_warm_seats()
 
 

@@ -38,9 +38,12 @@ task's end): seat start (``runner.play_sandboxed_match`` up to the referee: cont
 seats handed their code, and every host ready), decisions (``engine.match.play_match``: the
 bots' thinking, the channel and the referee), stop (``runner._stop_all``) and bookkeeping
 (everything else: the health check, start, lease and reading of the match, the result's
-transaction with its hooks, other tasks such as ladder refits, and the gaps between tasks,
-which are Celery's fetch and acknowledgement). The seat start p50 is of the per-seat times the
-sandbox records in ``Match.timings``.
+transaction with its hooks when the task stores it, other tasks such as ladder refits, and the
+gaps between tasks, which are Celery's fetch and acknowledgement). A result the worker's recorder
+thread stores (``MATCH_RESULTS_IN_BACKGROUND``, the default) is off that path, beside the next
+match: ``stored_in_background`` gives its wall (as a share of the busy time it overlaps) and the
+thread's CPU a match, apart. The workers run as deploy/compose.yaml runs them (``DEBUG=0``). The
+seat start p50 is of the per-seat times the sandbox records in ``Match.timings``.
 
 With ``PIPELINE_BENCH_PROFILE=FOLDER`` in the environment each worker also profiles its tasks
 (cProfile, the task's thread, wall clock) and writes ``FOLDER/worker-<pid>.prof`` when it stops
@@ -54,6 +57,7 @@ import cProfile
 import functools
 import json
 import os
+import secrets
 import shutil
 import signal
 import statistics
@@ -140,6 +144,28 @@ def _instrument(recorder: _Recorder) -> None:
         if callable(getattr(module, attribute, None)):
             setattr(module, attribute, recorder.timed(step, getattr(module, attribute)))
             timed.append(step)
+    # a result stored by the worker's recorder thread (MATCH_RESULTS_IN_BACKGROUND), off the task's
+    # path: a row of its own ("background"), its record and hooks steps timed in it, its CPU the thread's
+    store_played = getattr(services, "_store_played", None)
+    if callable(store_played):
+        def stored_in_background(match, *args, **kwargs):
+            if getattr(recorder.local, "row", None) is not None:
+                return store_played(match, *args, **kwargs)  # the task stores it itself
+            row = {"pid": os.getpid(), "task": "background", "background": True, "match": match.pk,
+                   "t0": time.monotonic(), "own0": time.thread_time(), "steps": {}}
+            recorder.local.row = row
+            stored = False
+            try:
+                stored = store_played(match, *args, **kwargs)
+                return stored
+            finally:
+                recorder.local.row = None
+                own = time.thread_time() - row.pop("own0")
+                row.update(t1=time.monotonic(), cpu=own, own=own, stored=stored is True)
+                recorder.write(row)
+
+        services._store_played = stored_in_background
+        timed.append("background")
     platform_play = sandboxing.play_match_row
 
     def play(match):
@@ -546,7 +572,7 @@ def _settle_warm(folder: Path, timeout: float) -> float | None:
     from sandbox import docker_backend
 
     started = time.monotonic()
-    _, ready = _read_records(folder)
+    _, _, ready = _read_records(folder)
     wanted = sum(r.get("warm_seats") or 0 for r in ready)
     seats = str(folder / "seats")
     client = docker.from_env(timeout=60)
@@ -586,14 +612,16 @@ def _left_behind(folder: Path, labels: set[str]) -> dict:
     return {"containers": len(left), "seat_folders": len(dirs)}
 
 
-def _read_records(folder: Path) -> tuple[list[dict], list[dict]]:
+def _read_records(folder: Path) -> tuple[list[dict], list[dict], list[dict]]:
+    """The workers' rows: their tasks, their results stored in the background, their ready marks."""
     tasks: list[dict] = []
+    background: list[dict] = []
     ready: list[dict] = []
     for path in sorted(folder.glob("records-*.jsonl")):
         for line in path.read_text().splitlines():
             row = json.loads(line)
-            (ready if "ready" in row else tasks).append(row)
-    return tasks, ready
+            (ready if "ready" in row else background if row.get("background") else tasks).append(row)
+    return tasks, background, ready
 
 
 #: bookkeeping's parts: the timed steps each is made of (``rest``: the task's time no step took)
@@ -690,6 +718,11 @@ def run(*, matches: int = 60, workers: int | None = None, four_seat_share: float
         PYTHONPATH=os.pathsep.join([str(root), str(root / "platform")]), SANDBOX_BACKEND="docker",
         SANDBOX_WORK_DIR=str(folder / "seats"), SANDBOX_IMAGE=settings.SANDBOX_IMAGE, **{PREFIX_ENV: prefix},
     )
+    # the workers run as deploy/compose.yaml runs them: DEBUG off (Django's debug cursor formats and
+    # keeps every query: CPU a production worker does not spend), with the bench's own secret key
+    # (no site is served: ALLOWED_HOSTS only satisfies the production profile's check)
+    env.update(DEBUG="0", SECRET_KEY=os.environ.get("SECRET_KEY") or secrets.token_urlsafe(50),
+               ALLOWED_HOSTS=os.environ.get("ALLOWED_HOSTS") or "localhost")
     if warm is not None:
         env["SANDBOX_DOCKER_WARM"] = str(warm)
     pool = _Workers(folder, tag, env)
@@ -729,10 +762,10 @@ def run(*, matches: int = 60, workers: int | None = None, four_seat_share: float
         for match in Match.objects.filter(pk__in=ids, status=Match.Status.QUEUED):
             services.match_cancel(match)
         pool.stop()
-        tasks, ready = _read_records(folder)
+        tasks, background, ready = _read_records(folder)
         report["left_behind"] = _left_behind(folder, {t["label"] for t in tasks if t.get("label")})
         rows = list(Match.objects.filter(pk__in=ids).prefetch_related("seats__bot_version__bot").order_by("pk"))
-        report.update(_pipeline(rows, tasks, ready, began, polled_end, cores, finished == len(ids)))
+        report.update(_pipeline(rows, tasks, background, ready, began, polled_end, cores, finished == len(ids)))
         report["cpu"] = {
             "workers_s": _r(cpu_end[0] - cpu_start[0], 2), "dockerd_containerd_s": _r(cpu_end[1] - cpu_start[1], 2),
             # every container of the engine (other users' too), and the whole machine's busy cores
@@ -804,14 +837,17 @@ def _steps(task: dict) -> dict:
             "bookkeeping": task["t1"] - task["t0"] - sandbox}
 
 
-def _pipeline(rows, tasks: list[dict], ready: list[dict], began: float, polled_end: float, cores: int,
-              complete: bool) -> dict:
-    """The pipeline's figures from the matches' rows and the workers' records."""
+def _pipeline(rows, tasks: list[dict], background: list[dict], ready: list[dict], began: float, polled_end: float,
+              cores: int, complete: bool) -> dict:
+    """The pipeline's figures from the matches' rows and the workers' records (``background``: the
+    results their recorder threads stored after the tasks that played them had ended)."""
     from matches.models import Match
 
     plays = [t for t in tasks if t["match"] is not None]
-    stored = {t["match"]: t for t in plays if t["stored"]}
-    end = max([t["t1"] for t in stored.values()] or [polled_end])
+    later = {b["match"]: b for b in background if b["stored"]}
+    stored = {t["match"]: t for t in plays if t["stored"] or t["match"] in later}
+    # the run ends when the last result is stored, by its task or its recorder
+    end = max([t["t1"] for t in stored.values()] + [b["t1"] for b in later.values()] or [polled_end])
     wall = end - began
     done = [m for m in rows if m.status == Match.Status.DONE]
     decisions = sum(int(s.get("decisions") or 0) for m in done for s in (m.timings or {}).get("seats", []))
@@ -855,7 +891,31 @@ def _pipeline(rows, tasks: list[dict], ready: list[dict], began: float, polled_e
         "bookkeeping_parts": shares["bookkeeping_parts"],
         "dispatch_gap_p50_s": shares["dispatch_gap_p50_s"],
         "busy_s": shares["busy_s"],
+        # off the tasks' path, beside the next match: the recorder threads' wall (a share of the busy
+        # time above, which it overlaps) and thread CPU a match, with its record and hooks steps
+        "stored_in_background": _background(background, shares["busy_s"], len(done)),
         "_cpu": {"tasks_s": shares["tasks_cpu_s"], "shares": shares["cpu_shares"], "ms_per_match": shares["cpu_ms_per_match"]},
+    }
+
+
+def _background(rows: list[dict], busy: float, matches: int) -> dict | None:
+    """The results stored by the workers' recorder threads (None: every task stored its own)."""
+    if not rows:
+        return None
+    wall = sum(r["t1"] - r["t0"] for r in rows)
+    per_match = max(1, matches)
+
+    def step(name: str, i: int) -> float:
+        return sum(r["steps"].get(name, [0.0, 0.0, 0.0])[i] for r in rows)
+
+    return {
+        "results": len(rows),
+        "share_of_busy": _r(wall / busy) if busy else None,
+        "wall_ms_per_match": _r(wall * 1000 / per_match, 1),
+        "cpu_ms_per_match": _r(sum(r["cpu"] for r in rows) * 1000 / per_match, 1),
+        # the thread's own CPU in the result's write and in its hooks (which run inside it)
+        "record_cpu_ms": _r((step("record", 2) - step("hooks", 2)) * 1000 / per_match, 1),
+        "hooks_cpu_ms": _r(step("hooks", 2) * 1000 / per_match, 1),
     }
 
 
@@ -882,6 +942,8 @@ def summary(report: dict) -> str:
         f"(a match's seats: p50 {report['match_seat_start_p50_s']} s)",
         f"shares of worker time: {shares}",
         f"bookkeeping: {parts}",
+        *([f"stored in the background (beside the next match): {report['stored_in_background']}"]
+          if report.get("stored_in_background") else []),
         f"CPU: workers {report['cpu']['workers_s']} s, dockerd+containerd {report['cpu']['dockerd_containerd_s']} s, "
         f"containers {report['cpu']['containers_s']} s, machine busy {report['cpu']['machine_busy_cores']} cores; "
         f"shares of the tasks' CPU {report['cpu']['shares']}; CPU ms per match {report['cpu']['ms_per_match']}",
