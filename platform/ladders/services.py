@@ -31,7 +31,6 @@ from django.db.models import (
     OuterRef,
     Subquery,
     Value,
-    prefetch_related_objects,
 )
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -40,7 +39,7 @@ from bots.models import Bot, BotVersion
 from bots.selectors import bot_playing_version, bot_playing_versions
 from engine.rules import Rules, RulesError
 from matches.models import Challenge, Match
-from matches.services import MatchError, match_create, seats_for_play
+from matches.services import MatchError, match_create, seats_played
 from tournaments import rating as fit_model
 
 from . import ratings, selectors
@@ -397,8 +396,7 @@ def ladder_match_finish(match: Match) -> None:
     if match.status != Match.Status.DONE:
         return
     # the seats the result's transaction read (and wrote) when it prefetched them, else read here
-    prefetch_related_objects([match], seats_for_play())
-    seats = sorted((s for s in match.seats.all() if s.bot_version_id), key=lambda s: s.seat)
+    seats = sorted((s for s in seats_played(match) if s.bot_version_id), key=lambda s: s.seat)
     ladder, entries = _rated_and_locked(match, [s.bot_version.bot_id for s in seats])
     if ladder is None:
         if not LadderMatch.objects.filter(match=match).exists():
