@@ -7,6 +7,7 @@ import platform
 import socket
 from collections.abc import Iterable, Sequence
 
+from django.apps import apps
 from django.core.cache import cache
 from django.db import connections, router, transaction
 from django.db.models import Model, QuerySet
@@ -99,18 +100,18 @@ def _values_update(objs: Sequence[Model], fields: Sequence[str], connection, *, 
     ``WITH`` makes the update conditional on it). Returns the statement (built once per process
     for each shape: ``values_update_sql``) and its parameters."""
     model = type(objs[0])
-    sql = values_update_sql(model, tuple(fields), len(objs), connection.alias, also)
+    sql = values_update_sql(model._meta.label, tuple(fields), len(objs), connection.alias, also)
     return sql, values_update_params(objs, fields, connection)
 
 
 @functools.lru_cache(maxsize=256)
-def values_update_sql(model: type[Model], fields: tuple[str, ...], count: int, alias: str, also: str = "") -> str:
-    """The text of ``_values_update`` for ``count`` rows of ``model`` (PostgreSQL), from its
-    ``_meta``; its parameters: ``values_update_params``. Cached: a hot statement (a result's seats,
-    a ladder's entries) is not rebuilt per call (quoting and typing each column cost more than
-    the rest of the call)."""
+def values_update_sql(model: str, fields: tuple[str, ...], count: int, alias: str, also: str = "") -> str:
+    """The text of ``_values_update`` for ``count`` rows of ``model`` (its label, ``app.Model``) on
+    PostgreSQL, from its ``_meta``; its parameters: ``values_update_params``. Cached: a hot
+    statement (a result's seats, a ladder's entries) is not rebuilt per call (quoting and typing
+    each column cost more than the rest of the call)."""
     connection = connections[alias]
-    meta = model._meta
+    meta = apps.get_model(model)._meta
     quote = connection.ops.quote_name
     table, pk = quote(meta.db_table), quote(meta.pk.column)
     columns = [meta.pk] + [meta.get_field(name) for name in fields]
@@ -163,9 +164,9 @@ def rows_insert_update(new: Sequence[Model], objs: Sequence[Model], fields: Sequ
     if any(hasattr(value, "resolve_expression") for value in insert_params):
         insert = models_sql.InsertQuery(model)
         insert.insert_values(columns, new)
-        ((insert_sql, insert_params),) = insert.get_compiler(using).as_sql()  # type: ignore[assignment]
+        ((insert_sql, insert_params),) = insert.get_compiler(using).as_sql()
     else:
-        insert_sql = _insert_sql(model, len(new), using)
+        insert_sql = _insert_sql(model._meta.label, len(new), using)
     update_sql, update_params = _values_update(objs, fields, connection)
     sql, params = f"WITH inserted AS ({insert_sql}) {update_sql}", [*insert_params, *update_params]
     with connection.cursor() as cursor:
@@ -185,14 +186,15 @@ def with_rows_sql(update_sql: str, rows_sql: Sequence[str]) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _insert_sql(model: type[Model], count: int, alias: str) -> str:
-    """``INSERT INTO`` the table of ``model`` of ``count`` rows of all its concrete columns but the
-    primary key (``rows_insert_update``'s order), plain ``%s`` placeholders, from its ``_meta``."""
+def _insert_sql(model: str, count: int, alias: str) -> str:
+    """``INSERT INTO`` the table of ``model`` (its label) of ``count`` rows of all its concrete columns
+    but the primary key (``rows_insert_update``'s order), plain ``%s`` placeholders, from its ``_meta``."""
     quote = connections[alias].ops.quote_name
-    columns = [f for f in model._meta.concrete_fields if not f.primary_key]
+    meta = apps.get_model(model)._meta
+    columns = [f for f in meta.concrete_fields if not f.primary_key]
     row = "({})".format(", ".join(["%s"] * len(columns)))
     return (
-        f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(f.column) for f in columns)}) "
+        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in columns)}) "
         f"VALUES {', '.join([row] * count)}"
     )
 
@@ -266,7 +268,7 @@ def model_rows(model: type[Model], fields: Sequence, rows, *, using: str = "defa
     in its ``_meta`` order, the primary key among them) as instances of ``model``, each value through
     the converters Django applies when it reads that column (the others deferred: read if touched)."""
     connection = connections[using]
-    columns, converters = _row_converters(model, tuple(fields), connection)
+    columns, converters = _row_converters(model._meta.label, tuple(fields), connection)
     names = [field.attname for field in fields]
     found = []
     for row in rows:
@@ -279,9 +281,9 @@ def model_rows(model: type[Model], fields: Sequence, rows, *, using: str = "defa
 
 
 @functools.lru_cache(maxsize=256)
-def _row_converters(model: type[Model], fields: tuple, connection) -> tuple[list, list[list]]:
+def _row_converters(model: str, fields: tuple, connection) -> tuple[list, list[list]]:
     """``model_rows``' columns of ``fields`` and the converters Django applies to each when it reads
-    it: found once for each model and fields per connection (a thread's: the converters are its
-    bound methods), not per call (hot: a result and its hooks read three rows' worth per match)."""
-    columns = [field.get_col(model._meta.db_table) for field in fields]
+    it (``model``: its label): found once for each model and fields per connection (a thread's: the
+    converters are its bound methods), not per call (hot: a result and its hooks read four rows a match)."""
+    columns = [field.get_col(apps.get_model(model)._meta.db_table) for field in fields]
     return columns, [connection.ops.get_db_converters(column) + column.get_db_converters(connection) for column in columns]

@@ -727,9 +727,11 @@ def match_record_result(match_id: int, token: str, played: SandboxMatchResult, *
     return True
 
 
-#: zlib level of a result's gzipped JSON (replay, decision times): 3, not gzip's default 9, which took
-#: ten times as long (a 52 KB replay: 1.4 ms of a worker's CPU against 0.14 ms) for 30% fewer bytes
-#: (3.1 KB against 4.4 KB); either reads back the same (``gzip.decompress``)
+#: zlib level of a result's gzipped JSON (replay, decision times), on every match's path in the worker:
+#: 3, not gzip's default 9, which took ten times as long for about a third fewer bytes (a 2-seat
+#: match's 52 KB replay: 0.14 ms against 1.4 ms of CPU, 4.4 KB against 3.1 KB; the largest replay of
+#: docs/replay-format.md, 2.1 MB of JSON: 8 ms against 98 ms, 143 KB against 90 KB). Any level reads
+#: back the same (``gzip.decompress``); rows stored at another keep theirs.
 RESULT_GZIP_LEVEL = 3
 
 
@@ -749,7 +751,7 @@ def _result_write(match_id: int, token: str, values: dict, seats: list[MatchSeat
     wrapper = transaction.get_connection()  # not the proxy: each of its attributes is a lookup of the thread's
     sql = _result_write_sql(wrapper.alias, tuple(values), seat_fields, len(seats))
     params = [meta.get_field(name).get_db_prep_save(value, wrapper) for name, value in values.items()]
-    params += [meta.pk.get_db_prep_value(match_id, wrapper), Match.Status.RUNNING.value, token]
+    params += [meta.pk.get_db_prep_value(match_id, wrapper), str(Match.Status.RUNNING), token]
     params += values_update_params(seats, seat_fields, wrapper)
     with wrapper.cursor() as cursor:
         cursor.execute(sql, params)
@@ -780,7 +782,7 @@ def _result_write_sql(alias: str, names: tuple[str, ...], seat_fields: tuple[str
         + f" AND ({column('lease_expires_at')} IS NULL OR {column('lease_expires_at')} > {now})"
         + f" RETURNING {table}.{quote(meta.pk.column)}, {column('finished_at')}"
     )
-    return with_rows_sql(update, [values_update_sql(MatchSeat, seat_fields, seats, alias, CHANGED_ONLY)])
+    return with_rows_sql(update, [values_update_sql(MatchSeat._meta.label, seat_fields, seats, alias, CHANGED_ONLY)])
 
 
 def _log_refused_result(match_id: int, token: str) -> None:
