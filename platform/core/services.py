@@ -104,12 +104,19 @@ def _values_update(objs: Sequence[Model], fields: Sequence[str], connection, *, 
     return sql, values_update_params(objs, fields, connection)
 
 
-@functools.lru_cache(maxsize=256)
 def values_update_sql(model: str, fields: tuple[str, ...], count: int, alias: str, also: str = "") -> str:
     """The text of ``_values_update`` for ``count`` rows of ``model`` (its label, ``app.Model``) on
-    PostgreSQL, from its ``_meta``; its parameters: ``values_update_params``. Cached: a hot
-    statement (a result's seats, a ladder's entries) is not rebuilt per call (quoting and typing
-    each column cost more than the rest of the call)."""
+    PostgreSQL, from its ``_meta``; its parameters: ``values_update_params``. Its parts are built
+    once per process (``_values_update_parts``): a hot statement (a result's seats, a ladder's
+    entries) is not rebuilt per call (quoting and typing each column cost more than the rest of the
+    call), and a refit's thousand rows are one row's text repeated."""
+    head, row, tail = _values_update_parts(model, fields, alias, also)
+    return f"{head}{', '.join([row] * count)}{tail}"
+
+
+@functools.lru_cache(maxsize=128)
+def _values_update_parts(model: str, fields: tuple[str, ...], alias: str, also: str) -> tuple[str, str, str]:
+    """``values_update_sql`` before, in and after its ``VALUES`` list (one row's placeholders)."""
     connection = connections[alias]
     meta = apps.get_model(model)._meta
     quote = connection.ops.quote_name
@@ -118,11 +125,12 @@ def values_update_sql(model: str, fields: tuple[str, ...], count: int, alias: st
     row = "({})".format(", ".join(
         f"%s::{field.rel_db_type(connection) if field.primary_key else field.db_type(connection)}" for field in columns
     ))
-    return (
-        f"UPDATE {table} SET " + ", ".join(f"{quote(field.column)} = v.{quote(field.column)}" for field in columns[1:])
-        + f" FROM (VALUES {', '.join([row] * count)}) AS v({', '.join(quote(field.column) for field in columns)})"
+    head = f"UPDATE {table} SET " + ", ".join(f"{quote(field.column)} = v.{quote(field.column)}" for field in columns[1:])
+    tail = (
+        f") AS v({', '.join(quote(field.column) for field in columns)})"
         + (f", {also}" if also else "") + f" WHERE {table}.{pk} = v.{pk}"
     )
+    return f"{head} FROM (VALUES ", row, tail
 
 
 def values_update_params(objs: Sequence[Model], fields: Sequence[str], connection) -> list:
@@ -185,18 +193,22 @@ def with_rows_sql(update_sql: str, rows_sql: Sequence[str]) -> str:
     return f"WITH changed AS ({update_sql}), {written} SELECT * FROM changed"
 
 
-@functools.lru_cache(maxsize=64)
 def _insert_sql(model: str, count: int, alias: str) -> str:
     """``INSERT INTO`` the table of ``model`` (its label) of ``count`` rows of all its concrete columns
-    but the primary key (``rows_insert_update``'s order), plain ``%s`` placeholders, from its ``_meta``."""
+    but the primary key (``rows_insert_update``'s order), plain ``%s`` placeholders, from its
+    ``_meta`` (the columns' part once per process)."""
+    head, row = _insert_parts(model, alias)
+    return f"{head}{', '.join([row] * count)}"
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_parts(model: str, alias: str) -> tuple[str, str]:
+    """``_insert_sql`` up to its ``VALUES`` list, and one row's placeholders."""
     quote = connections[alias].ops.quote_name
     meta = apps.get_model(model)._meta
     columns = [f for f in meta.concrete_fields if not f.primary_key]
     row = "({})".format(", ".join(["%s"] * len(columns)))
-    return (
-        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in columns)}) "
-        f"VALUES {', '.join([row] * count)}"
-    )
+    return f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in columns)}) VALUES ", row
 
 
 def update_returning(
