@@ -108,8 +108,8 @@ def values_update_sql(model: str, fields: tuple[str, ...], count: int, alias: st
     """The text of ``_values_update`` for ``count`` rows of ``model`` (its label, ``app.Model``) on
     PostgreSQL, from its ``_meta``; its parameters: ``values_update_params``. Its parts are built
     once per process (``_values_update_parts``): a hot statement (a result's seats, a ladder's
-    entries) is not rebuilt per call (quoting and typing each column cost more than the rest of the
-    call), and a refit's thousand rows are one row's text repeated."""
+    entries) does not quote and type each column again per call, and a refit's thousand rows are
+    one row's text repeated."""
     head, row, tail = _values_update_parts(model, fields, alias, also)
     return f"{head}{', '.join([row] * count)}{tail}"
 
