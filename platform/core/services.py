@@ -2,16 +2,47 @@
 
 from __future__ import annotations
 
+import functools
 import platform
 import socket
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
+from django.apps import apps
+from django.core.cache import cache
 from django.db import connections, router, transaction
 from django.db.models import Model, QuerySet
 from django.db.models import sql as models_sql
 from django.db.models.functions import Now
 
 from .models import WorkerHeartbeat
+
+
+class _CacheDrop:
+    """The cache keys the current transaction drops when it commits (``cache_delete_on_commit``)."""
+
+    def __init__(self, keys: Iterable[str]):
+        self.keys = dict.fromkeys(keys)  # in the order asked, once each
+
+    def __call__(self) -> None:
+        cache.delete_many(list(self.keys))
+
+
+def cache_delete_on_commit(keys: Iterable[str], *, using: str | None = None) -> None:
+    """Drop ``keys`` from the default cache once the current transaction commits (at once outside one).
+
+    Every key a transaction asks for goes in one ``delete_many`` at its commit: one round trip to a
+    shared cache (Redis) for a stored result, whose hooks each drop their pages' keys (the home
+    page's counts, its versions' numbers), where a ``delete_many`` each was one round trip each. A
+    savepoint rolled back after adding keys to one registered before it still drops them: a drop
+    is never wrong, only a miss sooner.
+    """
+    connection = transaction.get_connection(using)
+    if connection.in_atomic_block:
+        for _, pending, *_ in connection.run_on_commit:  # this transaction's, registered and not run yet
+            if isinstance(pending, _CacheDrop):
+                pending.keys.update(dict.fromkeys(keys))
+                return
+    transaction.on_commit(_CacheDrop(keys), using=using)
 
 
 def worker_heartbeat_record(
@@ -66,24 +97,53 @@ def rows_update(objs: Sequence[Model], fields: Sequence[str]) -> int:
 def _values_update(objs: Sequence[Model], fields: Sequence[str], connection, *, also: str = "") -> tuple[str, list]:
     """PostgreSQL: one ``UPDATE ... FROM (VALUES ...)`` writing ``fields`` of each saved row of
     ``objs`` (rows of one model); ``also``: more ``FROM`` items, joined to every row (a row of a
-    ``WITH`` makes the update conditional on it). Returns the statement and its parameters."""
-    meta = objs[0]._meta
+    ``WITH`` makes the update conditional on it). Returns the statement (built once per process
+    for each shape: ``values_update_sql``) and its parameters."""
+    model = type(objs[0])
+    sql = values_update_sql(model._meta.label, tuple(fields), len(objs), connection.alias, also)
+    return sql, values_update_params(objs, fields, connection)
+
+
+def values_update_sql(model: str, fields: tuple[str, ...], count: int, alias: str, also: str = "") -> str:
+    """The text of ``_values_update`` for ``count`` rows of ``model`` (its label, ``app.Model``) on
+    PostgreSQL, from its ``_meta``; its parameters: ``values_update_params``. Its parts are built
+    once per process (``_values_update_parts``): a hot statement (a result's seats, a ladder's
+    entries) does not quote and type each column again per call, and a refit's thousand rows are
+    one row's text repeated."""
+    head, row, tail = _values_update_parts(model, fields, alias, also)
+    return f"{head}{', '.join([row] * count)}{tail}"
+
+
+@functools.lru_cache(maxsize=128)
+def _values_update_parts(model: str, fields: tuple[str, ...], alias: str, also: str) -> tuple[str, str, str]:
+    """``values_update_sql`` before, in and after its ``VALUES`` list (one row's placeholders)."""
+    connection = connections[alias]
+    meta = apps.get_model(model)._meta
     quote = connection.ops.quote_name
     table, pk = quote(meta.db_table), quote(meta.pk.column)
     columns = [meta.pk] + [meta.get_field(name) for name in fields]
     row = "({})".format(", ".join(
         f"%s::{field.rel_db_type(connection) if field.primary_key else field.db_type(connection)}" for field in columns
     ))
-    sql = (
-        f"UPDATE {table} SET " + ", ".join(f"{quote(field.column)} = v.{quote(field.column)}" for field in columns[1:])
-        + f" FROM (VALUES {', '.join([row] * len(objs))}) AS v({', '.join(quote(field.column) for field in columns)})"
+    head = f"UPDATE {table} SET " + ", ".join(f"{quote(field.column)} = v.{quote(field.column)}" for field in columns[1:])
+    tail = (
+        f") AS v({', '.join(quote(field.column) for field in columns)})"
         + (f", {also}" if also else "") + f" WHERE {table}.{pk} = v.{pk}"
     )
+    return f"{head} FROM (VALUES ", row, tail
+
+
+def values_update_params(objs: Sequence[Model], fields: Sequence[str], connection) -> list:
+    """The parameters of ``values_update_sql`` for ``objs``: per row its primary key, then ``fields``
+    as saving them would write them (``get_db_prep_save``)."""
+    meta = objs[0]._meta
+    pk = meta.pk
+    columns = [meta.get_field(name) for name in fields]
     params = []
     for obj in objs:
-        params.append(meta.pk.get_db_prep_value(obj.pk, connection))
-        params += [field.get_db_prep_save(getattr(obj, field.attname), connection) for field in columns[1:]]
-    return sql, params
+        params.append(pk.get_db_prep_value(obj.pk, connection))
+        params += [field.get_db_prep_save(getattr(obj, field.attname), connection) for field in columns]
+    return params
 
 
 def rows_insert_update(new: Sequence[Model], objs: Sequence[Model], fields: Sequence[str]) -> None:
@@ -102,13 +162,53 @@ def rows_insert_update(new: Sequence[Model], objs: Sequence[Model], fields: Sequ
         rows_update(objs, fields)
         return
     model = type(new[0])
-    insert = models_sql.InsertQuery(model)
-    insert.insert_values([f for f in model._meta.concrete_fields if not f.primary_key], new)
-    ((insert_sql, insert_params),) = insert.get_compiler(using).as_sql()
+    columns = [f for f in model._meta.concrete_fields if not f.primary_key]
+    # the values as bulk_create saves them (pre_save: auto_now_add); the statement built once per
+    # process for each model and row count, unless a value is an expression (Django compiles those)
+    insert_params = [
+        value if hasattr(value, "resolve_expression") else field.get_db_prep_save(value, connection)
+        for obj in new for field in columns for value in (field.pre_save(obj, True),)
+    ]
+    if any(hasattr(value, "resolve_expression") for value in insert_params):
+        insert = models_sql.InsertQuery(model)
+        insert.insert_values(columns, new)
+        ((insert_sql, insert_params),) = insert.get_compiler(using).as_sql()
+    else:
+        insert_sql = _insert_sql(model._meta.label, len(new), using)
     update_sql, update_params = _values_update(objs, fields, connection)
     sql, params = f"WITH inserted AS ({insert_sql}) {update_sql}", [*insert_params, *update_params]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
+
+
+#: the ``FROM`` item (``_values_update``'s ``also``) that joins each rows' update of ``with_rows_sql``
+#: to one row of the update's: it writes nothing when the update changed none
+CHANGED_ONLY = "(SELECT 1 FROM changed LIMIT 1) AS changed"
+
+
+def with_rows_sql(update_sql: str, rows_sql: Sequence[str]) -> str:
+    """PostgreSQL: ``update_sql`` (an ``UPDATE ... RETURNING``) and the rows' updates ``rows_sql``
+    (``_values_update``'s, joined to ``CHANGED_ONLY``) as one statement, returning the update's rows."""
+    written = ", ".join(f"written_{i} AS ({sql})" for i, sql in enumerate(rows_sql))
+    return f"WITH changed AS ({update_sql}), {written} SELECT * FROM changed"
+
+
+def _insert_sql(model: str, count: int, alias: str) -> str:
+    """``INSERT INTO`` the table of ``model`` (its label) of ``count`` rows of all its concrete columns
+    but the primary key (``rows_insert_update``'s order), plain ``%s`` placeholders, from its
+    ``_meta`` (the columns' part once per process)."""
+    head, row = _insert_parts(model, alias)
+    return f"{head}{', '.join([row] * count)}"
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_parts(model: str, alias: str) -> tuple[str, str]:
+    """``_insert_sql`` up to its ``VALUES`` list, and one row's placeholders."""
+    quote = connections[alias].ops.quote_name
+    meta = apps.get_model(model)._meta
+    columns = [f for f in meta.concrete_fields if not f.primary_key]
+    row = "({})".format(", ".join(["%s"] * len(columns)))
+    return f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in columns)}) VALUES ", row
 
 
 def update_returning(
@@ -155,13 +255,12 @@ def update_returning(
     sql = f"{sql} RETURNING {', '.join(quote(field.column) for field in fields)}"
     rows = [(objs, names) for objs, names in rows if objs]
     if rows and connection.vendor == "postgresql":
-        # each rows' update joined to one row of the update's: nothing written when it changed none
         written: list[str] = []
         for objs, names in rows:
-            rows_sql, rows_params = _values_update(objs, names, connection, also="(SELECT 1 FROM changed LIMIT 1) AS changed")
-            written.append(f"written_{len(written)} AS ({rows_sql})")
+            rows_sql, rows_params = _values_update(objs, names, connection, also=CHANGED_ONLY)
+            written.append(rows_sql)
             params = (*params, *rows_params)
-        sql = f"WITH changed AS ({sql}), {', '.join(written)} SELECT * FROM changed"
+        sql = with_rows_sql(sql, written)
     elif rows:
         with transaction.atomic(using=queryset.db), connection.cursor() as cursor:
             cursor.execute(sql, params)
@@ -181,10 +280,7 @@ def model_rows(model: type[Model], fields: Sequence, rows, *, using: str = "defa
     in its ``_meta`` order, the primary key among them) as instances of ``model``, each value through
     the converters Django applies when it reads that column (the others deferred: read if touched)."""
     connection = connections[using]
-    columns = [field.get_col(model._meta.db_table) for field in fields]
-    converters = [
-        connection.ops.get_db_converters(column) + column.get_db_converters(connection) for column in columns
-    ]
+    columns, converters = _row_converters(model._meta.label, tuple(fields), connection)
     names = [field.attname for field in fields]
     found = []
     for row in rows:
@@ -194,3 +290,12 @@ def model_rows(model: type[Model], fields: Sequence, rows, *, using: str = "defa
                 converted[i] = convert(converted[i], columns[i], connection)
         found.append(model.from_db(using, names, converted))
     return found
+
+
+@functools.lru_cache(maxsize=256)
+def _row_converters(model: str, fields: tuple, connection) -> tuple[list, list[list]]:
+    """``model_rows``' columns of ``fields`` and the converters Django applies to each when it reads
+    it (``model``: its label): found once for each model and fields per connection (a thread's: the
+    converters are its bound methods), not per call (hot: a result and its hooks read four rows a match)."""
+    columns = [field.get_col(apps.get_model(model)._meta.db_table) for field in fields]
+    return columns, [connection.ops.get_db_converters(column) + column.get_db_converters(connection) for column in columns]

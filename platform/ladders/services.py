@@ -11,6 +11,7 @@ one short transaction. The model: docs/ratings.md.
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from core.services import model_rows, rows_insert_update, update_returning
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, connection, connections, transaction
 from django.db.models import (
     Count,
     DecimalField,
@@ -30,7 +31,6 @@ from django.db.models import (
     OuterRef,
     Subquery,
     Value,
-    prefetch_related_objects,
 )
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -39,7 +39,7 @@ from bots.models import Bot, BotVersion
 from bots.selectors import bot_playing_version, bot_playing_versions
 from engine.rules import Rules, RulesError
 from matches.models import Challenge, Match
-from matches.services import MatchError, match_create, seats_for_play
+from matches.services import MatchError, match_create, seats_played
 from tournaments import rating as fit_model
 
 from . import ratings, selectors
@@ -396,8 +396,7 @@ def ladder_match_finish(match: Match) -> None:
     if match.status != Match.Status.DONE:
         return
     # the seats the result's transaction read (and wrote) when it prefetched them, else read here
-    prefetch_related_objects([match], seats_for_play())
-    seats = sorted((s for s in match.seats.all() if s.bot_version_id), key=lambda s: s.seat)
+    seats = sorted((s for s in seats_played(match) if s.bot_version_id), key=lambda s: s.seat)
     ladder, entries = _rated_and_locked(match, [s.bot_version.bot_id for s in seats])
     if ladder is None:
         if not LadderMatch.objects.filter(match=match).exists():
@@ -460,13 +459,31 @@ def _rated_and_locked(match: Match, bot_ids: list[int]) -> tuple[Ladder | None, 
         )
         found = LadderEntry.objects.select_for_update().filter(ladder=ladder, bot_id__in=bot_ids)
         return ladder, {entry.bot_id: entry for entry in found}
+    sql, ladder_fields, entry_fields = _rated_and_locked_sql(connection.alias)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [match.pk, list(bot_ids)])
+        rows = cursor.fetchall()
+    if not rows:
+        return None, {}
+    width = len(ladder_fields)
+    (ladder,) = model_rows(Ladder, ladder_fields, [rows[0][:width]])
+    found = model_rows(LadderEntry, entry_fields, [row[width:] for row in rows if row[width] is not None])
+    return ladder, {entry.bot_id: entry for entry in found}
+
+
+@functools.cache
+def _rated_and_locked_sql(alias: str) -> tuple[str, tuple, tuple]:
+    """PostgreSQL: ``_rated_and_locked``'s statement (parameters: the match's id, the bots' ids),
+    with the ladder's and the entries' fields it returns in that order; built from the models'
+    ``_meta`` once per process, not per result."""
+    connection = connections[alias]
     quote = connection.ops.quote_name
 
     def column(model, name: str) -> str:
         return f"{quote(model._meta.db_table)}.{quote(model._meta.get_field(name).column)}"
 
-    ladder_fields = [Ladder._meta.pk] + [Ladder._meta.get_field(name) for name in LADDER_FAULT_FIELDS]
-    entry_fields = list(LadderEntry._meta.concrete_fields)
+    ladder_fields = (Ladder._meta.pk, *(Ladder._meta.get_field(name) for name in LADDER_FAULT_FIELDS))
+    entry_fields = tuple(LadderEntry._meta.concrete_fields)
     link_ladder = quote(LadderMatch._meta.get_field("ladder").column)
     sql = f"""
         WITH link AS (
@@ -489,15 +506,7 @@ def _rated_and_locked(match: Match, bot_ids: list[int]) -> tuple[Ladder | None, 
                {", ".join(f"entry.{quote(f.column)}" for f in entry_fields)}
         FROM ladder LEFT JOIN entry ON true
     """
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [match.pk, list(bot_ids)])
-        rows = cursor.fetchall()
-    if not rows:
-        return None, {}
-    width = len(ladder_fields)
-    (ladder,) = model_rows(Ladder, ladder_fields, [rows[0][:width]])
-    found = model_rows(LadderEntry, entry_fields, [row[width:] for row in rows if row[width] is not None])
-    return ladder, {entry.bot_id: entry for entry in found}
+    return sql, ladder_fields, entry_fields
 
 
 #: what fault tracking reads of the ladder (``_track_faults``)

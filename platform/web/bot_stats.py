@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from core.services import cache_delete_on_commit
 from django.core.cache import cache
-from django.db import transaction
 from django.db.models import Count, F, Sum
 
 from bots.models import Bot, BotVersion
@@ -380,7 +380,8 @@ def version_stats(version: BotVersion) -> dict:
 def version_stats_clear(match) -> None:
     """A result hook (``settings.MATCH_RESULT_HOOKS``, every kind): drop the cached numbers (the
     version page's and the bot page's line) of every version that played in ``match`` once the
-    result's transaction commits. The seats as the result read them (no query), else read here."""
+    result's transaction commits (with the other hooks' keys, one ``delete_many``). The seats as the
+    result read them (no query), else read here."""
     keys = [
         key(seat.bot_version_id)
         for seat in match.seats.all()
@@ -388,4 +389,4 @@ def version_stats_clear(match) -> None:
         for key in (_version_stats_key, _version_results_key)
     ]
     if keys:
-        transaction.on_commit(lambda: cache.delete_many(keys))
+        cache_delete_on_commit(keys)

@@ -9,8 +9,8 @@ per-process default a process sees a new result at most ``HOME_CACHE_SECONDS`` l
 
 from __future__ import annotations
 
+from core.services import cache_delete_on_commit
 from django.core.cache import cache
-from django.db import transaction
 from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 
@@ -129,5 +129,6 @@ def home_tournaments(limit: int) -> list | None:
 
 
 def home_cache_clear(match=None) -> None:
-    """Drop the home page's cached counts once the current transaction commits (a result hook)."""
-    transaction.on_commit(lambda: cache.delete_many([COUNTS_KEY, LADDERS_KEY]))
+    """Drop the home page's cached counts once the current transaction commits (a result hook; with
+    the other hooks' keys, one ``delete_many``)."""
+    cache_delete_on_commit([COUNTS_KEY, LADDERS_KEY])

@@ -123,10 +123,16 @@ def test_a_two_seat_result_stores_both_rows_once_and_the_refit_writes_the_fit():
     assert entry_of(a, on).rating_high - entry_of(a, on).rating_low < entry.rating_high - entry.rating_low
 
 
-def test_a_results_ladder_hook_is_two_statements_and_a_second_run_counts_nothing(postgresql_db):
+def test_a_results_ladder_hook_is_two_statements_and_a_second_run_counts_nothing(
+    postgresql_db, django_capture_on_commit_callbacks
+):
+    from core.services import cache_delete_on_commit
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
     from testsupport import played_match
+
+    from web.bot_stats import _version_results_key, _version_stats_key
+    from web.home import COUNTS_KEY, LADDERS_KEY
 
     on = ladder()
     a, b = active_bot("a"), active_bot("b")
@@ -135,9 +141,16 @@ def test_a_results_ladder_hook_is_two_statements_and_a_second_run_counts_nothing
     [match] = services.ladder_matchmake(on, rng=random.Random(1))
     started = match_services.match_begin(match.pk, worker="w1")
     outcome = played_match([1 if s.bot_version.bot_id == a.pk else 2 for s in started.seats.all()])
-    with CaptureQueriesContext(connection) as queries:
+    with CaptureQueriesContext(connection) as queries, django_capture_on_commit_callbacks() as committed:
         assert match_services.match_record_result(match.pk, started.attempt_token, outcome, match=started)
     statements = [q["sql"].strip() for q in queries.captured_queries]
+    # the pages' caches dropped at the commit by one delete_many (one round trip to a shared cache): the
+    # home page's counts and the numbers of both versions, whichever hook asked for them
+    drops = [c for c in committed if type(c).__module__ == cache_delete_on_commit.__module__]
+    versions = [s.bot_version_id for s in started.seats.all()]
+    assert len(drops) == 1 and set(drops[0].keys) == {
+        COUNTS_KEY, LADDERS_KEY, *(key(v) for v in versions for key in (_version_stats_key, _version_results_key))
+    }, committed
     hook = statements[statements.index(next(s for s in statements if s.startswith("WITH link AS"))):-1]
     # the link, the ladder and the entries locked by one; the result's rows and the entries' counts by
     # one (a forfeit adds the read of the version's recent forfeits)

@@ -76,6 +76,30 @@ def test_the_result_table_drops_the_pages_caches_then_calls_the_owning_apps_func
         ], kind
 
 
+def test_the_keys_a_transaction_drops_from_the_cache_go_in_one_delete_at_its_commit_and_none_on_rollback(
+    django_capture_on_commit_callbacks, monkeypatch
+):
+    from types import SimpleNamespace
+
+    from core import services as core_services
+    from core.services import cache_delete_on_commit
+    from django.db import transaction
+
+    deleted: list[list[str]] = []
+    monkeypatch.setattr(core_services, "cache", SimpleNamespace(delete_many=deleted.append))
+    with django_capture_on_commit_callbacks(execute=True) as committed:
+        cache_delete_on_commit(["home:counts", "a"])
+        cache_delete_on_commit(["a", "b"])
+        assert deleted == []  # not before the commit
+    assert len(committed) == 1 and deleted == [["home:counts", "a", "b"]]  # once each, in the order asked
+    deleted.clear()
+    with django_capture_on_commit_callbacks(execute=True) as committed:
+        with pytest.raises(RuntimeError), transaction.atomic():
+            cache_delete_on_commit(["c"])
+            raise RuntimeError("a hook refused the result")
+    assert committed == [] and deleted == []  # rolled back: nothing to drop
+
+
 def test_a_match_runs_the_hooks_of_its_own_kind_in_the_tables_order(settings, validated_version):
     match = challenge(validated_version)
     settings.MATCH_RESULT_HOOKS = {"challenge": [f"{__name__}.count_hook", f"{__name__}.count_hook"], "ladder": [
