@@ -182,9 +182,9 @@ def loaded(instance) -> dict:
 def test_a_started_match_has_its_seats_versions_bots_and_players_read_as_the_prefetch_reads_them(
     db, django_capture_on_commit_callbacks
 ):
-    from bots.models import Bot, BotVersion
     from testsupport import make_user
 
+    from bots.models import Bot, BotVersion
     from matches.services import seats_for_play
 
     alice = make_user("alice")
