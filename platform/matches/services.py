@@ -546,7 +546,9 @@ def match_lease_renew(match_id: int, token: str) -> bool:
 
 
 class LeaseKeeper:
-    """Renews an attempt's lease from a thread of its own while the match plays.
+    """Renews an attempt's lease while the match plays, from the process's one renewal thread
+    (``_LeaseRenewals``, which serves every keeper of the process: a thread started for each
+    match cost milliseconds of a saturated machine's wall).
 
     Database errors do not stop it: it tries again every second. ``lost`` is set once the lease
     is gone: the database refused the renewal (expired, taken over), or no renewal succeeded
@@ -559,16 +561,20 @@ class LeaseKeeper:
         self.token = token
         self.lost = threading.Event()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"lease-{match_id}", daemon=True)
+        self._good_until = self._due = 0.0
 
     def start(self) -> LeaseKeeper:
-        self._thread.start()
+        now = time.monotonic()
+        self._good_until = now + settings.MATCH_LEASE_SECONDS
+        self._due = now + settings.MATCH_LEASE_RENEW_SECONDS
+        _lease_renewals.add(self)
         return self
 
     def stop(self) -> None:
-        """Stop renewing (the attempt ended: its result stored, refused or abandoned)."""
+        """Stop renewing (the attempt ended: its result stored, refused or abandoned); a renewal
+        of this lease under way is waited for (up to 10 s)."""
         self._stop.set()
-        self._thread.join(timeout=10)
+        _lease_renewals.remove(self, timeout=10)
 
     def __enter__(self) -> LeaseKeeper:
         return self.start()
@@ -576,35 +582,106 @@ class LeaseKeeper:
     def __exit__(self, *exc_info) -> None:
         self.stop()
 
-    def _run(self) -> None:
-        good_until = time.monotonic() + settings.MATCH_LEASE_SECONDS
-        wait = float(settings.MATCH_LEASE_RENEW_SECONDS)
+    def _renew(self) -> bool:
+        """Renew the lease once (the renewal thread, when it is due); False when this keeper is
+        done: its lease lost, or the attempt ended meanwhile."""
         try:
-            while not self._stop.wait(wait):
-                try:
-                    asked = time.monotonic()
-                    renewed = match_lease_renew(self.match_id, self.token)
-                except Exception as exc:
-                    _drop_connection()
-                    if self._stop.is_set():
-                        return  # the attempt ended meanwhile (its result holds the row lock)
-                    if time.monotonic() >= good_until and not self.lost.is_set():
-                        logger.warning("match %s: its lease expired while it could not be renewed (%s)", self.match_id, exc)
-                        self.lost.set()
-                        return
-                    logger.warning("match %s: renewing its lease failed, trying again: %s", self.match_id, exc)
-                    wait = 1.0
-                    continue
-                if not renewed:
-                    if self._stop.is_set():
-                        return  # the result was stored meanwhile: nothing to renew
-                    logger.warning("match %s: its lease is gone (expired or taken over): abandoning the attempt", self.match_id)
-                    self.lost.set()
-                    return
-                good_until = asked + settings.MATCH_LEASE_SECONDS
-                wait = float(settings.MATCH_LEASE_RENEW_SECONDS)
-        finally:
+            asked = time.monotonic()
+            renewed = match_lease_renew(self.match_id, self.token)
+        except Exception as exc:
             _drop_connection()
+            if self._stop.is_set():
+                return False  # the attempt ended meanwhile (its result holds the row lock)
+            if time.monotonic() >= self._good_until and not self.lost.is_set():
+                logger.warning("match %s: its lease expired while it could not be renewed (%s)", self.match_id, exc)
+                self.lost.set()
+                return False
+            logger.warning("match %s: renewing its lease failed, trying again: %s", self.match_id, exc)
+            self._due = time.monotonic() + 1.0
+            return True
+        if not renewed:
+            if self._stop.is_set():
+                return False  # the result was stored meanwhile: nothing to renew
+            logger.warning("match %s: its lease is gone (expired or taken over): abandoning the attempt", self.match_id)
+            self.lost.set()
+            return False
+        self._good_until = asked + settings.MATCH_LEASE_SECONDS
+        self._due = time.monotonic() + settings.MATCH_LEASE_RENEW_SECONDS
+        return True
+
+
+class _LeaseRenewals:
+    """The process's renewal thread: renews each started ``LeaseKeeper``'s lease when it is due,
+    one at a time, on a database connection of its own, which it closes whenever no lease is left
+    to renew. Started at the process's first lease (again in a forked child)."""
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._changed = threading.Condition()
+        self._keepers: set[LeaseKeeper] = set()
+        self._renewing: LeaseKeeper | None = None
+        self._thread: threading.Thread | None = None
+
+    def add(self, keeper: LeaseKeeper) -> None:
+        with self._changed:
+            self._keepers.add(keeper)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="lease-renewals", daemon=True)
+                self._thread.start()
+            self._changed.notify_all()
+
+    def remove(self, keeper: LeaseKeeper, *, timeout: float) -> None:
+        give_up = time.monotonic() + timeout
+        with self._changed:
+            self._keepers.discard(keeper)
+            self._changed.notify_all()
+            while self._renewing is keeper and (left := give_up - time.monotonic()) > 0:
+                self._changed.wait(left)
+
+    def _next(self, connected: bool) -> LeaseKeeper | None:
+        """Wait for the next lease due (None: none left, and this thread is connected: it closes
+        its connection first)."""
+        with self._changed:
+            while True:
+                if not self._keepers:
+                    if connected:
+                        return None
+                    self._changed.wait()
+                    continue
+                keeper = min(self._keepers, key=lambda k: k._due)
+                wait = keeper._due - time.monotonic()
+                if wait <= 0:
+                    self._renewing = keeper
+                    return keeper
+                self._changed.wait(wait)
+
+    def _run(self) -> None:
+        connected = False
+        while True:
+            keeper = self._next(connected)
+            if keeper is None:
+                _drop_connection()
+                connected = False
+                continue
+            connected = True
+            more = False
+            try:
+                more = keeper._renew()
+            except Exception:  # a bug, not the database: this lease is not renewed again
+                logger.exception("match %s: renewing its lease raised", keeper.match_id)
+            finally:
+                with self._changed:
+                    self._renewing = None
+                    if not more:
+                        self._keepers.discard(keeper)
+                    self._changed.notify_all()
+
+
+_lease_renewals = _LeaseRenewals()
+# a forked child (Celery's prefork pool) starts its own thread, with a lock no thread of the parent holds
+os.register_at_fork(after_in_child=_lease_renewals._reset)
 
 
 def _declined(match_id: int, worker: str) -> bool:

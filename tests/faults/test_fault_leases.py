@@ -332,3 +332,45 @@ def test_a_match_task_skips_the_connection_check_and_its_first_query_reconnects_
         worker._task_ended()
     row = Match.objects.get(pk=match.pk)
     assert (row.status, row.attempts) == ("done", 1)
+
+
+def test_one_thread_of_the_process_renews_every_lease_and_each_keeper_loses_only_its_own(transactional_db, settings):
+    import threading
+    import time
+
+    settings.MATCH_LEASE_RENEW_SECONDS = 0.2
+    first, second = reference_match(), reference_match()
+    tokens = {m.pk: services.match_start(m.pk, worker="w1") for m in (first, second)}
+
+    def shorten():
+        Match.objects.filter(pk__in=tokens).update(lease_expires_at=services.database_now() + timedelta(seconds=3))
+
+    def renewed(match_id) -> bool:
+        return lease_left(match_id) > settings.MATCH_LEASE_SECONDS - 2
+
+    def wait_until(check):
+        give_up = time.monotonic() + 10
+        while not check():
+            assert time.monotonic() < give_up, "not within 10 s"
+            time.sleep(0.05)
+
+    shorten()
+    with services.LeaseKeeper(first.pk, tokens[first.pk]) as one, services.LeaseKeeper(second.pk, tokens[second.pk]) as two:
+        wait_until(lambda: renewed(first.pk) and renewed(second.pk))
+        assert [t.name for t in threading.enumerate() if t.name.startswith("lease")] == ["lease-renewals"]
+        # the second attempt's lease is taken over: its keeper says so; the first keeps its own
+        Match.objects.filter(pk=second.pk).update(attempt_token="another-attempt")
+        wait_until(two.lost.is_set)
+        shorten()
+        wait_until(lambda: renewed(first.pk))
+        assert not one.lost.is_set()
+    # stopped: nothing is renewed any more
+    shorten()
+    time.sleep(0.6)
+    assert lease_left(first.pk) <= 3
+    # a keeper started later is served by the same thread
+    Match.objects.filter(pk=second.pk).update(attempt_token=tokens[second.pk])
+    with services.LeaseKeeper(second.pk, tokens[second.pk]) as again:
+        wait_until(lambda: renewed(second.pk))
+        assert not again.lost.is_set()
+        assert [t.name for t in threading.enumerate() if t.name.startswith("lease")] == ["lease-renewals"]
