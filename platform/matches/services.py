@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING
 from celery.exceptions import SoftTimeLimitExceeded
 from core.services import (
     CHANGED_ONLY,
+    converted_row,
+    db_converters,
     model_rows,
     update_returning,
     values_update_params,
@@ -348,7 +350,7 @@ class _TakePlan:
         now, taken, seats = self.NOW, quote("taken"), quote("seats")
         self.alias = alias
         self.match_names = [field.attname for field in meta.concrete_fields]
-        self.match_converters = _converters(db, [field.get_col(meta.db_table) for field in meta.concrete_fields])
+        self.match_converters = db_converters(db, [field.get_col(meta.db_table) for field in meta.concrete_fields])
         update = (
             f"UPDATE {table} SET {column('status')} = %s, {column('attempts')} = {column('attempts')} + 1, "
             f"{column('attempt_token')} = %s, {column('started_at')} = {now}, "
@@ -364,7 +366,8 @@ class _TakePlan:
         self.seats = seats_for_play().queryset
         compiler = self.seats.filter(match=RawSQL(f"{taken}.{quote(meta.pk.column)}", ())).query.get_compiler(alias)
         seats_sql, seats_params = compiler.as_sql()
-        assert not seats_params, seats_params
+        if seats_params:  # the statement's parameters are the update's only
+            raise ValueError(f"seats_for_play()'s query has parameters of its own: {seats_params}")
         self.sql = (
             f"WITH {taken} AS ({update}) SELECT {taken}.*, {seats}.* FROM {taken} "
             f"LEFT JOIN LATERAL ({seats_sql}) AS {seats} ON TRUE"
@@ -374,7 +377,7 @@ class _TakePlan:
         self.seat_slice = slice(start, end)
         self.seat_names = [column[0].target.attname for column in select[start:end]]
         self.seat_pk = start + self.seat_names.index(MatchSeat._meta.pk.attname)
-        self.seat_converters = _converters(db, [column[0] for column in select])
+        self.seat_converters = db_converters(db, [column[0] for column in select])
         self.seat_populators = get_related_populators(klass_info, select, alias)
 
     def take(
@@ -390,13 +393,13 @@ class _TakePlan:
         if not rows:
             return None
         width = len(self.match_names)
-        match = Match.from_db(self.alias, self.match_names, _converted(db, rows[0][:width], self.match_converters))
+        match = Match.from_db(self.alias, self.match_names, converted_row(db, rows[0][:width], self.match_converters))
         seats = []
         for row in rows:
             values = row[width:]
             if values[self.seat_pk] is None:
                 continue  # a match without seats: the one row of the outer join
-            values = _converted(db, values, self.seat_converters)
+            values = converted_row(db, values, self.seat_converters)
             seat = MatchSeat.from_db(self.alias, self.seat_names, values[self.seat_slice])
             for populator in self.seat_populators:
                 populator.populate(values, seat)
@@ -420,28 +423,6 @@ def _take_plan(alias: str) -> _TakePlan:
     if plan is None:
         plan = _take_plans[alias] = _TakePlan(alias)
     return plan
-
-
-def _converters(db, columns: Sequence) -> list[tuple[int, list, object]]:
-    """The converters Django applies to each of ``columns`` when it reads them on ``db``: (index,
-    functions, column) for those that have any."""
-    found = []
-    for index, column in enumerate(columns):
-        functions = db.ops.get_db_converters(column) + column.get_db_converters(db)
-        if functions:
-            found.append((index, functions, column))
-    return found
-
-
-def _converted(db, row: Sequence, converters: list[tuple[int, list, object]]) -> list:
-    """``row``'s values as Django reads them: each through its column's ``converters`` (``_converters``)."""
-    values = list(row)
-    for index, functions, column in converters:
-        value = values[index]
-        for convert in functions:
-            value = convert(value, column, db)
-        values[index] = value
-    return values
 
 
 def _started(match_id: int, *, now: datetime | None = None, worker: str = "", avoid: bool = False) -> Match | None:
