@@ -6,6 +6,7 @@ import functools
 import platform
 import socket
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from django.apps import apps
 from django.core.cache import cache
@@ -299,3 +300,26 @@ def _row_converters(model: str, fields: tuple, connection) -> tuple[list, list[l
     converters are its bound methods), not per call (hot: a result and its hooks read four rows a match)."""
     columns = [field.get_col(apps.get_model(model)._meta.db_table) for field in fields]
     return columns, [connection.ops.get_db_converters(column) + column.get_db_converters(connection) for column in columns]
+
+
+def db_converters(connection, columns: Sequence) -> list[tuple[int, list, Any]]:
+    """The converters Django applies to each of ``columns`` (expressions: a field's ``get_col``, a
+    compiler's ``select``) when it reads them on ``connection``: (index, functions, column) of those
+    that have any. Computed once, applied to each row by ``converted_row``."""
+    found = []
+    for index, column in enumerate(columns):
+        functions = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+        if functions:
+            found.append((index, functions, column))
+    return found
+
+
+def converted_row(connection, row: Sequence, converters: list[tuple[int, list, Any]]) -> list:
+    """``row``'s values as Django reads them: each through its column's ``converters`` (``db_converters``)."""
+    values = list(row)
+    for index, functions, column in converters:
+        value = values[index]
+        for convert in functions:
+            value = convert(value, column, connection)
+        values[index] = value
+    return values

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING
 from celery.exceptions import SoftTimeLimitExceeded
 from core.services import (
     CHANGED_ONLY,
+    converted_row,
+    db_converters,
     model_rows,
     update_returning,
     values_update_params,
@@ -264,12 +266,14 @@ def match_begin(match_id: int, *, now: datetime | None = None, worker: str = "",
 
     ``avoid`` (a worker's task): a queued match whose last attempt hit an infrastructure error on
     ``worker`` within AVOID_WORKER_SECONDS is handed over (its task sent again, no attempt) when
-    another healthy worker is alive. Two statements in the common case (a queued match sent by
-    ``match_enqueue``, not to be avoided): the start (``_taken``), and the seats; else the row is
-    locked and read, and judged (``_started``)."""
-    match = (now is None and _taken(match_id, worker=worker, avoid=avoid)) or _started(
-        match_id, now=now, worker=worker, avoid=avoid
-    )
+    another healthy worker is alive. One statement in the common case (a queued match sent by
+    ``match_enqueue``, not to be avoided, on PostgreSQL): the start and the read of its seats
+    (``_taken``); else the row is locked and read, and judged (``_started``), then its seats read."""
+    if now is None:
+        match = _taken(match_id, worker=worker, avoid=avoid)
+        if match is not None:
+            return match
+    match = _started(match_id, now=now, worker=worker, avoid=avoid)
     if match is not None:
         prefetch_related_objects([match], seats_for_play())
     return match
@@ -277,14 +281,27 @@ def match_begin(match_id: int, *, now: datetime | None = None, worker: str = "",
 
 def _taken(match_id: int, *, worker: str, avoid: bool) -> Match | None:
     """A queued match started by one ``UPDATE ... RETURNING`` (autocommit: its own transaction), as
-    ``_started`` would start it, the database's clock read by the statement itself; None when the
-    update found no such row: the match is not queued (running, finished, gone), was queued before
-    ``stale_after`` existed or without ``match_enqueue``, or ``worker`` should avoid it; ``_started``
-    judges those."""
+    ``_started`` would start it, the database's clock read by the statement itself, and its seats
+    read as ``seats_for_play()`` reads them (PostgreSQL: by the same statement, ``_TakePlan``); None
+    when the update found no such row: the match is not queued (running, finished, gone), was queued
+    before ``stale_after`` existed or without ``match_enqueue``, or ``worker`` should avoid it;
+    ``_started`` judges those."""
+    setting = selectors.stale_after_setting()  # the deadline as selectors.match_stale_after has it
+    lease = timedelta(seconds=settings.MATCH_LEASE_SECONDS)
+    worker = (worker or "")[:255]
+    if connection.vendor == "postgresql":
+        return _take_plan(connection.alias).take(
+            connection,
+            match_id,
+            token=uuid.uuid4().hex,
+            stale_after=None if setting is None else timedelta(seconds=setting),
+            lease=lease,
+            worker=worker,
+            avoided_by=worker if avoid and worker else None,
+        )
     queued = Match.objects.filter(pk=match_id, status=Match.Status.QUEUED, stale_after__isnull=False)
     if avoid and worker:
         queued = queued.exclude(avoid_worker=worker, avoid_until__gt=Now())
-    setting = selectors.stale_after_setting()  # the deadline as selectors.match_stale_after has it
     taken = update_returning(
         queued,
         [field.name for field in Match._meta.concrete_fields],
@@ -293,10 +310,119 @@ def _taken(match_id: int, *, worker: str, avoid: bool) -> Match | None:
         attempt_token=uuid.uuid4().hex,
         started_at=Now(),
         deadline=Now() + (F("stale_after") if setting is None else timedelta(seconds=setting)),
-        lease_expires_at=Now() + timedelta(seconds=settings.MATCH_LEASE_SECONDS),
-        worker=(worker or "")[:255],
+        lease_expires_at=Now() + lease,
+        worker=worker,
     )
-    return taken[0] if taken else None
+    if not taken:
+        return None
+    prefetch_related_objects(taken, seats_for_play())
+    return taken[0]
+
+
+class _TakePlan:
+    """``_taken``'s one statement on PostgreSQL, built once per process: a data-modifying ``WITH``
+    (the start: ``_taken``'s update, the row's every column returned) joined to the query of
+    ``seats_for_play()`` as Django compiles it (its columns, joins and deferred fields), so the
+    common start of a match is one round trip and no ORM compilation.
+
+    Its rows become instances as Django makes them (``Model.from_db``, the fields' converters, the
+    ``select_related`` populators of the compiled query), the match's seats left in its prefetch
+    cache as ``prefetch_related_objects([match], seats_for_play())`` leaves them: reading them
+    again (``match_record_result``) reads nothing. (The seats come from the snapshot the update
+    ran in; only the match's row is written, and it is read from what the update returned.)"""
+
+    #: Now() as Django compiles it on PostgreSQL: the statement's own timestamp
+    NOW = "STATEMENT_TIMESTAMP()"
+
+    def __init__(self, alias: str):
+        from django.db import connections
+        from django.db.models.expressions import RawSQL
+        from django.db.models.query import get_related_populators
+
+        db = connections[alias]
+        quote = db.ops.quote_name
+        meta = Match._meta
+        table = quote(meta.db_table)
+
+        def column(name: str) -> str:
+            return quote(meta.get_field(name).column)
+
+        now, taken, seats = self.NOW, quote("taken"), quote("seats")
+        self.alias = alias
+        self.match_names = [field.attname for field in meta.concrete_fields]
+        self.match_converters = db_converters(db, [field.get_col(meta.db_table) for field in meta.concrete_fields])
+        update = (
+            f"UPDATE {table} SET {column('status')} = %s, {column('attempts')} = {column('attempts')} + 1, "
+            f"{column('attempt_token')} = %s, {column('started_at')} = {now}, "
+            f"{column('deadline')} = {now} + COALESCE(%s, {column('stale_after')}), "
+            f"{column('lease_expires_at')} = {now} + %s, {column('worker')} = %s "
+            f"WHERE {table}.{quote(meta.pk.column)} = %s AND {column('status')} = %s "
+            f"AND {column('stale_after')} IS NOT NULL "
+            # a worker told to avoid the match (its last attempt's infrastructure failed) leaves it
+            f"AND ({column('avoid_worker')} = %s AND {column('avoid_until')} > {now}) IS NOT TRUE "
+            f"RETURNING {', '.join(quote(field.column) for field in meta.concrete_fields)}"
+        )
+        # the seats as the prefetch reads them, of the row the update returned
+        self.seats = seats_for_play().queryset
+        compiler = self.seats.filter(match=RawSQL(f"{taken}.{quote(meta.pk.column)}", ())).query.get_compiler(alias)
+        seats_sql, seats_params = compiler.as_sql()
+        if seats_params:  # the statement's parameters are the update's only
+            raise ValueError(f"seats_for_play()'s query has parameters of its own: {seats_params}")
+        self.sql = (
+            f"WITH {taken} AS ({update}) SELECT {taken}.*, {seats}.* FROM {taken} "
+            f"LEFT JOIN LATERAL ({seats_sql}) AS {seats} ON TRUE"
+        )
+        select, klass_info = compiler.select, compiler.klass_info
+        start, end = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
+        self.seat_slice = slice(start, end)
+        self.seat_names = [column[0].target.attname for column in select[start:end]]
+        self.seat_pk = start + self.seat_names.index(MatchSeat._meta.pk.attname)
+        self.seat_converters = db_converters(db, [column[0] for column in select])
+        self.seat_populators = get_related_populators(klass_info, select, alias)
+
+    def take(
+        self, db, match_id: int, *, token: str, stale_after: timedelta | None, lease: timedelta, worker: str,
+        avoided_by: str | None,
+    ) -> Match | None:
+        """Start the queued match ``match_id`` (``_taken``'s rules) on the connection ``db``; the
+        match with its seats read, or None when no row was started."""
+        params = (Match.Status.RUNNING, token, stale_after, lease, worker, match_id, Match.Status.QUEUED, avoided_by)
+        with db.cursor() as cursor:
+            cursor.execute(self.sql, params)
+            rows = cursor.fetchall()
+        if not rows:
+            return None
+        width = len(self.match_names)
+        match = Match.from_db(self.alias, self.match_names, converted_row(db, rows[0][:width], self.match_converters))
+        seats = []
+        for row in rows:
+            values = row[width:]
+            if values[self.seat_pk] is None:
+                continue  # a match without seats: the one row of the outer join
+            values = converted_row(db, values, self.seat_converters)
+            seat = MatchSeat.from_db(self.alias, self.seat_names, values[self.seat_slice])
+            for populator in self.seat_populators:
+                populator.populate(values, seat)
+            seat.match = match  # as the prefetch of a reverse foreign key sets it
+            seats.append(seat)
+        seats.sort(key=lambda seat: seat.seat)  # the query's order (the outer join keeps none)
+        # the prefetch cache, as prefetch_related_objects fills it from seats_for_play()
+        cached = match.seats._apply_rel_filters(self.seats._chain())
+        cached._result_cache = seats
+        cached._prefetch_done = True
+        match._prefetched_objects_cache = {"seats": cached}
+        return match
+
+
+_take_plans: dict[str, _TakePlan] = {}
+
+
+def _take_plan(alias: str) -> _TakePlan:
+    """The process's ``_TakePlan`` for the database ``alias`` (built at its first start)."""
+    plan = _take_plans.get(alias)
+    if plan is None:
+        plan = _take_plans[alias] = _TakePlan(alias)
+    return plan
 
 
 def _started(match_id: int, *, now: datetime | None = None, worker: str = "", avoid: bool = False) -> Match | None:
@@ -401,7 +527,9 @@ def match_lease_renew(match_id: int, token: str) -> bool:
 
 
 class LeaseKeeper:
-    """Renews an attempt's lease from a thread of its own while the match plays.
+    """Renews an attempt's lease while the match plays, from the process's one renewal thread
+    (``_LeaseRenewals``, which serves every keeper of the process: a thread started for each
+    match cost milliseconds of a saturated machine's wall).
 
     Database errors do not stop it: it tries again every second. ``lost`` is set once the lease
     is gone: the database refused the renewal (expired, taken over), or no renewal succeeded
@@ -414,16 +542,20 @@ class LeaseKeeper:
         self.token = token
         self.lost = threading.Event()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"lease-{match_id}", daemon=True)
+        self._good_until = self._due = 0.0
 
     def start(self) -> LeaseKeeper:
-        self._thread.start()
+        now = time.monotonic()
+        self._good_until = now + settings.MATCH_LEASE_SECONDS
+        self._due = now + settings.MATCH_LEASE_RENEW_SECONDS
+        _lease_renewals.add(self)
         return self
 
     def stop(self) -> None:
-        """Stop renewing (the attempt ended: its result stored, refused or abandoned)."""
+        """Stop renewing (the attempt ended: its result stored, refused or abandoned); a renewal
+        of this lease under way is waited for (up to 10 s)."""
         self._stop.set()
-        self._thread.join(timeout=10)
+        _lease_renewals.remove(self, timeout=10)
 
     def __enter__(self) -> LeaseKeeper:
         return self.start()
@@ -431,35 +563,106 @@ class LeaseKeeper:
     def __exit__(self, *exc_info) -> None:
         self.stop()
 
-    def _run(self) -> None:
-        good_until = time.monotonic() + settings.MATCH_LEASE_SECONDS
-        wait = float(settings.MATCH_LEASE_RENEW_SECONDS)
+    def _renew(self) -> bool:
+        """Renew the lease once (the renewal thread, when it is due); False when this keeper is
+        done: its lease lost, or the attempt ended meanwhile."""
         try:
-            while not self._stop.wait(wait):
-                try:
-                    asked = time.monotonic()
-                    renewed = match_lease_renew(self.match_id, self.token)
-                except Exception as exc:
-                    _drop_connection()
-                    if self._stop.is_set():
-                        return  # the attempt ended meanwhile (its result holds the row lock)
-                    if time.monotonic() >= good_until and not self.lost.is_set():
-                        logger.warning("match %s: its lease expired while it could not be renewed (%s)", self.match_id, exc)
-                        self.lost.set()
-                        return
-                    logger.warning("match %s: renewing its lease failed, trying again: %s", self.match_id, exc)
-                    wait = 1.0
-                    continue
-                if not renewed:
-                    if self._stop.is_set():
-                        return  # the result was stored meanwhile: nothing to renew
-                    logger.warning("match %s: its lease is gone (expired or taken over): abandoning the attempt", self.match_id)
-                    self.lost.set()
-                    return
-                good_until = asked + settings.MATCH_LEASE_SECONDS
-                wait = float(settings.MATCH_LEASE_RENEW_SECONDS)
-        finally:
+            asked = time.monotonic()
+            renewed = match_lease_renew(self.match_id, self.token)
+        except Exception as exc:
             _drop_connection()
+            if self._stop.is_set():
+                return False  # the attempt ended meanwhile (its result holds the row lock)
+            if time.monotonic() >= self._good_until and not self.lost.is_set():
+                logger.warning("match %s: its lease expired while it could not be renewed (%s)", self.match_id, exc)
+                self.lost.set()
+                return False
+            logger.warning("match %s: renewing its lease failed, trying again: %s", self.match_id, exc)
+            self._due = time.monotonic() + 1.0
+            return True
+        if not renewed:
+            if self._stop.is_set():
+                return False  # the result was stored meanwhile: nothing to renew
+            logger.warning("match %s: its lease is gone (expired or taken over): abandoning the attempt", self.match_id)
+            self.lost.set()
+            return False
+        self._good_until = asked + settings.MATCH_LEASE_SECONDS
+        self._due = time.monotonic() + settings.MATCH_LEASE_RENEW_SECONDS
+        return True
+
+
+class _LeaseRenewals:
+    """The process's renewal thread: renews each started ``LeaseKeeper``'s lease when it is due,
+    one at a time, on a database connection of its own, which it closes whenever no lease is left
+    to renew. Started at the process's first lease (again in a forked child)."""
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._changed = threading.Condition()
+        self._keepers: set[LeaseKeeper] = set()
+        self._renewing: LeaseKeeper | None = None
+        self._thread: threading.Thread | None = None
+
+    def add(self, keeper: LeaseKeeper) -> None:
+        with self._changed:
+            self._keepers.add(keeper)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="lease-renewals", daemon=True)
+                self._thread.start()
+            self._changed.notify_all()
+
+    def remove(self, keeper: LeaseKeeper, *, timeout: float) -> None:
+        give_up = time.monotonic() + timeout
+        with self._changed:
+            self._keepers.discard(keeper)
+            self._changed.notify_all()
+            while self._renewing is keeper and (left := give_up - time.monotonic()) > 0:
+                self._changed.wait(left)
+
+    def _next(self, connected: bool) -> LeaseKeeper | None:
+        """Wait for the next lease due (None: none left, and this thread is connected: it closes
+        its connection first)."""
+        with self._changed:
+            while True:
+                if not self._keepers:
+                    if connected:
+                        return None
+                    self._changed.wait()
+                    continue
+                keeper = min(self._keepers, key=lambda k: k._due)
+                wait = keeper._due - time.monotonic()
+                if wait <= 0:
+                    self._renewing = keeper
+                    return keeper
+                self._changed.wait(wait)
+
+    def _run(self) -> None:
+        connected = False
+        while True:
+            keeper = self._next(connected)
+            if keeper is None:
+                _drop_connection()
+                connected = False
+                continue
+            connected = True
+            more = False
+            try:
+                more = keeper._renew()
+            except Exception:  # a bug, not the database: this lease is not renewed again
+                logger.exception("match %s: renewing its lease raised", keeper.match_id)
+            finally:
+                with self._changed:
+                    self._renewing = None
+                    if not more:
+                        self._keepers.discard(keeper)
+                    self._changed.notify_all()
+
+
+_lease_renewals = _LeaseRenewals()
+# a forked child (Celery's prefork pool) starts its own thread, with a lock no thread of the parent holds
+os.register_at_fork(after_in_child=_lease_renewals._reset)
 
 
 def _declined(match_id: int, worker: str) -> bool:

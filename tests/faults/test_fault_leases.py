@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import OperationalError, connection
+from django.db.models import prefetch_related_objects
 from django.test.utils import CaptureQueriesContext
 
 from engine.rules import Rules
@@ -149,8 +150,12 @@ def test_a_queued_match_starts_by_one_statement_on_the_database_clock_with_its_d
         started = services.match_begin(match.pk, worker="w1@host", avoid=True)
         assert [seat.reference_bot for seat in started.seats.all()] == ["first", "random"]  # read with it
     statements = [q["sql"] for q in queries.captured_queries]
-    # the start itself, then the seats: no transaction of its own around a locking read
-    assert len(statements) == 2 and statements[0].startswith('UPDATE "matches_match"'), statements
+    # no transaction of its own around a locking read; on PostgreSQL the start and the read of the
+    # seats are one statement, elsewhere the start, then the seats
+    if connection.vendor == "postgresql":
+        assert len(statements) == 1 and statements[0].startswith('WITH "taken" AS (UPDATE "matches_match"'), statements
+    else:
+        assert len(statements) == 2 and statements[0].startswith('UPDATE "matches_match"'), statements
     assert "STATEMENT_TIMESTAMP" in statements[0].upper()
     row = Match.objects.get(pk=match.pk)
     # the match it returns is the row as stored
@@ -166,6 +171,92 @@ def test_a_queued_match_starts_by_one_statement_on_the_database_clock_with_its_d
     settings.MATCH_STALE_AFTER = 6
     other = services.match_begin(sent_match(django_capture_on_commit_callbacks).pk, worker="w1@host")
     assert other.deadline - other.started_at == timedelta(seconds=6)
+
+
+def loaded(instance) -> dict:
+    """An instance's loaded values and cached relations' names (what reading it needs no query for)."""
+    values = {k: v for k, v in vars(instance).items() if not k.startswith("_")}
+    return values | {"deferred": instance.get_deferred_fields(), "cached": sorted(instance._state.fields_cache)}
+
+
+def test_a_started_match_has_its_seats_versions_bots_and_players_read_as_the_prefetch_reads_them(
+    db, django_capture_on_commit_callbacks
+):
+    from testsupport import make_user
+
+    from bots.models import Bot, BotVersion
+    from matches.services import seats_for_play
+
+    alice = make_user("alice")
+    bot = Bot.objects.create(owner=alice, name="b")
+    version = BotVersion.objects.create(bot=bot, number=1, filename="main.py", source=b"x", sha256="0" * 64, size=1)
+    with django_capture_on_commit_callbacks(execute=False):
+        match = services.match_create(
+            kind="challenge", rules=Rules.parse(["players=3", "rounds=1"]), seats=["random", "first", version], seed=3
+        )
+    MatchSeat.objects.filter(match=match, seat=1).update(reference_bot="", player=alice)  # a person's seat
+    with CaptureQueriesContext(connection) as queries:
+        started = services.match_begin(match.pk, worker="w1@host", avoid=True)
+    assert len(queries) == (1 if connection.vendor == "postgresql" else 2), [q["sql"] for q in queries]
+    # what the ORM reads for the same row: the match, then its seats by seats_for_play()
+    expected = Match.objects.get(pk=match.pk)
+    prefetch_related_objects([expected], seats_for_play())
+    with CaptureQueriesContext(connection) as queries:
+        assert loaded(started) == loaded(expected) | {"cached": []}
+        assert started.seats.count() == 3
+        seats, want = list(started.seats.all()), list(expected.seats.all())
+        assert [seat.seat for seat in seats] == [0, 1, 2]
+        for seat, other in zip(seats, want, strict=True):
+            assert loaded(seat) == loaded(other)
+            assert seat.match is started
+            assert seat.bot_version is other.bot_version is None or loaded(seat.bot_version) == loaded(other.bot_version)
+            if seat.bot_version is not None:
+                assert loaded(seat.bot_version.bot) == loaded(other.bot_version.bot)
+            assert seat.player is other.player is None or loaded(seat.player) == loaded(other.player)
+        assert (seats[0].reference_bot, seats[1].player.username, seats[2].bot_version.bot.name) == ("random", "alice", "b")
+        assert seats[2].bot_version.get_deferred_fields() == {"validation_log", "validation_runs", "source"}
+        # the result's hooks prefetch them again: found read
+        prefetch_related_objects([started], seats_for_play())
+        assert list(started.seats.all()) == seats
+    assert not queries.captured_queries, [q["sql"] for q in queries]
+    assert str(started.seats.all().query) == str(expected.seats.all().query)
+
+
+def test_a_start_by_one_statement_leaves_a_running_finished_or_avoided_match_alone(db, django_capture_on_commit_callbacks):
+    def state(match_id):
+        return Match.objects.values_list("status", "attempts", "attempt_token", "worker").get(pk=match_id)
+
+    running = sent_match(django_capture_on_commit_callbacks)
+    assert services._taken(running.pk, worker="w1", avoid=True) is not None
+    before = state(running.pk)
+    assert services._taken(running.pk, worker="w2", avoid=True) is None
+    expire(running.pk)  # an expired lease is for _started to judge, under the row lock
+    assert services._taken(running.pk, worker="w2", avoid=True) is None
+    assert state(running.pk) == before
+    for status in ("done", "failed", "cancelled"):
+        finished = sent_match(django_capture_on_commit_callbacks)
+        Match.objects.filter(pk=finished.pk).update(status=status)
+        assert services._taken(finished.pk, worker="w1", avoid=True) is None
+        assert state(finished.pk) == (status, 0, "", "")
+    unsent = reference_match()  # no stale_after: queued without match_enqueue
+    assert services._taken(unsent.pk, worker="w1", avoid=True) is None
+    assert state(unsent.pk) == ("queued", 0, "", "")
+    assert services._taken(10**9, worker="w1", avoid=True) is None
+
+    avoided = sent_match(django_capture_on_commit_callbacks)
+    Match.objects.filter(pk=avoided.pk).update(
+        avoid_worker="w1", avoid_until=services.database_now() + timedelta(seconds=60)
+    )
+    assert services._taken(avoided.pk, worker="w1", avoid=True) is None
+    assert state(avoided.pk) == ("queued", 0, "", "")
+    assert services._taken(avoided.pk, worker="w2", avoid=True).worker == "w2"  # another worker takes it
+    for worker, avoid, until in (("w1", False, 60), ("", True, 60), ("w1", True, -1)):
+        other = sent_match(django_capture_on_commit_callbacks)
+        Match.objects.filter(pk=other.pk).update(
+            avoid_worker="w1", avoid_until=services.database_now() + timedelta(seconds=until)
+        )
+        started = services._taken(other.pk, worker=worker, avoid=avoid)
+        assert started is not None and state(other.pk) == ("running", 1, started.attempt_token, worker)
 
 
 def test_a_worker_whose_infrastructure_failed_the_last_attempt_leaves_the_queued_match_to_a_healthy_one(
@@ -241,3 +332,45 @@ def test_a_match_task_skips_the_connection_check_and_its_first_query_reconnects_
         worker._task_ended()
     row = Match.objects.get(pk=match.pk)
     assert (row.status, row.attempts) == ("done", 1)
+
+
+def test_one_thread_of_the_process_renews_every_lease_and_each_keeper_loses_only_its_own(transactional_db, settings):
+    import threading
+    import time
+
+    settings.MATCH_LEASE_RENEW_SECONDS = 0.2
+    first, second = reference_match(), reference_match()
+    tokens = {m.pk: services.match_start(m.pk, worker="w1") for m in (first, second)}
+
+    def shorten():
+        Match.objects.filter(pk__in=tokens).update(lease_expires_at=services.database_now() + timedelta(seconds=3))
+
+    def renewed(match_id) -> bool:
+        return lease_left(match_id) > settings.MATCH_LEASE_SECONDS - 2
+
+    def wait_until(check):
+        give_up = time.monotonic() + 10
+        while not check():
+            assert time.monotonic() < give_up, "not within 10 s"
+            time.sleep(0.05)
+
+    shorten()
+    with services.LeaseKeeper(first.pk, tokens[first.pk]) as one, services.LeaseKeeper(second.pk, tokens[second.pk]) as two:
+        wait_until(lambda: renewed(first.pk) and renewed(second.pk))
+        assert [t.name for t in threading.enumerate() if t.name.startswith("lease")] == ["lease-renewals"]
+        # the second attempt's lease is taken over: its keeper says so; the first keeps its own
+        Match.objects.filter(pk=second.pk).update(attempt_token="another-attempt")
+        wait_until(two.lost.is_set)
+        shorten()
+        wait_until(lambda: renewed(first.pk))
+        assert not one.lost.is_set()
+    # stopped: nothing is renewed any more
+    shorten()
+    time.sleep(0.6)
+    assert lease_left(first.pk) <= 3
+    # a keeper started later is served by the same thread
+    Match.objects.filter(pk=second.pk).update(attempt_token=tokens[second.pk])
+    with services.LeaseKeeper(second.pk, tokens[second.pk]) as again:
+        wait_until(lambda: renewed(second.pk))
+        assert not again.lost.is_set()
+        assert [t.name for t in threading.enumerate() if t.name.startswith("lease")] == ["lease-renewals"]
