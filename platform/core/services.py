@@ -281,25 +281,17 @@ def model_rows(model: type[Model], fields: Sequence, rows, *, using: str = "defa
     in its ``_meta`` order, the primary key among them) as instances of ``model``, each value through
     the converters Django applies when it reads that column (the others deferred: read if touched)."""
     connection = connections[using]
-    columns, converters = _row_converters(model._meta.label, tuple(fields), connection)
+    converters = _row_converters(model._meta.label, tuple(fields), connection)
     names = [field.attname for field in fields]
-    found = []
-    for row in rows:
-        converted = list(row)
-        for i, functions in enumerate(converters):
-            for convert in functions:
-                converted[i] = convert(converted[i], columns[i], connection)
-        found.append(model.from_db(using, names, converted))
-    return found
+    return [model.from_db(using, names, converted_row(connection, row, converters)) for row in rows]
 
 
 @functools.lru_cache(maxsize=256)
-def _row_converters(model: str, fields: tuple, connection) -> tuple[list, list[list]]:
-    """``model_rows``' columns of ``fields`` and the converters Django applies to each when it reads
-    it (``model``: its label): found once for each model and fields per connection (a thread's: the
-    converters are its bound methods), not per call (hot: a result and its hooks read four rows a match)."""
-    columns = [field.get_col(apps.get_model(model)._meta.db_table) for field in fields]
-    return columns, [connection.ops.get_db_converters(column) + column.get_db_converters(connection) for column in columns]
+def _row_converters(model: str, fields: tuple, connection) -> list[tuple[int, list, Any]]:
+    """``model_rows``' converters of ``fields`` (``db_converters`` of their columns; ``model``: its
+    label): found once for each model and fields per connection (a thread's: the converters are its
+    bound methods), not per call (hot: a result and its hooks read four rows a match)."""
+    return db_converters(connection, [field.get_col(apps.get_model(model)._meta.db_table) for field in fields])
 
 
 def db_converters(connection, columns: Sequence) -> list[tuple[int, list, Any]]:
