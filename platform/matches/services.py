@@ -319,6 +319,11 @@ def _taken(match_id: int, *, worker: str, avoid: bool) -> Match | None:
     return taken[0]
 
 
+#: ``Now()`` as Django compiles it on PostgreSQL (the statement's own timestamp): the database's
+#: clock in the worker path's statements built once per process (``_TakePlan``, ``_result_write_sql``)
+DB_NOW_SQL = "STATEMENT_TIMESTAMP()"
+
+
 class _TakePlan:
     """``_taken``'s one statement on PostgreSQL, built once per process: a data-modifying ``WITH``
     (the start: ``_taken``'s update, the row's every column returned) joined to the query of
@@ -331,11 +336,7 @@ class _TakePlan:
     again (``match_record_result``) reads nothing. (The seats come from the snapshot the update
     ran in; only the match's row is written, and it is read from what the update returned.)"""
 
-    #: Now() as Django compiles it on PostgreSQL: the statement's own timestamp
-    NOW = "STATEMENT_TIMESTAMP()"
-
     def __init__(self, alias: str):
-        from django.db import connections
         from django.db.models.expressions import RawSQL
         from django.db.models.query import get_related_populators
 
@@ -347,7 +348,7 @@ class _TakePlan:
         def column(name: str) -> str:
             return quote(meta.get_field(name).column)
 
-        now, taken, seats = self.NOW, quote("taken"), quote("seats")
+        now, taken, seats = DB_NOW_SQL, quote("taken"), quote("seats")
         self.alias = alias
         self.match_names = [field.attname for field in meta.concrete_fields]
         self.match_converters = db_converters(db, [field.get_col(meta.db_table) for field in meta.concrete_fields])
@@ -414,15 +415,10 @@ class _TakePlan:
         return match
 
 
-_take_plans: dict[str, _TakePlan] = {}
-
-
+@functools.cache
 def _take_plan(alias: str) -> _TakePlan:
     """The process's ``_TakePlan`` for the database ``alias`` (built at its first start)."""
-    plan = _take_plans.get(alias)
-    if plan is None:
-        plan = _take_plans[alias] = _TakePlan(alias)
-    return plan
+    return _TakePlan(alias)
 
 
 def _started(match_id: int, *, now: datetime | None = None, worker: str = "", avoid: bool = False) -> Match | None:
@@ -1133,7 +1129,7 @@ def _result_write_sql(alias: str, names: tuple[str, ...], seat_fields: tuple[str
     def column(name: str) -> str:
         return f"{table}.{quote(meta.get_field(name).column)}"
 
-    now = "STATEMENT_TIMESTAMP()"
+    now = DB_NOW_SQL
     update = (
         f"UPDATE {table} SET {quote(meta.get_field('finished_at').column)} = {now}, "
         + ", ".join(f"{quote(meta.get_field(name).column)} = %s" for name in names)
