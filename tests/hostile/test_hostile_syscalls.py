@@ -104,7 +104,7 @@ def test_every_denied_system_call_fails_and_the_match_goes_on(backend):
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="x86_64 machine code (int $0x80)")
-def test_a_call_through_the_32_bit_abi_kills_only_the_bot_itself(backend):
+def test_a_call_through_the_32_bit_abi_never_reaches_the_host_kernel(backend):
     # getpid through int $0x80 (mov eax, 20; int 0x80; ret) from an executable page: the seats'
     # policy has the native ABI only, the call never reaches the kernel (tests/sandbox/test_foreign_abi.py)
     played = play_hostile(
@@ -119,6 +119,11 @@ def test_a_call_through_the_32_bit_abi_kills_only_the_bot_itself(backend):
         """,
         backend,
     )
+    if backend.startswith("docker") and seccomp.docker_runtime() == seccomp.RUNSC:
+        # gVisor applies no profile; its own kernel has no 32-bit ABI: an error, and the bot plays on
+        assert int(played.log.split("getpid through int 0x80:")[1].split()[0]) < 0, played.log
+        assert played.hostile.forfeit is None
+        return
     assert "getpid through int 0x80" not in played.log
     # the process backend names the signal, the Docker backend gives its number (31)
     assert str(played.hostile.forfeit) in ("crash: killed by signal SIGSYS", f"crash: killed by signal {int(signal.SIGSYS)}")
