@@ -20,6 +20,12 @@ sockets of any family but Unix, IPv4 and IPv6 (no netlink, packet, key,
 crypto or vsock sockets). Denied calls fail with EPERM (ENOSYS for
 ``clone3`` and ``io_uring``, so libraries fall back), they do not kill: a bot
 that probes gets an error and plays on.
+
+Both forms are for the host's native ABI alone (x86_64 on x86_64 hosts,
+aarch64 on arm64). A call through another ABI (``int $0x80``, x32, arm32) meets
+libseccomp's bad-architecture action, which kills the calling thread with
+SIGSYS (the process, when it has one thread) before the kernel sees the call:
+neither the filter nor runc can make it an error instead.
 """
 
 from __future__ import annotations
@@ -127,8 +133,10 @@ def process_filter_bpf() -> bytes:
 
     Default: allow. Everything in ``DENIED`` fails (EPERM, or ENOSYS for
     ``ENOSYS_CALLS``), as do ``clone`` with a namespace flag and ``socket`` of a
-    family not in ``ALLOWED_SOCKET_FAMILIES``. A call of another architecture
-    (32-bit ``int 0x80``, x32) kills the process: libseccomp's default.
+    family not in ``ALLOWED_SOCKET_FAMILIES``. The filter is for the native ABI
+    only (``seccomp_init``'s): a call through another (32-bit ``int 0x80``, or
+    x32, whose numbers have bit 30 set) kills the calling thread with SIGSYS,
+    libseccomp's default bad-architecture action, as the Docker profile's does.
     """
     lib = _library()
     ctx = lib.seccomp_init(SCMP_ACT_ALLOW)
@@ -222,6 +230,11 @@ DOCKER_DEFAULT_ALLOWED = (
 ).split()
 
 
+#: the host architectures the profile serves, each without its compatibility ABIs (Docker's default
+#: lists x86 and x32 under x86_64, arm under aarch64: rules for three ABIs at every start, and a bot's
+#: 32-bit calls reach the kernel's compat entry points)
+NATIVE_ARCHITECTURES = ("SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64")
+
 #: the gVisor runtime's name; SANDBOX_DOCKER_RUNTIME selects a runtime for every seat
 RUNSC = "runsc"
 
@@ -267,10 +280,12 @@ def docker_profile(runtime: str | None = None) -> dict[str, Any]:
     return {
         "defaultAction": "SCMP_ACT_ERRNO",
         "defaultErrnoRet": errno.EPERM,
-        "archMap": [
-            {"architecture": "SCMP_ARCH_X86_64", "subArchitectures": ["SCMP_ARCH_X86", "SCMP_ARCH_X32"]},
-            {"architecture": "SCMP_ARCH_AARCH64", "subArchitectures": ["SCMP_ARCH_ARM"]},
-        ],
+        # The host's own ABI only: Docker keeps the entry of its own architecture (none on another
+        # host), so runc builds the filter, and its ENOSYS stub for calls newer than the profile, for
+        # that ABI alone; a call through another (int 0x80, x32, arm32) meets libseccomp's
+        # bad-architecture action. Not "architectures": that list is taken as it is, x86_64 on an
+        # arm64 host too; not nothing: runc then writes no ENOSYS stub (unknown calls get EPERM).
+        "archMap": [{"architecture": arch, "subArchitectures": []} for arch in NATIVE_ARCHITECTURES],
         "syscalls": rules,
     }
 

@@ -41,6 +41,10 @@ def test_the_profile_file_is_the_generated_profile():
     for name in ("io_uring_setup", "unshare", "keyctl", "add_key", "ptrace", "mount", "bpf", "setns"):
         assert name not in allowed
     assert profile["defaultAction"] == "SCMP_ACT_ERRNO"
+    # each host architecture alone, without its 32-bit or x32 ABI (test_foreign_abi.py: what a call through one does)
+    assert [(a["architecture"], a["subArchitectures"]) for a in profile["archMap"]] == [
+        ("SCMP_ARCH_X86_64", []), ("SCMP_ARCH_AARCH64", [])]
+    assert "architectures" not in profile
 
 
 def test_the_project_profile_denies_what_the_default_allows(docker_client):
