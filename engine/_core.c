@@ -2417,7 +2417,7 @@ static PyObject *set_rules_type(PyObject *m, PyObject *type) {
 #define ENV_RING 4  /* pairs kept for reuse: a loop holds one observation while asking the next */
 
 static PyObject *ENV_S_observation, *ENV_S_action_mask, *ENV_S_py_last, *ENV_S_py_step, *ENV_S_py_agent_iter,
-    *ENV_S_game_over, *ENV_ZERO;
+    *ENV_S_game_over, *ENV_ZERO, *ENV_S_legal_action_ids, *ENV_NO_IDS;
 
 static void env_fill(Core *g, int s, int live, int8_t *v, int8_t *mask) {
     memset(v, 0, ENV_OBS_SIZE);
@@ -2738,6 +2738,33 @@ fail:
     return NULL;
 }
 
+/* infos[agent]["legal_action_ids"] = ids (what engine.envs' _set_ids does), -1 on error */
+static int aec_set_ids(AECBase *e, PyObject *agent, PyObject *ids) {
+    PyObject *info = dict_item(e->infos, agent);
+    if (!info) return -1;
+    int r = PyDict_CheckExact(info) ? PyDict_SetItem(info, ENV_S_legal_action_ids, ids)
+                                    : PyObject_SetItem(info, ENV_S_legal_action_ids, ids);
+    Py_DECREF(info);
+    return r;
+}
+
+/* the legal ids of the seat asked, ascending (the action mask's nonzero entries), as a tuple */
+static PyObject *env_ids(Core *g) {
+    compute_legal(g);
+    int n = g->nlegal;
+    uint8_t ids[NUM_ACTIONS];
+    for (int i = 0; i < n; i++) {  /* insertion sort: legal_action_ids() is nearly ascending already */
+        uint8_t v = g->legal[i];
+        int j = i;
+        for (; j > 0 && ids[j - 1] > v; j--) ids[j] = ids[j - 1];
+        ids[j] = v;
+    }
+    PyObject *t = PyTuple_New(n);
+    if (!t) return NULL;
+    for (int i = 0; i < n; i++) PyTuple_SET_ITEM(t, i, small_int(ids[i]));
+    return t;
+}
+
 /* the game just ended: engine.envs' _game_over (each agent its rank's reward, all terminated), -1 on error;
  * 1 when it is left to the Python method (agents not the seats' list, a dict not a dict) */
 static int aec_game_over(AECBase *e, Core *g) {
@@ -2749,6 +2776,12 @@ static int aec_game_over(AECBase *e, Core *g) {
     for (int s = 1; s < g->n; s++) same &= g->scores[s] == g->scores[0];
     long ranks[MAX_SEATS];
     compute_ranks(g, ranks);
+    for (int s = 0; s < g->n; s++) {  /* no agent is asked any more */
+        PyObject *a = Py_NewRef(PyList_GET_ITEM(agents, s));
+        int r = aec_set_ids(e, a, ENV_NO_IDS);
+        Py_DECREF(a);
+        if (r < 0) return -1;
+    }
     PyObject *rewards = PyDict_New(), *terminations = PyDict_New();
     if (!rewards || !terminations) goto fail;
     for (int s = 0; s < g->n; s++) {
@@ -2821,9 +2854,17 @@ static PyObject *aec_step(AECBase *e, PyObject *const *args, Py_ssize_t nargs) {
                 int done = aec_game_over(e, g);
                 if (done < 0) return NULL;
                 if (done == 1) return PyObject_CallMethodNoArgs((PyObject *)e, ENV_S_game_over);
-            } else {
-                Py_XSETREF(e->agent_selection, Py_NewRef(PyTuple_GET_ITEM(e->agents_t, g->seat)));
+                Py_RETURN_NONE;
             }
+            /* the agent asked now gets the ids, the one asked before (if another) none */
+            PyObject *before = e->agent_selection, *now = PyTuple_GET_ITEM(e->agents_t, g->seat);
+            if (before != now && before && aec_set_ids(e, before, ENV_NO_IDS) < 0) return NULL;
+            PyObject *ids = env_ids(g);
+            if (!ids) return NULL;
+            int r = aec_set_ids(e, now, ids);
+            Py_DECREF(ids);
+            if (r < 0) return NULL;
+            Py_XSETREF(e->agent_selection, Py_NewRef(now));
             Py_RETURN_NONE;
         }
     }
@@ -3107,7 +3148,8 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (!(ENV_S_observation = intern("observation")) || !(ENV_S_action_mask = intern("action_mask")) ||
         !(ENV_S_py_last = intern("_py_last")) || !(ENV_S_py_step = intern("_py_step")) ||
         !(ENV_S_py_agent_iter = intern("_py_agent_iter")) || !(ENV_S_game_over = intern("_game_over")) ||
-        !(ENV_ZERO = PyFloat_FromDouble(0.0)))
+        !(ENV_ZERO = PyFloat_FromDouble(0.0)) || !(ENV_S_legal_action_ids = intern("legal_action_ids")) ||
+        !(ENV_NO_IDS = PyTuple_New(0)))
         return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (!m) return NULL;
