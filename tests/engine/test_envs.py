@@ -333,6 +333,36 @@ def test_every_observation_is_its_own_and_stays_as_it_was():
         assert not np.shares_memory(a["action_mask"], b["action_mask"])
 
 
+def test_last_and_step_see_every_change_to_the_envs_dicts():
+    """last() and step() read the dicts as they are now, however they were changed since the last read."""
+    from engine import envs
+
+    e = envs.env(players=2)
+    e.reset(seed=3)
+    for _ in range(3):
+        a = e.agent_selection
+        assert e.last()[1:] == (0.0, False, False, e.infos[a])
+        e._cumulative_rewards[a] = 5.0  # a value replaced in place
+        e.terminations = dict(e.terminations)  # an equal dict in its place, then changed
+        e.terminations[a] = "t"
+        e.truncations.update({a: "u"})
+        info = e.infos[a] = {"mine": 1, "legal_action_ids": e.infos[a]["legal_action_ids"]}
+        assert e.last()[1:] == (5.0, "t", "u", info) and e.last()[4] is info
+        e._cumulative_rewards[a], e.terminations[a], e.truncations[a] = 0.0, False, False
+        e.step(e.infos[a]["legal_action_ids"][0])
+        if e.agent_selection != a:
+            assert info["legal_action_ids"] == ()  # step wrote into the info in infos now
+    # the seats' agents in another order: each agent's own values still
+    a = e.agent_selection
+    b = next(x for x in e.agents if x != a)
+    e.terminations[b] = "b"
+    for agent in (b, a):
+        e.agent_selection = agent
+        assert e.last()[2] == ("b" if agent == b else False)
+    e._agents = e._agents[::-1]
+    assert e.last()[2] is False
+
+
 def test_the_env_checks_order_and_bounds_itself():
     """What PettingZoo's OrderEnforcingWrapper and AssertOutOfBoundsWrapper would refuse, env() refuses."""
     import numpy as np
