@@ -2541,6 +2541,59 @@ static int pair_new(Observations *o, EnvPair *p) {
     return 0;
 }
 
+/* The observation dict {"observation": obs, "action_mask": mask} (new references to both). As the
+ * core's observation (obs_dict): on CPython 3.11 and 3.12 a copy of ENV_TEMPLATE whose two value slots
+ * are written in place (a third of the instructions of inserting two keys into a new dict, or of
+ * replacing the values by PyDict_SetItem), where env_init found a copy laid out as the ObsKeys and
+ * ObsEntry mirror says; otherwise two inserts. */
+static PyObject *ENV_TEMPLATE;  /* {"observation": None, "action_mask": None} */
+static int ENV_IN_PLACE;
+
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+/* the two entries of ``d`` when it is laid out as a copy of ENV_TEMPLATE must be, else NULL (as obs_entries) */
+static ObsEntry *env_entries(PyObject *d) {
+    PyDictObject *mp = (PyDictObject *)d;
+    ObsKeys *k = (ObsKeys *)mp->ma_keys;
+    if (mp->ma_values || mp->ma_used != 2 || k->dk_kind != OBS_UNICODE_KIND || k->dk_nentries != 2) return NULL;
+    return (ObsEntry *)(k->dk_indices + ((size_t)1 << k->dk_log2_index_bytes));
+}
+#endif
+
+static int env_init(void) {
+    if (!(ENV_TEMPLATE = make_dict(2, ENV_S_observation, Py_NewRef(Py_None), ENV_S_action_mask, Py_NewRef(Py_None))))
+        return -1;
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+    PyObject *d = PyDict_Copy(ENV_TEMPLATE);
+    if (!d) return -1;
+    ObsEntry *e = env_entries(d);
+    ENV_IN_PLACE = e != NULL && Py_REFCNT(d) == 1 && e[0].key == ENV_S_observation && e[0].value == Py_None &&
+                   e[1].key == ENV_S_action_mask && e[1].value == Py_None;
+    Py_DECREF(d);
+#endif
+    return 0;
+}
+
+static PyObject *env_dict(PyObject *obs, PyObject *mask) {
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+    if (ENV_IN_PLACE) {
+        PyObject *d = PyDict_Copy(ENV_TEMPLATE);
+        ObsEntry *e = d ? env_entries(d) : NULL;
+        if (e) {
+            PyObject *old[2] = {e[0].value, e[1].value};
+            e[0].value = Py_NewRef(obs);
+            e[1].value = Py_NewRef(mask);
+            Py_DECREF(old[0]);
+            Py_DECREF(old[1]);
+            /* the template holds nothing the cyclic GC tracks, nor does its copy: track it if a value may be */
+            if (!PyObject_GC_IsTracked(d) && (PyObject_IS_GC(obs) || PyObject_IS_GC(mask))) PyObject_GC_Track(d);
+            return d;
+        }
+        Py_XDECREF(d);
+    }
+#endif
+    return make_dict(2, ENV_S_observation, Py_NewRef(obs), ENV_S_action_mask, Py_NewRef(mask));
+}
+
 static PyObject *observations_get(Observations *o, Core *g, int seat, int live) {
     EnvPair *p = NULL;
     for (int k = 0; k < o->count; k++) {
@@ -2564,7 +2617,7 @@ static PyObject *observations_get(Observations *o, Core *g, int seat, int live) 
         *p = fresh;
     }
     env_fill(g, seat, live, (int8_t *)p->data[0], (int8_t *)p->data[1]);
-    return make_dict(2, ENV_S_observation, Py_NewRef(p->arr[0]), ENV_S_action_mask, Py_NewRef(p->arr[1]));
+    return env_dict(p->arr[0], p->arr[1]);
 }
 
 static Core *env_game(PyObject *game) {
@@ -3202,7 +3255,7 @@ PyMODINIT_FUNC PyInit__core(void) {
         !(ENV_S_py_last = intern("_py_last")) || !(ENV_S_py_step = intern("_py_step")) ||
         !(ENV_S_py_agent_iter = intern("_py_agent_iter")) || !(ENV_S_game_over = intern("_game_over")) ||
         !(ENV_ZERO = PyFloat_FromDouble(0.0)) || !(ENV_S_legal_action_ids = intern("legal_action_ids")) ||
-        !(ENV_NO_IDS = PyTuple_New(0)))
+        !(ENV_NO_IDS = PyTuple_New(0)) || env_init() < 0)
         return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (!m) return NULL;
