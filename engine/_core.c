@@ -2963,14 +2963,16 @@ static PyObject *aec_step(AECBase *e, PyObject *const *args, Py_ssize_t nargs) {
                 Py_RETURN_NONE;
             }
             /* the agent asked now gets the ids, the one asked before (if another) none */
-            PyObject *before = e->agent_selection, *now = PyTuple_GET_ITEM(e->agents_t, g->seat);
-            if (before != now && before && aec_set_ids(e, before, ENV_NO_IDS) < 0) return NULL;
-            PyObject *ids = env_ids(g);
-            if (!ids) return NULL;
-            int r = aec_set_ids(e, now, ids);
+            PyObject *before = e->agent_selection, *now = Py_NewRef(PyTuple_GET_ITEM(e->agents_t, g->seat));
+            PyObject *ids = NULL;
+            if ((before != now && before && aec_set_ids(e, before, ENV_NO_IDS) < 0) || !(ids = env_ids(g)) ||
+                aec_set_ids(e, now, ids) < 0) {
+                Py_XDECREF(ids);
+                Py_DECREF(now);
+                return NULL;
+            }
             Py_DECREF(ids);
-            if (r < 0) return NULL;
-            Py_XSETREF(e->agent_selection, Py_NewRef(now));
+            Py_XSETREF(e->agent_selection, now);
             Py_RETURN_NONE;
         }
     }
