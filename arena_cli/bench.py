@@ -429,12 +429,12 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
             pz.reset(seed=seed)
             n = 0
             for _ in pz.agent_iter():
-                obs, _, terminated, truncated, _ = pz.last()
+                obs, _, terminated, truncated, info = pz.last()
                 if terminated or truncated:
                     pz.step(None)
                     continue
-                ids = obs["action_mask"].nonzero()[0].tolist()
-                pz.step(agent(ids))
+                # the legal ids as the info gives them, as rlcard_env reads its state's "legal_actions"
+                pz.step(agent(info["legal_action_ids"]))
                 n += 1
             return n
 

@@ -2417,7 +2417,7 @@ static PyObject *set_rules_type(PyObject *m, PyObject *type) {
 #define ENV_RING 4  /* pairs kept for reuse: a loop holds one observation while asking the next */
 
 static PyObject *ENV_S_observation, *ENV_S_action_mask, *ENV_S_py_last, *ENV_S_py_step, *ENV_S_py_agent_iter,
-    *ENV_S_game_over, *ENV_ZERO;
+    *ENV_S_game_over, *ENV_ZERO, *ENV_S_legal_action_ids, *ENV_NO_IDS;
 
 static void env_fill(Core *g, int s, int live, int8_t *v, int8_t *mask) {
     memset(v, 0, ENV_OBS_SIZE);
@@ -2541,6 +2541,59 @@ static int pair_new(Observations *o, EnvPair *p) {
     return 0;
 }
 
+/* The observation dict {"observation": obs, "action_mask": mask} (new references to both). As the
+ * core's observation (obs_dict): on CPython 3.11 and 3.12 a copy of ENV_TEMPLATE whose two value slots
+ * are written in place (a third of the instructions of inserting two keys into a new dict, or of
+ * replacing the values by PyDict_SetItem), where env_init found a copy laid out as the ObsKeys and
+ * ObsEntry mirror says; otherwise two inserts. */
+static PyObject *ENV_TEMPLATE;  /* {"observation": None, "action_mask": None} */
+static int ENV_IN_PLACE;
+
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+/* the two entries of ``d`` when it is laid out as a copy of ENV_TEMPLATE must be, else NULL (as obs_entries) */
+static ObsEntry *env_entries(PyObject *d) {
+    PyDictObject *mp = (PyDictObject *)d;
+    ObsKeys *k = (ObsKeys *)mp->ma_keys;
+    if (mp->ma_values || mp->ma_used != 2 || k->dk_kind != OBS_UNICODE_KIND || k->dk_nentries != 2) return NULL;
+    return (ObsEntry *)(k->dk_indices + ((size_t)1 << k->dk_log2_index_bytes));
+}
+#endif
+
+static int env_init(void) {
+    if (!(ENV_TEMPLATE = make_dict(2, ENV_S_observation, Py_NewRef(Py_None), ENV_S_action_mask, Py_NewRef(Py_None))))
+        return -1;
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+    PyObject *d = PyDict_Copy(ENV_TEMPLATE);
+    if (!d) return -1;
+    ObsEntry *e = env_entries(d);
+    ENV_IN_PLACE = e != NULL && Py_REFCNT(d) == 1 && e[0].key == ENV_S_observation && e[0].value == Py_None &&
+                   e[1].key == ENV_S_action_mask && e[1].value == Py_None;
+    Py_DECREF(d);
+#endif
+    return 0;
+}
+
+static PyObject *env_dict(PyObject *obs, PyObject *mask) {
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+    if (ENV_IN_PLACE) {
+        PyObject *d = PyDict_Copy(ENV_TEMPLATE);
+        ObsEntry *e = d ? env_entries(d) : NULL;
+        if (e) {
+            PyObject *old[2] = {e[0].value, e[1].value};
+            e[0].value = Py_NewRef(obs);
+            e[1].value = Py_NewRef(mask);
+            Py_DECREF(old[0]);
+            Py_DECREF(old[1]);
+            /* the template holds nothing the cyclic GC tracks, nor does its copy: track it if a value may be */
+            if (!PyObject_GC_IsTracked(d) && (PyObject_IS_GC(obs) || PyObject_IS_GC(mask))) PyObject_GC_Track(d);
+            return d;
+        }
+        Py_XDECREF(d);
+    }
+#endif
+    return make_dict(2, ENV_S_observation, Py_NewRef(obs), ENV_S_action_mask, Py_NewRef(mask));
+}
+
 static PyObject *observations_get(Observations *o, Core *g, int seat, int live) {
     EnvPair *p = NULL;
     for (int k = 0; k < o->count; k++) {
@@ -2564,7 +2617,7 @@ static PyObject *observations_get(Observations *o, Core *g, int seat, int live) 
         *p = fresh;
     }
     env_fill(g, seat, live, (int8_t *)p->data[0], (int8_t *)p->data[1]);
-    return make_dict(2, ENV_S_observation, Py_NewRef(p->arr[0]), ENV_S_action_mask, Py_NewRef(p->arr[1]));
+    return env_dict(p->arr[0], p->arr[1]);
 }
 
 static Core *env_game(PyObject *game) {
@@ -2644,15 +2697,35 @@ static PyTypeObject ObservationsType = {
     .tp_methods = observations_methods,
 };
 
+/* What a dict of the environment gave for each seat's agent, while that dict is unchanged: last() reads
+ * four dicts a step and step() the infos, and a lookup costs ~110 instructions where checking the cache
+ * costs ~10. PEP 509 (CPython up to 3.11; deprecated in 3.12): a dict's ma_version_tag changes whenever
+ * the dict does and is never shared by two dicts, so the same dict at the same version maps each key to
+ * the same value, which it still holds (the values here are borrowed from it). The keys are
+ * ``cache_agents[seat]`` (a tuple held, so compared by identity); another ``_agents`` clears the cache.
+ * On other versions every read is a lookup. */
+#if PY_VERSION_HEX < 0x030C0000
+#define ENV_SEAT_CACHE 1
+#endif
+enum { SC_CUMULATIVE, SC_TERMINATIONS, SC_TRUNCATIONS, SC_INFOS, N_SEAT_CACHES };
+
+typedef struct {
+    PyObject *dict;               /* compared only */
+    uint64_t version;
+    PyObject *value[MAX_SEATS];   /* dict[cache_agents[seat]], borrowed from dict; NULL: not read yet */
+} SeatCache;
+
 typedef struct {
     PyObject_HEAD
     PyObject *game, *agents_t, *observations;
     PyObject *agent_selection, *agents, *rewards, *cumulative, *terminations, *truncations, *infos, *after_end;
     char live;
+    PyObject *cache_agents;       /* the _agents the cache is of */
+    SeatCache cache[N_SEAT_CACHES];
 } AECBase;
 
 #define AEC_OBJECTS(X) X(game) X(agents_t) X(observations) X(agent_selection) X(agents) X(rewards) \
-    X(cumulative) X(terminations) X(truncations) X(infos) X(after_end)
+    X(cumulative) X(terminations) X(truncations) X(infos) X(after_end) X(cache_agents)
 
 static int aec_traverse(AECBase *e, visitproc visit, void *arg) {
 #define V(f) Py_VISIT(e->f);
@@ -2695,6 +2768,35 @@ static PyObject *dict_item(PyObject *d, PyObject *key) {
 }
 
 
+/* d[agent], agent being _agents[seat] (new reference), through the cache ``which`` while d is unchanged */
+static PyObject *seat_item(AECBase *e, int which, PyObject *d, int seat, PyObject *agent) {
+#ifdef ENV_SEAT_CACHE
+    if (d && PyDict_CheckExact(d) && e->agents_t) {
+        SeatCache *c = &e->cache[which];
+        if (e->cache_agents != e->agents_t) {
+            memset(e->cache, 0, sizeof e->cache);
+            Py_XSETREF(e->cache_agents, Py_NewRef(e->agents_t));
+        }
+        uint64_t version = ((PyDictObject *)d)->ma_version_tag;
+        if (c->dict == d && c->version == version) {
+            if (c->value[seat]) return Py_NewRef(c->value[seat]);
+        } else {
+            memset(c, 0, sizeof *c);
+            c->dict = d;
+            c->version = version;
+        }
+        PyObject *v = PyDict_GetItemWithError(d, agent);
+        if (!v) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, agent);
+            return NULL;
+        }
+        c->value[seat] = v;  /* a lookup that changed d (a key's __eq__) changed its version too */
+        return Py_NewRef(v);
+    }
+#endif
+    return dict_item(d, agent);
+}
+
 /* self.<name>(*args, **kwargs) for a call the C methods leave to the Python ones */
 static PyObject *aec_delegate(AECBase *e, PyObject *name, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
@@ -2724,9 +2826,9 @@ static PyObject *aec_last(AECBase *e, PyObject *const *args, Py_ssize_t nargs, P
     PyObject *obs = observations_get((Observations *)e->observations, g, (int)seat, e->live);
     if (!obs) goto fail;
     PyTuple_SET_ITEM(out, 0, obs);
-    PyObject *dicts[4] = {e->cumulative, e->terminations, e->truncations, e->infos};
-    for (int i = 0; i < 4; i++) {
-        PyObject *v = dict_item(dicts[i], agent);
+    PyObject *dicts[N_SEAT_CACHES] = {e->cumulative, e->terminations, e->truncations, e->infos};
+    for (int i = 0; i < N_SEAT_CACHES; i++) {
+        PyObject *v = seat_item(e, i, dicts[i], (int)seat, agent);
         if (!v) goto fail;
         PyTuple_SET_ITEM(out, 1 + i, v);
     }
@@ -2736,6 +2838,37 @@ fail:
     Py_DECREF(agent);
     Py_XDECREF(out);
     return NULL;
+}
+
+/* infos[agent]["legal_action_ids"] = ids (what engine.envs' _set_ids does), -1 on error */
+static int aec_set_ids(AECBase *e, PyObject *agent, PyObject *ids) {
+    int seat = -1;
+    if (e->agents_t && PyTuple_CheckExact(e->agents_t))
+        for (Py_ssize_t s = 0; s < PyTuple_GET_SIZE(e->agents_t) && s < MAX_SEATS; s++)
+            if (PyTuple_GET_ITEM(e->agents_t, s) == agent) { seat = (int)s; break; }
+    PyObject *info = seat < 0 ? dict_item(e->infos, agent) : seat_item(e, SC_INFOS, e->infos, seat, agent);
+    if (!info) return -1;
+    int r = PyDict_CheckExact(info) ? PyDict_SetItem(info, ENV_S_legal_action_ids, ids)
+                                    : PyObject_SetItem(info, ENV_S_legal_action_ids, ids);
+    Py_DECREF(info);
+    return r;
+}
+
+/* the legal ids of the seat asked, ascending (the action mask's nonzero entries), as a tuple */
+static PyObject *env_ids(Core *g) {
+    compute_legal(g);
+    int n = g->nlegal;
+    uint8_t ids[NUM_ACTIONS];
+    for (int i = 0; i < n; i++) {  /* insertion sort: legal_action_ids() is nearly ascending already */
+        uint8_t v = g->legal[i];
+        int j = i;
+        for (; j > 0 && ids[j - 1] > v; j--) ids[j] = ids[j - 1];
+        ids[j] = v;
+    }
+    PyObject *t = PyTuple_New(n);
+    if (!t) return NULL;
+    for (int i = 0; i < n; i++) PyTuple_SET_ITEM(t, i, small_int(ids[i]));
+    return t;
 }
 
 /* the game just ended: engine.envs' _game_over (each agent its rank's reward, all terminated), -1 on error;
@@ -2749,6 +2882,12 @@ static int aec_game_over(AECBase *e, Core *g) {
     for (int s = 1; s < g->n; s++) same &= g->scores[s] == g->scores[0];
     long ranks[MAX_SEATS];
     compute_ranks(g, ranks);
+    for (int s = 0; s < g->n; s++) {  /* no agent is asked any more */
+        PyObject *a = Py_NewRef(PyList_GET_ITEM(agents, s));
+        int r = aec_set_ids(e, a, ENV_NO_IDS);
+        Py_DECREF(a);
+        if (r < 0) return -1;
+    }
     PyObject *rewards = PyDict_New(), *terminations = PyDict_New();
     if (!rewards || !terminations) goto fail;
     for (int s = 0; s < g->n; s++) {
@@ -2821,9 +2960,19 @@ static PyObject *aec_step(AECBase *e, PyObject *const *args, Py_ssize_t nargs) {
                 int done = aec_game_over(e, g);
                 if (done < 0) return NULL;
                 if (done == 1) return PyObject_CallMethodNoArgs((PyObject *)e, ENV_S_game_over);
-            } else {
-                Py_XSETREF(e->agent_selection, Py_NewRef(PyTuple_GET_ITEM(e->agents_t, g->seat)));
+                Py_RETURN_NONE;
             }
+            /* the agent asked now gets the ids, the one asked before (if another) none */
+            PyObject *before = e->agent_selection, *now = Py_NewRef(PyTuple_GET_ITEM(e->agents_t, g->seat));
+            PyObject *ids = NULL;
+            if ((before != now && before && aec_set_ids(e, before, ENV_NO_IDS) < 0) || !(ids = env_ids(g)) ||
+                aec_set_ids(e, now, ids) < 0) {
+                Py_XDECREF(ids);
+                Py_DECREF(now);
+                return NULL;
+            }
+            Py_DECREF(ids);
+            Py_XSETREF(e->agent_selection, now);
             Py_RETURN_NONE;
         }
     }
@@ -3107,7 +3256,8 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (!(ENV_S_observation = intern("observation")) || !(ENV_S_action_mask = intern("action_mask")) ||
         !(ENV_S_py_last = intern("_py_last")) || !(ENV_S_py_step = intern("_py_step")) ||
         !(ENV_S_py_agent_iter = intern("_py_agent_iter")) || !(ENV_S_game_over = intern("_game_over")) ||
-        !(ENV_ZERO = PyFloat_FromDouble(0.0)))
+        !(ENV_ZERO = PyFloat_FromDouble(0.0)) || !(ENV_S_legal_action_ids = intern("legal_action_ids")) ||
+        !(ENV_NO_IDS = PyTuple_New(0)) || env_init() < 0)
         return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (!m) return NULL;

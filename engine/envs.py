@@ -7,7 +7,9 @@ gymnasium, numpy); they are imported when an environment is made, never by
 
 Observation (docs/engine.md, "Environments"): a dict with ``"observation"``,
 an int8 vector from the seat's point of view (``encode``), and
-``"action_mask"``, an int8 vector of ``NUM_ACTIONS`` with 1 for each legal id.
+``"action_mask"``, an int8 vector of ``NUM_ACTIONS`` with 1 for each legal id;
+the AEC environment's ``info["legal_action_ids"]`` is the tuple of those ids,
+ascending (``()`` for an agent not asked), for loops that want them without numpy.
 A game is ``Rules(players=..., rounds=1, ...)`` unless ``rules`` says
 otherwise; at its end each seat gets +1 for rank 1 down to -1 for the last
 rank, 0 for everyone when no one scored (a round ended by ``max_turns``).
@@ -286,8 +288,13 @@ def _aec_class() -> type:
             self._cumulative_rewards = dict.fromkeys(agents, 0.0)
             self.terminations = dict.fromkeys(agents, False)
             self.truncations = dict.fromkeys(agents, False)
-            self.infos: dict[str, dict[str, Any]] = {a: {} for a in agents}
+            self.infos: dict[str, dict[str, Any]] = {a: {"legal_action_ids": ()} for a in agents}
             self.agent_selection = agents[cast(int, game.seat)]
+            self._set_ids(self.agent_selection, tuple(sorted(game.legal_action_ids())))
+
+        def _set_ids(self, agent: str, ids: tuple[int, ...]) -> None:
+            """``info["legal_action_ids"]`` of ``agent``: the ids its mask has 1 for (() unless it is asked)."""
+            self.infos[agent]["legal_action_ids"] = ids
 
         def _py_step(self, action: Any) -> None:
             try:
@@ -304,8 +311,11 @@ def _aec_class() -> type:
                 return
             if agent is None:
                 self._game_over()
-            else:
-                self.agent_selection = agent
+                return
+            if agent != self.agent_selection:
+                self._set_ids(self.agent_selection, ())
+            self._set_ids(agent, tuple(sorted(game.legal_action_ids())))
+            self.agent_selection = agent
 
         if core is None:
             last, step, agent_iter = _py_last, _py_step, _py_agent_iter
@@ -327,13 +337,15 @@ def _aec_class() -> type:
             agent = self.agent_selection
             if not self.action_space(agent).contains(action):
                 raise AssertionError(f"action {action!r} is not in the action space (Discrete({NUM_ACTIONS}))")
-            self.infos[agent] = {"illegal": True}
+            self.infos[agent] = {"illegal": True, "legal_action_ids": ()}
             self._end([-1.0 if a == agent else 0.0 for a in self.agents])
 
         def _end(self, rewards: list[float]) -> None:
             """Every agent terminates with these rewards (the last step's, added to the cumulative ones)."""
             self._live = False
             agents = self.agents
+            for a in agents:
+                self._set_ids(a, ())
             self.rewards = dict(zip(agents, rewards, strict=True))
             cumulative = self._cumulative_rewards
             for a, r in zip(agents, rewards, strict=True):

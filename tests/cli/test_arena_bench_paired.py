@@ -96,3 +96,15 @@ def test_the_cheap_player_chooses_among_what_the_random_player_chooses_among(pla
     chosen = {player({"legal_actions": [{"type": "play", "card": c} for c in ("R1", "R2")] + [{"type": "draw"}]}, {})["card"]
               for _ in range(50)}
     assert chosen == {"R1", "R2"} and player.decisions == 50
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_pettingzoo_row_plays_the_int_action_rows_games(players):
+    """The env's loop hands the agent the ids of info["legal_action_ids"]: the same choices, so the same
+    games, as the int-action loop with the same agent (each row's own agent, seeded alike)."""
+    if importlib.util.find_spec("pettingzoo") is None:
+        pytest.skip("the optional extra rl is not installed")
+    env_row, int_row = bench.paired_kernels(players)["pettingzoo_env"], bench.paired_kernels(players)["int_actions"]
+    assert env_row is not None and int_row is not None
+    decisions = [env_row(seed) for seed in range(30)]
+    assert decisions == [int_row(seed) for seed in range(30)] and sum(decisions) > 1000

@@ -89,6 +89,46 @@ def test_aec_masks_are_the_legal_ids_and_rewards_sum_to_the_ranks():
     assert sorted(total.values()) == sorted(envs._rewards(e.game))
 
 
+def _ids_of_every_mask(e):
+    """Each agent's ``info["legal_action_ids"]`` is the ids its mask has 1 for, ascending."""
+    for a in e.agents:
+        mask_ids = tuple(e.observe(a)["action_mask"].nonzero()[0].tolist())
+        assert e.infos[a]["legal_action_ids"] == mask_ids, a
+        assert type(e.infos[a]["legal_action_ids"]) is tuple
+
+
+@pytest.mark.parametrize("engine_name", ["core", "pure"])
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_info_gives_the_legal_ids_of_the_mask_at_every_step(players, engine_name):
+    from engine import envs
+
+    if engine_name == "core" and engine.compiled._core is None:
+        pytest.skip(f"the compiled core is not built ({engine.compiled.CORE_ERROR})")
+    e = envs.raw_env(players=players)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine.compiled, "COMPILED", True)  # the core even under ARENA_ENGINE=pure
+        if engine_name == "pure":
+            patch.setattr(envs, "new_game", Game)
+        rng = random.Random(players)
+        for seed in range(6):
+            e.reset(seed=seed)
+            assert isinstance(e.game, Game) == (engine_name == "pure")
+            steps = 0
+            for agent in e.agent_iter():
+                _ids_of_every_mask(e)
+                _, _, terminated, _, info = e.last()
+                assert info is e.infos[agent]
+                if terminated:
+                    assert info["legal_action_ids"] == ()
+                    e.step(None)
+                    continue
+                ids = info["legal_action_ids"]
+                assert ids and ids == tuple(sorted(e.game.legal_action_ids()))
+                e.step(rng.choice(ids))
+                steps += 1
+            assert steps > 10 and e.game.over
+
+
 def test_aec_illegal_id_ends_the_game_with_minus_one():
     from engine import envs
 
@@ -98,7 +138,8 @@ def test_aec_illegal_id_ends_the_game_with_minus_one():
     legal = set(e.game.legal_action_ids())
     e.step(next(i for i in range(NUM_ACTIONS) if i not in legal))
     assert all(e.terminations.values())
-    assert e.rewards[agent] == -1.0 and e.infos[agent]["illegal"] is True
+    assert e.rewards[agent] == -1.0 and e.infos[agent] == {"illegal": True, "legal_action_ids": ()}
+    assert all(info["legal_action_ids"] == () for info in e.infos.values())
 
 
 def test_gym_wrapper_plays_the_other_seats_with_reference_bots():
@@ -290,6 +331,36 @@ def test_every_observation_is_its_own_and_stays_as_it_was():
     for (a, _, _), (b, _, _) in zip(kept, kept[1:], strict=False):
         assert not np.shares_memory(a["observation"], b["observation"])
         assert not np.shares_memory(a["action_mask"], b["action_mask"])
+
+
+def test_last_and_step_see_every_change_to_the_envs_dicts():
+    """last() and step() read the dicts as they are now, however they were changed since the last read."""
+    from engine import envs
+
+    e = envs.env(players=2)
+    e.reset(seed=3)
+    for _ in range(3):
+        a = e.agent_selection
+        assert e.last()[1:] == (0.0, False, False, e.infos[a])
+        e._cumulative_rewards[a] = 5.0  # a value replaced in place
+        e.terminations = dict(e.terminations)  # an equal dict in its place, then changed
+        e.terminations[a] = "t"
+        e.truncations.update({a: "u"})
+        info = e.infos[a] = {"mine": 1, "legal_action_ids": e.infos[a]["legal_action_ids"]}
+        assert e.last()[1:] == (5.0, "t", "u", info) and e.last()[4] is info
+        e._cumulative_rewards[a], e.terminations[a], e.truncations[a] = 0.0, False, False
+        e.step(e.infos[a]["legal_action_ids"][0])
+        if e.agent_selection != a:
+            assert info["legal_action_ids"] == ()  # step wrote into the info in infos now
+    # the seats' agents in another order: each agent's own values still
+    a = e.agent_selection
+    b = next(x for x in e.agents if x != a)
+    e.terminations[b] = "b"
+    for agent in (b, a):
+        e.agent_selection = agent
+        assert e.last()[2] == ("b" if agent == b else False)
+    e._agents = e._agents[::-1]
+    assert e.last()[2] is False
 
 
 def test_the_env_checks_order_and_bounds_itself():
