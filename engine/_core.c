@@ -2140,6 +2140,11 @@ static PyObject *call_agent(PyObject *agent, PyObject **args) {
  * ``charge(b, fault, action)`` books a fault (action: the refused reply, fault None) and
  * records it in the game; ``timed(b, seconds)`` books a seat's reported time and gives
  * the ``times`` entry. Returns the decision count. */
+static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *seat_bot, PyObject *configs,
+                           PyObject *forfeits, PyObject *times, PyObject *on_step, PyObject *step_game,
+                           long long decisions, PyObject *charge, PyObject *timed, PyObject *seat_fault,
+                           PyObject *direct, PyObject *agent_fault, PyObject *collect, long long gc_every);
+
 static PyObject *core_play_turns(Core *g, PyObject *args) {
     PyObject *seats, *lazy, *seat_bot, *configs, *forfeits, *times, *on_step, *step_game, *charge, *timed,
         *seat_fault, *direct, *agent_fault, *collect;
@@ -2149,6 +2154,15 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
                           &step_game, &decisions, &charge, &timed, &seat_fault, &PyList_Type, &direct,
                           &agent_fault, &collect, &gc_every))
         return NULL;
+    return turn_loop(g, seats, lazy, seat_bot, configs, forfeits, times, on_step, step_game, decisions, charge, timed,
+                     seat_fault, direct, agent_fault, collect, gc_every);
+}
+
+/* core_play_turns's loop, its arguments parsed: lists where it asks for them (play_games calls it too) */
+static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *seat_bot, PyObject *configs,
+                           PyObject *forfeits, PyObject *times, PyObject *on_step, PyObject *step_game,
+                           long long decisions, PyObject *charge, PyObject *timed, PyObject *seat_fault,
+                           PyObject *direct, PyObject *agent_fault, PyObject *collect, long long gc_every) {
     if (check_ready(g) < 0) return NULL;
     if (PyList_GET_SIZE(seat_bot) != g->n) {
         PyErr_SetString(PyExc_ValueError, "seat_bot must have one bot per seat");
@@ -3017,26 +3031,33 @@ static PyObject *game_seed_fast(PyObject *m, PyObject *const *args, Py_ssize_t n
  * rank_bots). Returns ``(records, decision_ms, totals, wins, ranks, rounds)`` as _play_games.
  * What it calls back: set_match. */
 static PyObject *M_REFEREE_TYPE, *M_AGENT_SEAT, *M_AGENT_DECIDE, *M_AGENT_FAULT, *M_SEAT_FAULT,
-    *M_GAME_SEED, *M_SEAT_BOTS, *M_BEGIN_GAME, *M_COLLECT, *M_GC_EVERY;
+    *M_GAME_SEED, *M_SEAT_BOTS, *M_BEGIN_GAME, *M_COLLECT;
+static long long M_GC_EVERY;
 static PyObject *MS_index, *MS_deal, *MS_rotation, *MS_seed, *MS_seats, *MS_names, *MS_forfeited, *MS_begin_game,
-    *MS_lazy_observation, *MS_game, *MS_head, *MS_charge, *MS_timed, *MS_forfeits, *MS_winner;
+    *MS_lazy_observation, *MS_game, *MS_head, *MS_charge, *MS_timed, *MS_forfeits, *MS_winner, *MS_book, *MS_timings;
 
 static PyObject *set_match(PyObject *m, PyObject *args) {
-    PyObject *v[10];
-    if (!PyArg_ParseTuple(args, "O!O!OOOOOOOO:set_match", &PyType_Type, &v[0], &PyType_Type, &v[1], &v[2], &v[3],
-                          &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]))
+    PyObject *v[9];
+    long long gc_every;
+    if (!PyArg_ParseTuple(args, "O!O!OOOOOOOL:set_match", &PyType_Type, &v[0], &PyType_Type, &v[1], &v[2], &v[3],
+                          &v[4], &v[5], &v[6], &v[7], &v[8], &gc_every))
         return NULL;
-    PyObject **slot[10] = {&M_REFEREE_TYPE, &M_AGENT_SEAT, &M_AGENT_DECIDE, &M_AGENT_FAULT, &M_SEAT_FAULT,
-                           &M_GAME_SEED, &M_SEAT_BOTS, &M_BEGIN_GAME, &M_COLLECT, &M_GC_EVERY};
-    for (int i = 0; i < 10; i++) Py_XSETREF(*slot[i], Py_NewRef(v[i]));
+    if (gc_every < 1) {
+        PyErr_SetString(PyExc_ValueError, "set_match: gc_every must be positive");
+        return NULL;
+    }
+    M_GC_EVERY = gc_every;
+    PyObject **slot[9] = {&M_REFEREE_TYPE, &M_AGENT_SEAT, &M_AGENT_DECIDE, &M_AGENT_FAULT, &M_SEAT_FAULT,
+                          &M_GAME_SEED, &M_SEAT_BOTS, &M_BEGIN_GAME, &M_COLLECT};
+    for (int i = 0; i < 9; i++) Py_XSETREF(*slot[i], Py_NewRef(v[i]));
     if (!MS_index) {
-        PyObject **s[15] = {&MS_index, &MS_deal, &MS_rotation, &MS_seed, &MS_seats, &MS_names, &MS_forfeited,
+        PyObject **s[17] = {&MS_index, &MS_deal, &MS_rotation, &MS_seed, &MS_seats, &MS_names, &MS_forfeited,
                             &MS_begin_game, &MS_lazy_observation, &MS_game, &MS_head, &MS_charge, &MS_timed,
-                            &MS_forfeits, &MS_winner};
-        static const char *text[15] = {"index", "deal", "rotation", "seed", "seats", "names", "forfeited",
+                            &MS_forfeits, &MS_winner, &MS_book, &MS_timings};
+        static const char *text[17] = {"index", "deal", "rotation", "seed", "seats", "names", "forfeited",
                                        "begin_game", "lazy_observation", "game", "head", "charge", "timed",
-                                       "forfeits", "winner"};
-        for (int i = 0; i < 15; i++) if (!(*s[i] = PyUnicode_InternFromString(text[i]))) return NULL;
+                                       "forfeits", "winner", "book", "timings"};
+        for (int i = 0; i < 17; i++) if (!(*s[i] = PyUnicode_InternFromString(text[i]))) return NULL;
     }
     Py_RETURN_NONE;
 }
@@ -3069,7 +3090,7 @@ static int match_game(MatchRun *st, PyObject *referee, PyObject *deal_obj, PyObj
     Py_ssize_t n = st->n;
     int bots[MAX_SEATS], rc = -1;
     PyObject *index = NULL, *rot = NULL, *seat_list = NULL, *seat_bot = NULL, *forfeited = NULL, *seat_names = NULL,
-             *head = NULL, *game = NULL, *times = NULL, *lazy = NULL, *direct = NULL, *call = NULL, *r = NULL,
+             *head = NULL, *game = NULL, *times = NULL, *lazy = NULL, *direct = NULL, *r = NULL,
              *ranks = NULL, *record = NULL;
     if (!(index = PyLong_FromSsize_t(PyList_GET_SIZE(st->records))) || !(rot = PyLong_FromSsize_t(rotation))) goto done;
     /* the bot sitting at each seat (engine.seating) */
@@ -3148,11 +3169,10 @@ static int match_game(MatchRun *st, PyObject *referee, PyObject *deal_obj, PyObj
         PyList_SET_ITEM(direct, b, Py_NewRef(plain ? Py_True : Py_False));
     }
     if (PyObject_SetAttr(referee, MS_game, game) < 0 || PyObject_SetAttr(referee, MS_head, head) < 0) goto done;
-    if (!(call = Py_BuildValue("(OOOOOOOOLOOOOOOO)", seat_list, lazy, seat_bot, st->configs, st->forfeits, times,
-                               Py_None, Py_None, st->decisions, st->charge, st->timed, M_SEAT_FAULT, direct,
-                               M_AGENT_FAULT, M_COLLECT, M_GC_EVERY)))
+    if (!(r = turn_loop((Core *)game, seat_list, lazy, seat_bot, st->configs, st->forfeits, times, Py_None, Py_None,
+                        st->decisions, st->charge, st->timed, M_SEAT_FAULT, direct, M_AGENT_FAULT, M_COLLECT,
+                        M_GC_EVERY)))
         goto done;
-    if (!(r = core_play_turns((Core *)game, call))) goto done;
     st->decisions = PyLong_AsLongLong(r);
     if (st->decisions == -1 && PyErr_Occurred()) goto done;
     {
@@ -3183,7 +3203,7 @@ static int match_game(MatchRun *st, PyObject *referee, PyObject *deal_obj, PyObj
 done:
     Py_XDECREF(index); Py_XDECREF(rot); Py_XDECREF(seat_list); Py_XDECREF(seat_bot); Py_XDECREF(forfeited);
     Py_XDECREF(seat_names); Py_XDECREF(head); Py_XDECREF(game); Py_XDECREF(times); Py_XDECREF(lazy);
-    Py_XDECREF(direct); Py_XDECREF(call); Py_XDECREF(r); Py_XDECREF(ranks); Py_XDECREF(record);
+    Py_XDECREF(direct); Py_XDECREF(r); Py_XDECREF(ranks); Py_XDECREF(record);
     return rc;
 }
 
@@ -3219,10 +3239,10 @@ static PyObject *play_games(PyObject *m, PyObject *const *args, Py_ssize_t nargs
         goto done;
     }
     Py_ssize_t rotations = st.duplicate ? st.n : 1;
-    {
-        PyObject *a[2] = {st.book, timings};
-        if (!(referee = PyObject_Vectorcall(M_REFEREE_TYPE, a, 2, NULL))) goto done;
-    }
+    /* made without its __init__ (a Python frame): its slots set here */
+    if (!(referee = ((PyTypeObject *)M_REFEREE_TYPE)->tp_alloc((PyTypeObject *)M_REFEREE_TYPE, 0))
+        || PyObject_SetAttr(referee, MS_book, st.book) < 0 || PyObject_SetAttr(referee, MS_timings, timings) < 0)
+        goto done;
     if (!(st.charge = PyObject_GetAttr(referee, MS_charge)) || !(st.timed = PyObject_GetAttr(referee, MS_timed))
         || !(st.total_games = PyLong_FromLongLong(deals * rotations)) || !(st.records = PyList_New(0))
         || !(st.decision_ms = PyList_New(0)))
