@@ -3021,15 +3021,15 @@ static PyObject *game_seed_fast(PyObject *m, PyObject *const *args, Py_ssize_t n
 
 /* ---- the common match: engine.match._play_games in C ----
  * ``play_games(game_type, rules, seats, seed, deals, duplicate, configs, names, book, timings, on_game,
- * scoring)`` plays a match's games as engine.match._play_games does, its reference, for compiled games and no
- * live hook (engine.match.play_match chooses; tests/engine/test_match.py compares the two): per deal
- * the game's seed (game_seed, the Python reference beyond 64 bits), per rotation the seating
- * (engine.seating.seat_bots when duplicate), ``begin_game`` through engine.match._begin_game for a
- * seat that has one, the replay's game head (engine.replay.game_head), the game (``game_type``, engine.
- * compiled.CompiledGame or a subclass) played by core_play_turns with one engine.compiled.Referee of the match for the rare
- * paths, its ranks, the totals, wins and rounds, ``on_game``; then the match ranks (engine.match.
- * rank_bots). Returns ``(records, decision_ms, totals, wins, ranks, rounds)`` as _play_games.
- * What it calls back: set_match. */
+ * scoring)`` plays a match's games as engine.match._play_games, its reference, does, for compiled
+ * games and no live hook (engine.match.play_match chooses; tests/engine/test_compiled.py compares
+ * the two): per deal the game's seed (game_seed, the Python reference beyond 64 bits), per rotation
+ * the seating (engine.seating.seat_bots when duplicate), ``begin_game`` through engine.match.
+ * _begin_game for a seat that has one, the replay's game head (engine.replay.game_head), the game
+ * (``game_type``: engine.compiled.CompiledGame or a subclass) played by the turn loop (turn_loop)
+ * with one engine.compiled.Referee a match for the rare paths, its ranks, the totals, wins and
+ * rounds, ``on_game``; then the match ranks (engine.match.rank_bots). Returns ``(records,
+ * decision_ms, totals, wins, ranks, rounds)`` as _play_games. What it calls back: set_match. */
 static PyObject *M_REFEREE_TYPE, *M_AGENT_SEAT, *M_AGENT_DECIDE, *M_AGENT_FAULT, *M_SEAT_FAULT,
     *M_GAME_SEED, *M_SEAT_BOTS, *M_BEGIN_GAME, *M_COLLECT;
 static long long M_GC_EVERY;
@@ -3143,7 +3143,8 @@ static int match_game(MatchRun *st, PyObject *referee, PyObject *deal_obj, PyObj
         if (PyList_GET_ITEM(st->forfeits, bots[s]) != Py_None && PyList_Append(forfeited, SMALL_INT[s]) < 0) goto done;
     }
     /* engine.replay.game_head */
-    if (!(head = NEW_DICT(7)) || PyDict_SetItem(head, MS_index, index) < 0 || PyDict_SetItem(head, MS_deal, deal_obj) < 0
+    if (!(head = NEW_DICT(7)) || PyDict_SetItem(head, MS_index, index) < 0
+        || PyDict_SetItem(head, MS_deal, deal_obj) < 0
         || PyDict_SetItem(head, MS_rotation, rot) < 0 || PyDict_SetItem(head, MS_seed, seed_d) < 0
         || PyDict_SetItem(head, MS_seats, seat_bot) < 0 || PyDict_SetItem(head, MS_names, seat_names) < 0
         || PyDict_SetItem(head, MS_forfeited, forfeited) < 0)
@@ -3218,8 +3219,8 @@ static PyObject *play_games(PyObject *m, PyObject *const *args, Py_ssize_t nargs
         PyErr_SetString(PyExc_RuntimeError, "engine._core.play_games: set_match was not called");
         return NULL;
     }
-    MatchRun st = {.game_type = args[-1], .rules = args[0], .seats = args[1], .configs = args[5], .names = args[6], .book = args[7],
-                   .on_game = args[9]};
+    MatchRun st = {.game_type = args[-1], .rules = args[0], .seats = args[1], .configs = args[5], .names = args[6],
+                   .book = args[7], .on_game = args[9]};
     PyObject *seed = args[2], *timings = args[8], *result = NULL, *referee = NULL, *totals = NULL, *wins = NULL,
              *ranks = NULL;
     long long deals = PyLong_AsLongLong(args[3]);
@@ -3289,6 +3290,41 @@ done:
     Py_XDECREF(wins); Py_XDECREF(ranks);
     return result;
 }
+
+/* ---- the cyclic GC pause: engine.match._cyclic_gc_paused when the core is built ----
+ * ``GcPause()`` is engine.match._CyclicGcPaused (its reference) as a C context manager: the first
+ * of the matches running in the process pauses the collector, the last restores it as it found
+ * it. The count needs no lock: the GIL is held throughout each method, which runs no Python
+ * code. Entering and leaving it is two C calls, not two Python frames and a lock's. */
+static Py_ssize_t GC_USERS;
+static int GC_WAS_ENABLED;
+
+static PyObject *gc_pause_enter(PyObject *self, PyObject *unused) {
+    if (GC_USERS++ == 0) GC_WAS_ENABLED = PyGC_Disable();
+    Py_RETURN_NONE;
+}
+
+static PyObject *gc_pause_exit(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (GC_USERS > 0 && --GC_USERS == 0 && GC_WAS_ENABLED) PyGC_Enable();
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef gc_pause_methods[] = {
+    {"__enter__", gc_pause_enter, METH_NOARGS, "pause the cyclic GC (the first match running)"},
+    {"__exit__", (PyCFunction)(void (*)(void))gc_pause_exit, METH_FASTCALL,
+     "restore the cyclic GC as the first match found it (the last match running)"},
+    {NULL}
+};
+
+static PyTypeObject GcPauseType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "engine._core.GcPause",
+    .tp_basicsize = sizeof(PyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "engine.match._CyclicGcPaused in C: ``with GcPause():`` pauses the cyclic GC while any match runs.",
+    .tp_new = PyType_GenericNew,
+    .tp_methods = gc_pause_methods,
+};
 
 static PyMethodDef module_methods[] = {
     {"set_illegal_hook", set_hook, METH_O, "hook(game, what, value): raises IllegalAction with the message"},
@@ -3393,7 +3429,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     for (int i = 0; i < N_OBS_KEYS; i++) OBS_KEYS[i] = keys[i];
     if (obs_init() < 0) return NULL;
     if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&SnapType) < 0 || PyType_Ready(&ObservationsType) < 0 ||
-        PyType_Ready(&AECBaseType) < 0 || PyType_Ready(&AgentIterType) < 0)
+        PyType_Ready(&AECBaseType) < 0 || PyType_Ready(&AgentIterType) < 0 || PyType_Ready(&GcPauseType) < 0)
         return NULL;
     if (!(ENV_S_observation = intern("observation")) || !(ENV_S_action_mask = intern("action_mask")) ||
         !(ENV_S_py_last = intern("_py_last")) || !(ENV_S_py_step = intern("_py_step")) ||
@@ -3408,6 +3444,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (PyModule_AddObject(m, "Snapshot", (PyObject *)&SnapType) < 0) return NULL;
     if (PyModule_AddObject(m, "Observations", Py_NewRef(&ObservationsType)) < 0) return NULL;
     if (PyModule_AddObject(m, "AECBase", Py_NewRef(&AECBaseType)) < 0) return NULL;
+    if (PyModule_AddObject(m, "GcPause", Py_NewRef(&GcPauseType)) < 0) return NULL;
     if (PyModule_AddObject(m, "SNAPSHOT_KEYS", Py_NewRef(SNAP_KEYS)) < 0) return NULL;
     PyModule_AddIntConstant(m, "NUM_ACTIONS", NUM_ACTIONS);
     PyModule_AddIntConstant(m, "OBSERVATION_IN_PLACE", OBS_IN_PLACE);

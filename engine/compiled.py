@@ -79,6 +79,9 @@ COMPILED = _core is not None and ENGINE != "pure"
 #: ``engine.match.game_seed`` in C when the core plays: the same int for a seed and deal of 64 bits,
 #: None for any other argument (the caller then asks the reference); None when the core does not play
 CORE_GAME_SEED: Callable[[int, int], int | None] | None = _core.game_seed if COMPILED else None
+#: ``engine.match._CyclicGcPaused`` in C (``with GC_PAUSE:``) when the core is built, whichever engine plays;
+#: else None
+GC_PAUSE: Any = None if _core is None else _core.GcPause()
 
 
 def supports(rules: Rules) -> bool:
@@ -188,7 +191,8 @@ def _import_match() -> Any:
 class Referee:
     """What the compiled turn loop hands back to Python for the game under way (``game``, its
     replay head ``head``): a fault to book (``charge``) and a seat's reported time (``timed``).
-    ``engine._core.play_games`` makes one per match and sets ``game`` and ``head`` before each game."""
+    ``engine._core.play_games`` makes one per match (without ``__init__``: its slots set from C) and sets
+    ``game`` and ``head`` before each game."""
 
     __slots__ = ("book", "game", "head", "timings")
 

@@ -237,7 +237,9 @@ class _CyclicGcPaused:
             _gc_release()
 
 
-_cyclic_gc_paused = _CyclicGcPaused()
+#: the pause every match takes: ``_CyclicGcPaused`` in C when the core is built (engine.compiled.GC_PAUSE,
+#: two C calls a match instead of two Python frames and a lock's; tests/engine/test_match_gc.py runs both)
+_cyclic_gc_paused: _CyclicGcPaused = compiled.GC_PAUSE or _CyclicGcPaused()
 
 
 _last_rules: tuple[Rules, dict[str, Any]] | None = None
