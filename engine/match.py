@@ -5,10 +5,11 @@
 >>> play_match(Rules(players=2), [first, first], seed=3).players[0].rank in (1, 2)
 True
 
-``play_match`` loops over deals and rotations; each game is played by the turn loop
-(``_play_turns``: ask, apply, record), which hands every fault to a ``StrikeBook``, the
-policy of RULES.md section 9 (see docs/engine.md for ranking and what is recorded); the
-replay is written with ``engine.replay``'s writer. The result is typed and frozen
+``play_match`` loops over deals and rotations (``_play_games``; the same loop in C,
+``engine._core.play_games``, for the common match: compiled games, no ``on_step``); each game
+is played by the turn loop (``_play_turns``: ask, apply, record), which hands every fault to a
+``StrikeBook``, the policy of RULES.md section 9 (see docs/engine.md for ranking and what is
+recorded); the replay is written with ``engine.replay``'s writer. The result is typed and frozen
 (``MatchResult``, ``SeatResult``, faults as ``engine.faults.Fault``). Pure: no I/O; a seat may do I/O behind ``decide`` and the optional
 ``begin_game(game_index)``, called on each bot's seat before each game (e.g. to
 start a fresh bot process: BOT_CONTRACT.md, module state lives for one game).
