@@ -3326,6 +3326,27 @@ static PyTypeObject GcPauseType = {
     .tp_methods = gc_pause_methods,
 };
 
+/* ``frozen(cls, fields)``: engine.match._frozen (its reference) in C, ``object.__new__(cls)`` with
+ * ``fields`` written to its ``__dict__`` in their order, without the Python frame */
+static PyObject *frozen_new(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyType_Check(args[0]) || !PyDict_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "frozen(cls, fields): a class and a dict");
+        return NULL;
+    }
+    PyObject *none = PyTuple_New(0);
+    PyObject *obj = none ? PyBaseObject_Type.tp_new((PyTypeObject *)args[0], none, NULL) : NULL;
+    Py_XDECREF(none);
+    if (!obj) return NULL;
+    PyObject *own = PyObject_GenericGetDict(obj, NULL);  /* obj.__dict__ */
+    int rc = own ? PyDict_Update(own, args[1]) : -1;
+    Py_XDECREF(own);
+    if (rc < 0) {
+        Py_DECREF(obj);
+        return NULL;
+    }
+    return obj;
+}
+
 static PyMethodDef module_methods[] = {
     {"set_illegal_hook", set_hook, METH_O, "hook(game, what, value): raises IllegalAction with the message"},
     {"set_rules_type", set_rules_type, METH_O, "the class a game's rules must be an instance of (engine.rules.Rules)"},
@@ -3337,6 +3358,8 @@ static PyMethodDef module_methods[] = {
     {"play_games", (PyCFunction)(void (*)(void))play_games, METH_FASTCALL,
      "play_games(game_type, rules, seats, seed, deals, duplicate, configs, names, book, timings, on_game, scoring): "
      "engine.match._play_games for compiled games without a live hook"},
+    {"frozen", (PyCFunction)(void (*)(void))frozen_new, METH_FASTCALL,
+     "frozen(cls, fields): engine.match._frozen, object.__new__(cls) with fields in its __dict__"},
     {"stream_check", stream_check, METH_VARARGS,
      "stream_check(seed, count, below, k): a stream's first ``count`` random(), then _randbelow(below), "
      "sample(range(108), k), random(), as random.Random(seed) gives them (tests)"},

@@ -82,6 +82,8 @@ CORE_GAME_SEED: Callable[[int, int], int | None] | None = _core.game_seed if COM
 #: ``engine.match._CyclicGcPaused`` in C (``with GC_PAUSE:``) when the core is built, whichever engine plays;
 #: else None
 GC_PAUSE: Any = None if _core is None else _core.GcPause()
+#: ``engine.match._frozen`` in C when the core is built, else None
+FROZEN: Callable[[type, dict[str, Any]], Any] | None = None if _core is None else _core.frozen
 
 
 def supports(rules: Rules) -> bool:

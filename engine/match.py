@@ -375,7 +375,7 @@ def play_match(
     strikes, faults = book.strikes, book.faults
     results: list[SeatResult] = []
     for b in range(n):
-        results.append(_frozen(SeatResult, {
+        results.append(_new_result(SeatResult, {
             "bot": b, "name": names[b], "score": totals[b], "rank": match_ranks[b], "wins": wins[b],
             "forfeit": forfeits[b], "strikes": strikes[b], "faults": tuple(faults[b]),
         }))
@@ -383,7 +383,7 @@ def play_match(
     document = _PendingReplay(
         rules_dict, seed, deals, bool(duplicate), names, records, totals, match_ranks, wins, forfeits, strikes
     )
-    return _frozen(MatchResult, {
+    return _new_result(MatchResult, {
         "players": players, "replay": document, "games": len(records), "rounds": rounds, "timings": timings,
         "decision_ms": decision_ms,
     })
@@ -468,6 +468,11 @@ def _frozen(cls: type[_T], fields: dict[str, Any]) -> _T:
     obj = object.__new__(cls)
     obj.__dict__.update(fields)
     return obj
+
+
+#: what play_match makes its results with: ``_frozen``, in C when the core is built (engine.compiled.FROZEN:
+#: the same objects without a Python frame; tests/engine/test_match.py checks both)
+_new_result: Callable[[type[_T], dict[str, Any]], _T] = compiled.FROZEN or _frozen
 
 
 def _check_arguments(rules: Rules, seats: Sequence[Any], seed: int, deals: int, names: Sequence[str] | None) -> list[str]:
