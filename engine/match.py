@@ -366,7 +366,8 @@ def play_match(
         if on_step is None and _core_play_games is not None and compiled.supports(rules):
             # the common match: the same loop in C (engine._core.play_games; engine.compiled.core_match)
             played = _core_play_games(
-                compiled.CompiledGame, rules, seats, seed, deals, duplicate, configs, names, book, timings, on_game, rules.scoring
+                compiled.CompiledGame, rules, seats, seed, deals, duplicate, configs, names, book, timings, on_game,
+                rules.scoring,
             )
         else:
             played = _play_games(rules, seats, seed, deals, duplicate, configs, names, book, timings, on_game, on_step)
