@@ -363,7 +363,7 @@ def play_match(
         timings.append({"decisions": 0, "total_seconds": 0.0, "max_seconds": 0.0})
     book = StrikeBook(n, rules.max_strikes)
     with _cyclic_gc_paused:
-        if on_step is None and _core_play_games is not None and compiled.supports(rules):
+        if on_step is None and _core_play_games is not None and compiled.COMPILED and compiled.supports(rules):
             # the common match: the same loop in C (engine._core.play_games; engine.compiled.core_match)
             played = _core_play_games(
                 compiled.CompiledGame, rules, seats, seed, deals, duplicate, configs, names, book, timings, on_game,

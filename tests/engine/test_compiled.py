@@ -554,34 +554,45 @@ def test_a_core_built_from_another_source_is_stale(tmp_path):
 
 
 def test_play_match_plays_on_the_core_and_its_c_loop_with_plain_and_snapshot_seats(monkeypatch):
-    """engine.match wires the core in: its games come from engine.compiled.new_game and their turns
-    from the C loop, the same match as the pure engine's, also for seats that ask for snapshots
-    (the core's own, engine._core.Snapshot)."""
+    """engine.match wires the core in: the common match's games are the core's, played by the C match
+    loop (engine._core.play_games), a match with a live hook's come from engine.compiled.new_game and
+    their turns from the C turn loop; the same match as the pure engine's, also for seats that ask
+    for snapshots (the core's own, engine._core.Snapshot)."""
     if not engine.compiled.COMPILED:
         pytest.skip("ARENA_ENGINE=pure: the pure engine plays by choice")
     looped: list[str] = []
-    c_loop = engine.compiled.play_turns
+    matches: list[int] = []
+    c_loop, c_match = engine.compiled.play_turns, engine.match._core_play_games
 
     def counted(game, *args):
         looped.append(type(game).__name__)
         return c_loop(game, *args)
 
+    def counted_match(*args):
+        matches.append(1)
+        return c_match(*args)
+
     monkeypatch.setattr(engine.compiled, "play_turns", counted)
+    monkeypatch.setattr(engine.match, "_core_play_games", counted_match)
     rules = Rules(players=3, rounds=1)
 
     def agents(lazy):
         return [AgentSeat(lambda o, c: o["legal_actions"][0], f"first{i}", lazy_observation=lazy) for i in range(3)]
 
+    def watched(game, events, actions):
+        pass
+
     on_core = play_match(rules, agents(False), seed=11, deals=2, duplicate=True)
-    assert looped == ["CompiledGame"] * 6
-    looped.clear()
+    assert (matches, looped) == ([1], [])
     monkeypatch.setattr(engine.compiled, "COMPILED", False)  # what ARENA_ENGINE=pure selects
     pure = play_match(rules, agents(False), seed=11, deals=2, duplicate=True)
+    assert (matches, looped) == ([1], [])
     monkeypatch.setattr(engine.compiled, "COMPILED", True)
     lazy = play_match(rules, agents(True), seed=11, deals=2, duplicate=True)
-    assert looped == ["CompiledGame"] * 6
-    assert json.dumps(on_core.replay, sort_keys=True) == json.dumps(pure.replay, sort_keys=True)
-    assert json.dumps(lazy.replay, sort_keys=True) == json.dumps(pure.replay, sort_keys=True)
+    live = play_match(rules, agents(True), seed=11, deals=2, duplicate=True, on_step=watched)
+    assert (matches, looped) == ([1, 1], ["CompiledGame"] * 6)
+    for played in (on_core, lazy, live):
+        assert json.dumps(played.replay, sort_keys=True) == json.dumps(pure.replay, sort_keys=True)
 
 
 @pytest.mark.parametrize("seed", ["a\x00b", "é" * 150, 10**200])
