@@ -3092,6 +3092,10 @@ static int match_game(MatchRun *st, PyObject *referee, PyObject *deal_obj, PyObj
     PyObject *index = NULL, *rot = NULL, *seat_list = NULL, *seat_bot = NULL, *forfeited = NULL, *seat_names = NULL,
              *head = NULL, *game = NULL, *times = NULL, *lazy = NULL, *direct = NULL, *r = NULL,
              *ranks = NULL, *record = NULL;
+    if (PyList_GET_SIZE(st->names) != n || PyList_GET_SIZE(st->forfeits) != n) {  /* read by index below */
+        PyErr_SetString(PyExc_ValueError, "play_games: the names or the forfeits changed length");
+        return -1;
+    }
     if (!(index = PyLong_FromSsize_t(PyList_GET_SIZE(st->records))) || !(rot = PyLong_FromSsize_t(rotation))) goto done;
     /* the bot sitting at each seat (engine.seating) */
     if (st->duplicate) {
@@ -3265,6 +3269,10 @@ static PyObject *play_games(PyObject *m, PyObject *const *args, Py_ssize_t nargs
         if (failed) goto done;
     }
     /* engine.match.rank_bots: by total points (higher first for winner scoring), then wins; forfeits last */
+    if (PyList_GET_SIZE(st.forfeits) != st.n) {
+        PyErr_SetString(PyExc_ValueError, "play_games: the forfeits changed length");
+        goto done;
+    }
     {
         long long key[MAX_SEATS][3], rk[MAX_SEATS];
         for (Py_ssize_t b = 0; b < st.n; b++) {
