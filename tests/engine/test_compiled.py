@@ -354,7 +354,7 @@ class Subclassed(AgentSeat):
     """An AgentSeat subclass: ``decide`` is called as a method (the agent not called directly)."""
 
 
-def _match_case(case: str):
+def _match_case(case):
     first = lambda o, c: o["legal_actions"][0]  # noqa: E731
     last = lambda o, c: o["legal_actions"][-1]  # noqa: E731
     begun: list = []
@@ -375,13 +375,13 @@ def _match_case(case: str):
             return o["legal_actions"][-1]
 
         started = AgentSeat(first, "started")
-        started.begin_game = begun.append  # type: ignore[attr-defined]
+        started.begin_game = begun.append
         seats = [Flaky("flaky"), AgentSeat(raises_at_30, "raises"), Flaky("late"), started]
         rules = Rules(players=4, max_strikes=4, jump_in=True, seven_zero=True, rounds=2)
         kw = {"deals": 2, "duplicate": True, "on_game": lambda done, total: games.append((done, total))}
     else:  # a seed beyond 64 bits (the reference's game_seed), a seat changing its decide
         odd = AgentSeat(first, "odd")
-        odd.decide = lambda o, c: o["legal_actions"][-1]  # type: ignore[method-assign]
+        odd.decide = lambda o, c: o["legal_actions"][-1]
         rules, seats, kw = Rules(players=2, rounds=1), [odd, AgentSeat(first, "a")], {"seed": -(2**70), "deals": 2}
     result = play_match(rules, seats, **kw)
     return result, begun, games
@@ -411,7 +411,7 @@ def test_the_common_match_in_c_passes_an_infrastructure_error_and_restores_the_c
         raise InfrastructureError("no container")
 
     seat, starting = AgentSeat(lambda o, c: o["legal_actions"][0], "first"), AgentSeat(lambda o, c: "x", "starting")
-    starting.begin_game = lost  # type: ignore[attr-defined]
+    starting.begin_game = lost
 
     class Lost:
         def decide(self, observation, configuration):
