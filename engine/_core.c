@@ -2140,6 +2140,11 @@ static PyObject *call_agent(PyObject *agent, PyObject **args) {
  * ``charge(b, fault, action)`` books a fault (action: the refused reply, fault None) and
  * records it in the game; ``timed(b, seconds)`` books a seat's reported time and gives
  * the ``times`` entry. Returns the decision count. */
+static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *seat_bot, PyObject *configs,
+                           PyObject *forfeits, PyObject *times, PyObject *on_step, PyObject *step_game,
+                           long long decisions, PyObject *charge, PyObject *timed, PyObject *seat_fault,
+                           PyObject *direct, PyObject *agent_fault, PyObject *collect, long long gc_every);
+
 static PyObject *core_play_turns(Core *g, PyObject *args) {
     PyObject *seats, *lazy, *seat_bot, *configs, *forfeits, *times, *on_step, *step_game, *charge, *timed,
         *seat_fault, *direct, *agent_fault, *collect;
@@ -2149,6 +2154,15 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
                           &step_game, &decisions, &charge, &timed, &seat_fault, &PyList_Type, &direct,
                           &agent_fault, &collect, &gc_every))
         return NULL;
+    return turn_loop(g, seats, lazy, seat_bot, configs, forfeits, times, on_step, step_game, decisions, charge, timed,
+                     seat_fault, direct, agent_fault, collect, gc_every);
+}
+
+/* core_play_turns's loop, its arguments parsed: lists where it asks for them (play_games calls it too) */
+static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *seat_bot, PyObject *configs,
+                           PyObject *forfeits, PyObject *times, PyObject *on_step, PyObject *step_game,
+                           long long decisions, PyObject *charge, PyObject *timed, PyObject *seat_fault,
+                           PyObject *direct, PyObject *agent_fault, PyObject *collect, long long gc_every) {
     if (check_ready(g) < 0) return NULL;
     if (PyList_GET_SIZE(seat_bot) != g->n) {
         PyErr_SetString(PyExc_ValueError, "seat_bot must have one bot per seat");
@@ -3154,11 +3168,355 @@ static PyObject *game_seed_fast(PyObject *m, PyObject *const *args, Py_ssize_t n
     return PyLong_FromUnsignedLongLong(sha256_head64((const uint8_t *)text, (size_t)len) >> 1);
 }
 
+/* ---- the common match: engine.match._play_games in C ----
+ * ``play_games(game_type, rules, seats, seed, deals, duplicate, configs, names, book, timings, on_game,
+ * scoring)`` plays a match's games as engine.match._play_games, its reference, does, for compiled
+ * games and no live hook (engine.match.play_match chooses; tests/engine/test_compiled.py compares
+ * the two): per deal the game's seed (game_seed, the Python reference beyond 64 bits), per rotation
+ * the seating (engine.seating.seat_bots when duplicate), ``begin_game`` through engine.match.
+ * _begin_game for a seat that has one, the replay's game head (engine.replay.game_head), the game
+ * (``game_type``: engine.compiled.CompiledGame or a subclass) played by the turn loop (turn_loop)
+ * with one engine.compiled.Referee a match for the rare paths, its ranks, the totals, wins and
+ * rounds, ``on_game``; then the match ranks (engine.match.rank_bots). Returns ``(records,
+ * decision_ms, totals, wins, ranks, rounds)`` as _play_games. What it calls back: set_match. */
+static PyObject *M_REFEREE_TYPE, *M_AGENT_SEAT, *M_AGENT_DECIDE, *M_AGENT_FAULT, *M_SEAT_FAULT,
+    *M_GAME_SEED, *M_SEAT_BOTS, *M_BEGIN_GAME, *M_COLLECT;
+static long long M_GC_EVERY;
+static PyObject *MS_index, *MS_deal, *MS_rotation, *MS_seed, *MS_seats, *MS_names, *MS_forfeited, *MS_begin_game,
+    *MS_lazy_observation, *MS_game, *MS_head, *MS_charge, *MS_timed, *MS_forfeits, *MS_winner, *MS_book, *MS_timings;
+
+static PyObject *set_match(PyObject *m, PyObject *args) {
+    PyObject *v[9];
+    long long gc_every;
+    if (!PyArg_ParseTuple(args, "O!O!OOOOOOOL:set_match", &PyType_Type, &v[0], &PyType_Type, &v[1], &v[2], &v[3],
+                          &v[4], &v[5], &v[6], &v[7], &v[8], &gc_every))
+        return NULL;
+    if (gc_every < 1) {
+        PyErr_SetString(PyExc_ValueError, "set_match: gc_every must be positive");
+        return NULL;
+    }
+    M_GC_EVERY = gc_every;
+    PyObject **slot[9] = {&M_REFEREE_TYPE, &M_AGENT_SEAT, &M_AGENT_DECIDE, &M_AGENT_FAULT, &M_SEAT_FAULT,
+                          &M_GAME_SEED, &M_SEAT_BOTS, &M_BEGIN_GAME, &M_COLLECT};
+    for (int i = 0; i < 9; i++) Py_XSETREF(*slot[i], Py_NewRef(v[i]));
+    if (!MS_index) {
+        PyObject **s[17] = {&MS_index, &MS_deal, &MS_rotation, &MS_seed, &MS_seats, &MS_names, &MS_forfeited,
+                            &MS_begin_game, &MS_lazy_observation, &MS_game, &MS_head, &MS_charge, &MS_timed,
+                            &MS_forfeits, &MS_winner, &MS_book, &MS_timings};
+        static const char *text[17] = {"index", "deal", "rotation", "seed", "seats", "names", "forfeited",
+                                       "begin_game", "lazy_observation", "game", "head", "charge", "timed",
+                                       "forfeits", "winner", "book", "timings"};
+        for (int i = 0; i < 17; i++) if (!(*s[i] = PyUnicode_InternFromString(text[i]))) return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* engine.match.plain_agent_seat: an AgentSeat as it is (its class's decide, none of its own); -1 on error */
+static int plain_agent(PyObject *seat) {
+    if ((PyObject *)Py_TYPE(seat) != M_AGENT_SEAT) return 0;
+    PyObject *decide = PyObject_GetAttr(M_AGENT_SEAT, S_decide);
+    if (!decide) return -1;
+    int same = decide == M_AGENT_DECIDE;
+    Py_DECREF(decide);
+    if (!same) return 0;
+    PyObject *own = PyObject_GenericGetDict(seat, NULL);  /* vars(seat) */
+    if (!own) return -1;
+    int has = PyDict_Contains(own, S_decide);
+    Py_DECREF(own);
+    return has < 0 ? -1 : !has;
+}
+
+typedef struct {
+    PyObject *game_type, *rules, *seats, *configs, *names, *book, *forfeits, *on_game, *total_games, *charge, *timed;
+    PyObject *records, *decision_ms;
+    Py_ssize_t n;
+    int duplicate;
+    long long decisions, rounds, totals[MAX_SEATS], wins[MAX_SEATS];
+} MatchRun;
+
+/* one game of the match: _play_games's body for deal ``deal`` (``deal_obj``), rotation ``rotation`` */
+static int match_game(MatchRun *st, PyObject *referee, PyObject *deal_obj, PyObject *seed_d, Py_ssize_t rotation) {
+    Py_ssize_t n = st->n;
+    int bots[MAX_SEATS], rc = -1;
+    PyObject *index = NULL, *rot = NULL, *seat_list = NULL, *seat_bot = NULL, *forfeited = NULL, *seat_names = NULL,
+             *head = NULL, *game = NULL, *times = NULL, *lazy = NULL, *direct = NULL, *r = NULL,
+             *ranks = NULL, *record = NULL;
+    if (PyList_GET_SIZE(st->names) != n || PyList_GET_SIZE(st->forfeits) != n) {  /* read by index below */
+        PyErr_SetString(PyExc_ValueError, "play_games: the names or the forfeits changed length");
+        return -1;
+    }
+    if (!(index = PyLong_FromSsize_t(PyList_GET_SIZE(st->records))) || !(rot = PyLong_FromSsize_t(rotation))) goto done;
+    /* the bot sitting at each seat (engine.seating) */
+    if (st->duplicate) {
+        PyObject *nn = PyLong_FromSsize_t(n);
+        PyObject *a[4] = {nn, deal_obj, rot, Py_True};
+        seat_bot = nn ? PyObject_Vectorcall(M_SEAT_BOTS, a, 4, NULL) : NULL;
+        Py_XDECREF(nn);
+        if (!seat_bot) goto done;
+        if (!PyList_CheckExact(seat_bot) || PyList_GET_SIZE(seat_bot) != n) {
+            PyErr_SetString(PyExc_ValueError, "seat_bots must give a list of one bot per seat");
+            goto done;
+        }
+        for (Py_ssize_t s = 0; s < n; s++) {
+            long b = PyLong_AsLong(PyList_GET_ITEM(seat_bot, s));
+            if (b == -1 && PyErr_Occurred()) goto done;
+            if (b < 0 || b >= n) {
+                PyErr_SetString(PyExc_IndexError, "a bot index out of range");
+                goto done;
+            }
+            bots[s] = (int)b;
+        }
+    } else {
+        if (!(seat_bot = PyList_New(n))) goto done;
+        for (Py_ssize_t s = 0; s < n; s++) {
+            bots[s] = (int)s;
+            PyList_SET_ITEM(seat_bot, s, small_int(s));
+        }
+    }
+    if (!(seat_list = PySequence_List(st->seats))) goto done;
+    if (PyList_GET_SIZE(seat_list) != n) {
+        PyErr_SetString(PyExc_ValueError, "the seats changed during the match");
+        goto done;
+    }
+    for (Py_ssize_t s = 0; s < n; s++) {  /* begin_game for the seats that have it (most have none) */
+        PyObject *seat = PyList_GET_ITEM(seat_list, bots[s]), *begin;
+        if (LOOKUP_ATTR(seat, MS_begin_game, &begin) < 0) goto done;
+        if (begin == NULL) continue;
+        int has = begin != Py_None;
+        Py_DECREF(begin);
+        if (!has) continue;
+        PyObject *a[4] = {seat, SMALL_INT[bots[s]], index, st->book};
+        PyObject *x = PyObject_Vectorcall(M_BEGIN_GAME, a, 4, NULL);
+        if (!x) goto done;
+        Py_DECREF(x);
+    }
+    if (!(forfeited = PyList_New(0)) || !(seat_names = PyList_New(n))) goto done;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        PyList_SET_ITEM(seat_names, s, Py_NewRef(PyList_GET_ITEM(st->names, bots[s])));
+        if (PyList_GET_ITEM(st->forfeits, bots[s]) != Py_None && PyList_Append(forfeited, SMALL_INT[s]) < 0) goto done;
+    }
+    /* engine.replay.game_head */
+    if (!(head = NEW_DICT(7)) || PyDict_SetItem(head, MS_index, index) < 0
+        || PyDict_SetItem(head, MS_deal, deal_obj) < 0
+        || PyDict_SetItem(head, MS_rotation, rot) < 0 || PyDict_SetItem(head, MS_seed, seed_d) < 0
+        || PyDict_SetItem(head, MS_seats, seat_bot) < 0 || PyDict_SetItem(head, MS_names, seat_names) < 0
+        || PyDict_SetItem(head, MS_forfeited, forfeited) < 0)
+        goto done;
+    {
+        PyObject *a[2] = {st->rules, seed_d};
+        if (!(game = PyObject_Vectorcall(st->game_type, a, 2, NULL))) goto done;
+    }
+    if (!PyObject_TypeCheck(game, &CoreType)) {
+        PyErr_SetString(PyExc_TypeError, "play_games: game_type made no compiled game");
+        goto done;
+    }
+    if (!(times = PyList_New(0)) || PyList_Append(st->decision_ms, times) < 0) goto done;
+    /* per bot: snapshots (engine.match._lazy), its agent called directly (engine.match.plain_agent_seat) */
+    if (!(lazy = PyList_New(n)) || !(direct = PyList_New(n))) goto done;
+    for (Py_ssize_t b = 0; b < n; b++) {
+        PyObject *seat = PyList_GET_ITEM(seat_list, b), *v;
+        if (LOOKUP_ATTR(seat, MS_lazy_observation, &v) < 0) goto done;
+        PyList_SET_ITEM(lazy, b, Py_NewRef(v == Py_True ? Py_True : Py_False));
+        Py_XDECREF(v);
+        int plain = plain_agent(seat);
+        if (plain < 0) goto done;
+        PyList_SET_ITEM(direct, b, Py_NewRef(plain ? Py_True : Py_False));
+    }
+    if (PyObject_SetAttr(referee, MS_game, game) < 0 || PyObject_SetAttr(referee, MS_head, head) < 0) goto done;
+    if (!(r = turn_loop((Core *)game, seat_list, lazy, seat_bot, st->configs, st->forfeits, times, Py_None, Py_None,
+                        st->decisions, st->charge, st->timed, M_SEAT_FAULT, direct, M_AGENT_FAULT, M_COLLECT,
+                        M_GC_EVERY)))
+        goto done;
+    st->decisions = PyLong_AsLongLong(r);
+    if (st->decisions == -1 && PyErr_Occurred()) goto done;
+    {
+        Core *g = (Core *)game;
+        long rk[MAX_SEATS];
+        long long r64[MAX_SEATS];
+        int firsts = 0, first = 0;
+        compute_ranks(g, rk);
+        for (Py_ssize_t s = 0; s < n; s++) {
+            r64[s] = rk[s];
+            st->totals[bots[s]] += g->scores[s];
+            if (rk[s] == 1) { firsts++; first = (int)s; }
+        }
+        if (firsts == 1) st->wins[bots[first]]++;  /* a game is won only by a sole first place (RULES.md section 7) */
+        st->rounds += g->round;
+        if (!(ranks = int_list(r64, (int)n))) goto done;
+    }
+    if (!(record = PyTuple_Pack(3, head, game, ranks)) || PyList_Append(st->records, record) < 0) goto done;
+    if (st->on_game != Py_None) {
+        PyObject *done_games = PyLong_FromSsize_t(PyList_GET_SIZE(st->records));
+        PyObject *a[2] = {done_games, st->total_games};
+        PyObject *x = done_games ? PyObject_Vectorcall(st->on_game, a, 2, NULL) : NULL;
+        Py_XDECREF(done_games);
+        if (!x) goto done;
+        Py_DECREF(x);
+    }
+    rc = 0;
+done:
+    Py_XDECREF(index); Py_XDECREF(rot); Py_XDECREF(seat_list); Py_XDECREF(seat_bot); Py_XDECREF(forfeited);
+    Py_XDECREF(seat_names); Py_XDECREF(head); Py_XDECREF(game); Py_XDECREF(times); Py_XDECREF(lazy);
+    Py_XDECREF(direct); Py_XDECREF(r); Py_XDECREF(ranks); Py_XDECREF(record);
+    return rc;
+}
+
+static PyObject *play_games(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 12) {
+        PyErr_SetString(PyExc_TypeError, "play_games(game_type, rules, seats, seed, deals, duplicate, configs, names, "
+                                         "book, timings, on_game, scoring)");
+        return NULL;
+    }
+    args++;  /* the rest as _play_games's arguments */
+    if (!M_REFEREE_TYPE) {
+        PyErr_SetString(PyExc_RuntimeError, "engine._core.play_games: set_match was not called");
+        return NULL;
+    }
+    MatchRun st = {.game_type = args[-1], .rules = args[0], .seats = args[1], .configs = args[5], .names = args[6],
+                   .book = args[7], .on_game = args[9]};
+    PyObject *seed = args[2], *timings = args[8], *result = NULL, *referee = NULL, *totals = NULL, *wins = NULL,
+             *ranks = NULL;
+    long long deals = PyLong_AsLongLong(args[3]);
+    if (deals == -1 && PyErr_Occurred()) return NULL;
+    if ((st.duplicate = PyObject_IsTrue(args[4])) < 0) return NULL;
+    int winner = PyObject_RichCompareBool(args[10], MS_winner, Py_EQ);
+    if (winner < 0) return NULL;
+    if ((st.n = PySequence_Size(st.seats)) < 0) return NULL;
+    if (st.n < 1 || st.n > MAX_SEATS || !PyList_CheckExact(st.configs) || PyList_GET_SIZE(st.configs) != st.n
+        || !PyList_CheckExact(st.names) || PyList_GET_SIZE(st.names) != st.n) {
+        PyErr_SetString(PyExc_ValueError, "play_games: one configuration and one name per seat, at most 10 seats");
+        return NULL;
+    }
+    if (!(st.forfeits = PyObject_GetAttr(st.book, MS_forfeits))) return NULL;
+    if (!PyList_CheckExact(st.forfeits) || PyList_GET_SIZE(st.forfeits) != st.n) {
+        PyErr_SetString(PyExc_ValueError, "play_games: the book must have one forfeit entry per seat");
+        goto done;
+    }
+    Py_ssize_t rotations = st.duplicate ? st.n : 1;
+    /* made without its __init__ (a Python frame): its slots set here */
+    if (!(referee = ((PyTypeObject *)M_REFEREE_TYPE)->tp_alloc((PyTypeObject *)M_REFEREE_TYPE, 0))
+        || PyObject_SetAttr(referee, MS_book, st.book) < 0 || PyObject_SetAttr(referee, MS_timings, timings) < 0)
+        goto done;
+    if (!(st.charge = PyObject_GetAttr(referee, MS_charge)) || !(st.timed = PyObject_GetAttr(referee, MS_timed))
+        || !(st.total_games = PyLong_FromLongLong(deals * rotations)) || !(st.records = PyList_New(0))
+        || !(st.decision_ms = PyList_New(0)))
+        goto done;
+    for (long long deal = 0; deal < deals; deal++) {
+        PyObject *deal_obj = PyLong_FromLongLong(deal);
+        if (!deal_obj) goto done;
+        PyObject *a[2] = {seed, deal_obj};
+        PyObject *seed_d = game_seed_fast(m, a, 2);
+        if (seed_d == Py_None) {
+            Py_DECREF(seed_d);
+            seed_d = PyObject_Vectorcall(M_GAME_SEED, a, 2, NULL);
+        }
+        int failed = seed_d == NULL;
+        for (Py_ssize_t rotation = 0; !failed && rotation < rotations; rotation++)
+            failed = match_game(&st, referee, deal_obj, seed_d, rotation) < 0;
+        Py_DECREF(deal_obj);
+        Py_XDECREF(seed_d);
+        if (failed) goto done;
+    }
+    /* engine.match.rank_bots: by total points (higher first for winner scoring), then wins; forfeits last */
+    if (PyList_GET_SIZE(st.forfeits) != st.n) {
+        PyErr_SetString(PyExc_ValueError, "play_games: the forfeits changed length");
+        goto done;
+    }
+    {
+        long long key[MAX_SEATS][3], rk[MAX_SEATS];
+        for (Py_ssize_t b = 0; b < st.n; b++) {
+            int out = PyList_GET_ITEM(st.forfeits, b) != Py_None;
+            key[b][0] = out;
+            key[b][1] = out ? 0 : (winner ? -st.totals[b] : st.totals[b]);
+            key[b][2] = out ? 0 : -st.wins[b];
+        }
+        for (Py_ssize_t b = 0; b < st.n; b++) {
+            rk[b] = 1;
+            for (Py_ssize_t o = 0; o < st.n; o++)
+                rk[b] += key[o][0] < key[b][0] || (key[o][0] == key[b][0] && (key[o][1] < key[b][1]
+                         || (key[o][1] == key[b][1] && key[o][2] < key[b][2])));
+        }
+        if (!(totals = int_list(st.totals, (int)st.n)) || !(wins = int_list(st.wins, (int)st.n))
+            || !(ranks = int_list(rk, (int)st.n)))
+            goto done;
+    }
+    result = Py_BuildValue("(OOOOOL)", st.records, st.decision_ms, totals, wins, ranks, st.rounds);
+done:
+    Py_XDECREF(st.forfeits); Py_XDECREF(referee); Py_XDECREF(st.charge); Py_XDECREF(st.timed);
+    Py_XDECREF(st.total_games); Py_XDECREF(st.records); Py_XDECREF(st.decision_ms); Py_XDECREF(totals);
+    Py_XDECREF(wins); Py_XDECREF(ranks);
+    return result;
+}
+
+/* ---- the cyclic GC pause: engine.match._cyclic_gc_paused when the core is built ----
+ * ``GcPause()`` is engine.match._CyclicGcPaused (its reference) as a C context manager: the first
+ * of the matches running in the process pauses the collector, the last restores it as it found
+ * it. The count needs no lock: the GIL is held throughout each method, which runs no Python
+ * code. Entering and leaving it is two C calls, not two Python frames and a lock's. */
+static Py_ssize_t GC_USERS;
+static int GC_WAS_ENABLED;
+
+static PyObject *gc_pause_enter(PyObject *self, PyObject *unused) {
+    if (GC_USERS++ == 0) GC_WAS_ENABLED = PyGC_Disable();
+    Py_RETURN_NONE;
+}
+
+static PyObject *gc_pause_exit(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (GC_USERS > 0 && --GC_USERS == 0 && GC_WAS_ENABLED) PyGC_Enable();
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef gc_pause_methods[] = {
+    {"__enter__", gc_pause_enter, METH_NOARGS, "pause the cyclic GC (the first match running)"},
+    {"__exit__", (PyCFunction)(void (*)(void))gc_pause_exit, METH_FASTCALL,
+     "restore the cyclic GC as the first match found it (the last match running)"},
+    {NULL}
+};
+
+static PyTypeObject GcPauseType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "engine._core.GcPause",
+    .tp_basicsize = sizeof(PyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "engine.match._CyclicGcPaused in C: ``with GcPause():`` pauses the cyclic GC while any match runs.",
+    .tp_new = PyType_GenericNew,
+    .tp_methods = gc_pause_methods,
+};
+
+/* ``frozen(cls, fields)``: engine.match._frozen (its reference) in C, ``object.__new__(cls)`` with
+ * ``fields`` written to its ``__dict__`` in their order, without the Python frame */
+static PyObject *frozen_new(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyType_Check(args[0]) || !PyDict_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "frozen(cls, fields): a class and a dict");
+        return NULL;
+    }
+    PyObject *none = PyTuple_New(0);
+    PyObject *obj = none ? PyBaseObject_Type.tp_new((PyTypeObject *)args[0], none, NULL) : NULL;
+    Py_XDECREF(none);
+    if (!obj) return NULL;
+    PyObject *own = PyObject_GenericGetDict(obj, NULL);  /* obj.__dict__ */
+    int rc = own ? PyDict_Update(own, args[1]) : -1;
+    Py_XDECREF(own);
+    if (rc < 0) {
+        Py_DECREF(obj);
+        return NULL;
+    }
+    return obj;
+}
+
 static PyMethodDef module_methods[] = {
     {"set_illegal_hook", set_hook, METH_O, "hook(game, what, value): raises IllegalAction with the message"},
     {"set_rules_type", set_rules_type, METH_O, "the class a game's rules must be an instance of (engine.rules.Rules)"},
     {"game_seed", (PyCFunction)(void (*)(void))game_seed_fast, METH_FASTCALL,
      "game_seed(seed, deal): engine.match.game_seed for two ints of 64 bits, else None"},
+    {"set_match", set_match, METH_VARARGS,
+     "set_match(referee_type, agent_seat, agent_decide, agent_fault, seat_fault, game_seed, seat_bots, "
+     "begin_game, collect, gc_every): what play_games calls (engine.compiled.core_match)"},
+    {"play_games", (PyCFunction)(void (*)(void))play_games, METH_FASTCALL,
+     "play_games(game_type, rules, seats, seed, deals, duplicate, configs, names, book, timings, on_game, scoring): "
+     "engine.match._play_games for compiled games without a live hook"},
+    {"frozen", (PyCFunction)(void (*)(void))frozen_new, METH_FASTCALL,
+     "frozen(cls, fields): engine.match._frozen, object.__new__(cls) with fields in its __dict__"},
     {"stream_check", stream_check, METH_VARARGS,
      "stream_check(seed, count, below, k): a stream's first ``count`` random(), then _randbelow(below), "
      "sample(range(108), k), random(), as random.Random(seed) gives them (tests)"},
@@ -3251,7 +3609,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     for (int i = 0; i < N_OBS_KEYS; i++) OBS_KEYS[i] = keys[i];
     if (obs_init() < 0) return NULL;
     if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&SnapType) < 0 || PyType_Ready(&ObservationsType) < 0 ||
-        PyType_Ready(&AECBaseType) < 0 || PyType_Ready(&AgentIterType) < 0)
+        PyType_Ready(&AECBaseType) < 0 || PyType_Ready(&AgentIterType) < 0 || PyType_Ready(&GcPauseType) < 0)
         return NULL;
     if (!(ENV_S_observation = intern("observation")) || !(ENV_S_action_mask = intern("action_mask")) ||
         !(ENV_S_py_last = intern("_py_last")) || !(ENV_S_py_step = intern("_py_step")) ||
@@ -3267,6 +3625,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (PyModule_AddObject(m, "Snapshot", (PyObject *)&SnapType) < 0) return NULL;
     if (PyModule_AddObject(m, "Observations", Py_NewRef(&ObservationsType)) < 0) return NULL;
     if (PyModule_AddObject(m, "AECBase", Py_NewRef(&AECBaseType)) < 0) return NULL;
+    if (PyModule_AddObject(m, "GcPause", Py_NewRef(&GcPauseType)) < 0) return NULL;
     if (PyModule_AddObject(m, "SNAPSHOT_KEYS", Py_NewRef(SNAP_KEYS)) < 0) return NULL;
     PyModule_AddIntConstant(m, "NUM_ACTIONS", NUM_ACTIONS);
     PyModule_AddIntConstant(m, "OBSERVATION_IN_PLACE", OBS_IN_PLACE);

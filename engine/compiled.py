@@ -79,6 +79,11 @@ COMPILED = _core is not None and ENGINE != "pure"
 #: ``engine.match.game_seed`` in C when the core plays: the same int for a seed and deal of 64 bits,
 #: None for any other argument (the caller then asks the reference); None when the core does not play
 CORE_GAME_SEED: Callable[[int, int], int | None] | None = _core.game_seed if COMPILED else None
+#: ``engine.match._CyclicGcPaused`` in C (``with GC_PAUSE:``) when the core is built, whichever engine plays;
+#: else None
+GC_PAUSE: Any = None if _core is None else _core.GcPause()
+#: ``engine.match._frozen`` in C when the core is built, else None
+FROZEN: Callable[[type, dict[str, Any]], Any] | None = None if _core is None else _core.frozen
 
 
 def supports(rules: Rules) -> bool:
@@ -185,6 +190,48 @@ def _import_match() -> Any:
     return match
 
 
+class Referee:
+    """What the compiled turn loop hands back to Python for the game under way (``game``, its
+    replay head ``head``): a fault to book (``charge``) and a seat's reported time (``timed``).
+    ``engine._core.play_games`` makes one per match (without ``__init__``: its slots set from C) and sets
+    ``game`` and ``head`` before each game."""
+
+    __slots__ = ("book", "game", "head", "timings")
+
+    def __init__(self, book: StrikeBook, timings: list[dict[str, Any]],
+                 game: CompiledGame | None = None, head: dict[str, Any] | None = None):
+        self.book, self.timings, self.game, self.head = book, timings, game, head
+
+    def charge(self, b: int, fault: SeatFault | None, action: Any) -> None:
+        """Book bot ``b``'s fault (``fault``, or None for the refused reply ``action``) and record it in the game."""
+        game, book = self.game, self.book
+        assert game is not None and self.head is not None
+        if fault is None:
+            try:
+                game.apply(action)  # the core's check refuses it again: its message, worded by _illegal
+            except IllegalAction as exc:
+                fault = SeatFault("illegal", str(exc))
+            else:  # pragma: no cover - the same check in C cannot accept what it refused
+                raise RuntimeError("the compiled core accepted a reply it had refused")
+        recorded = book.charge(b, fault, game=self.head["index"], round=game.round)
+        forfeit = book.forfeits[b]
+        text = None if forfeit is None else str(forfeit)
+        if recorded.kind in SeatFault.STRIKE_KINDS:
+            game.fault(recorded.kind, recorded.reason, strikes=book.strikes[b], forfeit=text)
+        else:
+            game.fault(recorded.kind, recorded.reason, forfeit=text)
+
+    def timed(self, b: int, seconds: Any) -> float | None:
+        """Book bot ``b``'s reported ``seconds`` in ``timings``; the ``times`` entry (ms, None if not a number)."""
+        if isinstance(seconds, _NUMBER) and not isinstance(seconds, bool):
+            t = self.timings[b]
+            t["decisions"] += 1
+            t["total_seconds"] += float(seconds)
+            t["max_seconds"] = max(t["max_seconds"], float(seconds))
+            return round(seconds * 1000.0, 1)
+        return None
+
+
 def play_turns(
     game: CompiledGame,
     seats: Sequence[Any],
@@ -203,32 +250,7 @@ def play_turns(
     same replay, timings and hook calls (tests/engine/test_compiled.py)."""
     match = _match or _import_match()
     step_game = {**head, "over": False}
-
-    def charge(b: int, fault: SeatFault | None, action: Any) -> None:
-        if fault is None:
-            try:
-                game.apply(action)  # the core's check refuses it again: its message, worded by _illegal
-            except IllegalAction as exc:
-                fault = SeatFault("illegal", str(exc))
-            else:  # pragma: no cover - the same check in C cannot accept what it refused
-                raise RuntimeError("the compiled core accepted a reply it had refused")
-        recorded = book.charge(b, fault, game=head["index"], round=game.round)
-        forfeit = book.forfeits[b]
-        text = None if forfeit is None else str(forfeit)
-        if recorded.kind in SeatFault.STRIKE_KINDS:
-            game.fault(recorded.kind, recorded.reason, strikes=book.strikes[b], forfeit=text)
-        else:
-            game.fault(recorded.kind, recorded.reason, forfeit=text)
-
-    def timed(b: int, seconds: Any) -> float | None:
-        if isinstance(seconds, _NUMBER) and not isinstance(seconds, bool):
-            t = timings[b]
-            t["decisions"] += 1
-            t["total_seconds"] += float(seconds)
-            t["max_seconds"] = max(t["max_seconds"], float(seconds))
-            return round(seconds * 1000.0, 1)
-        return None
-
+    referee = Referee(book, timings, game, head)
     # per bot: hand it snapshots (lazy_observation), call its agent directly (an AgentSeat as it is)
     lazy: list[bool] = []
     direct: list[bool] = []
@@ -237,8 +259,23 @@ def play_turns(
         direct.append(match.plain_agent_seat(seat))
     decisions = game._play_turns(
         list(seats), lazy, seat_bot, configs, book.forfeits, times, on_step, step_game, decisions,
-        charge, timed, SeatFault, direct, match.agent_fault, gc.collect, match.GC_EVERY,
+        referee.charge, referee.timed, SeatFault, direct, match.agent_fault, gc.collect, match.GC_EVERY,
     )
     if on_step is not None:
         on_step({**step_game, "over": True}, game.events, game.actions)
     return decisions
+
+
+def core_match(
+    agent_seat: type, agent_decide: Any, agent_fault: Callable[[BaseException], SeatFault],
+    game_seed: Callable[[int, int], int], seat_bots: Callable[[int, int, int, bool], list[int]],
+    begin_game: Callable[[Any, int, int, Any], None], gc_every: int,
+) -> Callable[..., tuple[Any, ...]] | None:
+    """``engine.match._play_games`` in C (``engine._core.play_games``) when the core plays, else None;
+    engine.match hands its pieces here once, at import (it imports this module: not the other way).
+    Wired whenever the core is built (tests play it under ``ARENA_ENGINE=pure`` too)."""
+    if _core is None:
+        return None
+    _core.set_match(Referee, agent_seat, agent_decide, agent_fault, SeatFault, game_seed, seat_bots,
+                    begin_game, gc.collect, gc_every)
+    return _core.play_games if COMPILED else None

@@ -5,10 +5,11 @@
 >>> play_match(Rules(players=2), [first, first], seed=3).players[0].rank in (1, 2)
 True
 
-``play_match`` loops over deals and rotations; each game is played by the turn loop
-(``_play_turns``: ask, apply, record), which hands every fault to a ``StrikeBook``, the
-policy of RULES.md section 9 (see docs/engine.md for ranking and what is recorded); the
-replay is written with ``engine.replay``'s writer. The result is typed and frozen
+``play_match`` loops over deals and rotations (``_play_games``; the same loop in C,
+``engine._core.play_games``, for the common match: compiled games, no ``on_step``); each game
+is played by the turn loop (``_play_turns``: ask, apply, record), which hands every fault to a
+``StrikeBook``, the policy of RULES.md section 9 (see docs/engine.md for ranking and what is
+recorded); the replay is written with ``engine.replay``'s writer. The result is typed and frozen
 (``MatchResult``, ``SeatResult``, faults as ``engine.faults.Fault``). Pure: no I/O; a seat may do I/O behind ``decide`` and the optional
 ``begin_game(game_index)``, called on each bot's seat before each game (e.g. to
 start a fresh bot process: BOT_CONTRACT.md, module state lives for one game).
@@ -237,7 +238,9 @@ class _CyclicGcPaused:
             _gc_release()
 
 
-_cyclic_gc_paused = _CyclicGcPaused()
+#: the pause every match takes: ``_CyclicGcPaused`` in C when the core is built (engine.compiled.GC_PAUSE,
+#: two C calls a match instead of two Python frames and a lock's; tests/engine/test_match_gc.py runs both)
+_cyclic_gc_paused: _CyclicGcPaused = compiled.GC_PAUSE or _CyclicGcPaused()
 
 
 _last_rules: tuple[Rules, dict[str, Any]] | None = None
@@ -359,59 +362,21 @@ def play_match(
         configs.append({"rules": dict(rules_dict), **extra})
         timings.append({"decisions": 0, "total_seconds": 0.0, "max_seconds": 0.0})
     book = StrikeBook(n, rules.max_strikes)
-    forfeits = book.forfeits
-    totals = [0] * n
-    wins = [0] * n
-    #: per game what builds its record when the replay is read (``_PendingReplay``)
-    records: list[tuple[dict[str, Any], Game, list[int]]] = []
-    decision_ms: list[list[float | None]] = []
-    rounds = decisions = 0
-    rotations = n if duplicate else 1
     with _cyclic_gc_paused:
-        for deal in range(deals):
-            seed_d = None if _core_game_seed is None else _core_game_seed(seed, deal)
-            if seed_d is None:
-                seed_d = game_seed(seed, deal)
-            for rotation in range(rotations):
-                index = len(records)
-                # bot sitting at each seat: the deal's base cyclic order, moved r seats on
-                # (engine.seating: neighbours balanced over a cycle of deals)
-                seat_bot = seat_bots(n, deal, rotation, duplicate)
-                for b in seat_bot:
-                    if getattr(seats[b], "begin_game", None) is not None:  # most seats have none
-                        _begin_game(seats[b], b, index, book)
-                forfeited: list[int] = []
-                seat_names: list[str] = []
-                for s, b in enumerate(seat_bot):
-                    seat_names.append(names[b])
-                    if forfeits[b] is not None:
-                        forfeited.append(s)
-                head = replay.game_head(index, deal, rotation, seed_d, seat_bot, seat_names, forfeited)
-                # the compiled core when it is built and plays these rules (engine.compiled)
-                game = compiled.new_game(rules, seed_d)
-                # one entry per action record: every decide call and every fallback move adds exactly one
-                times: list[float | None] = []
-                decision_ms.append(times)
-                decisions = _play_turns(game, seats, seat_bot, configs, book, timings, times, head, on_step, decisions)
-                ranks = game.ranks()
-                scores = game.scores
-                for s in range(n):
-                    totals[seat_bot[s]] += scores[s]
-                if ranks.count(1) == 1:  # a game is won only by a sole first place (RULES.md section 7)
-                    wins[seat_bot[ranks.index(1)]] += 1
-                rounds += game.round
-                # a compiled game's events and actions stay compact until the replay is read
-                records.append((head, game, ranks))
-                if on_game is not None:
-                    on_game(len(records), deals * rotations)
-
-    # no comprehension when no bot forfeited (the common match): "Plain loops" above
-    forfeited_bots = [False] * n if forfeits.count(None) == n else [f is not None for f in forfeits]
-    match_ranks = rank_bots(totals, wins, forfeited_bots, rules.scoring)
+        if on_step is None and _core_play_games is not None and compiled.COMPILED and compiled.supports(rules):
+            # the common match: the same loop in C (engine._core.play_games; engine.compiled.core_match)
+            played = _core_play_games(
+                compiled.CompiledGame, rules, seats, seed, deals, duplicate, configs, names, book, timings, on_game,
+                rules.scoring,
+            )
+        else:
+            played = _play_games(rules, seats, seed, deals, duplicate, configs, names, book, timings, on_game, on_step)
+    records, decision_ms, totals, wins, match_ranks, rounds = played
+    forfeits = book.forfeits
     strikes, faults = book.strikes, book.faults
     results: list[SeatResult] = []
     for b in range(n):
-        results.append(_frozen(SeatResult, {
+        results.append(_new_result(SeatResult, {
             "bot": b, "name": names[b], "score": totals[b], "rank": match_ranks[b], "wins": wins[b],
             "forfeit": forfeits[b], "strikes": strikes[b], "faults": tuple(faults[b]),
         }))
@@ -419,10 +384,76 @@ def play_match(
     document = _PendingReplay(
         rules_dict, seed, deals, bool(duplicate), names, records, totals, match_ranks, wins, forfeits, strikes
     )
-    return _frozen(MatchResult, {
+    return _new_result(MatchResult, {
         "players": players, "replay": document, "games": len(records), "rounds": rounds, "timings": timings,
         "decision_ms": decision_ms,
     })
+
+
+def _play_games(
+    rules: Rules,
+    seats: Sequence[Any],
+    seed: int,
+    deals: int,
+    duplicate: bool,
+    configs: list[dict[str, Any]],
+    names: list[str],
+    book: StrikeBook,
+    timings: list[dict[str, Any]],
+    on_game: Callable[[int, int], None] | None,
+    on_step: OnStep | None,
+) -> tuple[list[tuple[dict[str, Any], Game, list[int]]], list[list[float | None]], list[int], list[int], list[int], int]:
+    """``play_match``'s games: ``(records, decision_ms, totals, wins, ranks, rounds)``, per game what builds
+    its record when the replay is read (``_PendingReplay``) and its action records' times, per bot its
+    total points, game wins and match rank, and the rounds played. The reference of
+    ``engine._core.play_games``, which plays the common match (compiled games, no ``on_step``) the same."""
+    n = len(seats)
+    forfeits = book.forfeits
+    totals = [0] * n
+    wins = [0] * n
+    records: list[tuple[dict[str, Any], Game, list[int]]] = []
+    decision_ms: list[list[float | None]] = []
+    rounds = decisions = 0
+    rotations = n if duplicate else 1
+    for deal in range(deals):
+        seed_d = None if _core_game_seed is None else _core_game_seed(seed, deal)
+        if seed_d is None:
+            seed_d = game_seed(seed, deal)
+        for rotation in range(rotations):
+            index = len(records)
+            # bot sitting at each seat: the deal's base cyclic order, moved r seats on
+            # (engine.seating: neighbours balanced over a cycle of deals)
+            seat_bot = seat_bots(n, deal, rotation, duplicate)
+            for b in seat_bot:
+                if getattr(seats[b], "begin_game", None) is not None:  # most seats have none
+                    _begin_game(seats[b], b, index, book)
+            forfeited: list[int] = []
+            seat_names: list[str] = []
+            for s, b in enumerate(seat_bot):
+                seat_names.append(names[b])
+                if forfeits[b] is not None:
+                    forfeited.append(s)
+            head = replay.game_head(index, deal, rotation, seed_d, seat_bot, seat_names, forfeited)
+            # the compiled core when it is built and plays these rules (engine.compiled)
+            game = compiled.new_game(rules, seed_d)
+            # one entry per action record: every decide call and every fallback move adds exactly one
+            times: list[float | None] = []
+            decision_ms.append(times)
+            decisions = _play_turns(game, seats, seat_bot, configs, book, timings, times, head, on_step, decisions)
+            ranks = game.ranks()
+            scores = game.scores
+            for s in range(n):
+                totals[seat_bot[s]] += scores[s]
+            if ranks.count(1) == 1:  # a game is won only by a sole first place (RULES.md section 7)
+                wins[seat_bot[ranks.index(1)]] += 1
+            rounds += game.round
+            # a compiled game's events and actions stay compact until the replay is read
+            records.append((head, game, ranks))
+            if on_game is not None:
+                on_game(len(records), deals * rotations)
+    # no comprehension when no bot forfeited (the common match): "Plain loops" above
+    forfeited_bots = [False] * n if forfeits.count(None) == n else [f is not None for f in forfeits]
+    return records, decision_ms, totals, wins, rank_bots(totals, wins, forfeited_bots, rules.scoring), rounds
 
 
 _T = TypeVar("_T")
@@ -438,6 +469,11 @@ def _frozen(cls: type[_T], fields: dict[str, Any]) -> _T:
     obj = object.__new__(cls)
     obj.__dict__.update(fields)
     return obj
+
+
+#: what play_match makes its results with: ``_frozen``, in C when the core is built (engine.compiled.FROZEN:
+#: the same objects without a Python frame; tests/engine/test_match.py checks both)
+_new_result: Callable[[type[_T], dict[str, Any]], _T] = compiled.FROZEN or _frozen
 
 
 def _check_arguments(rules: Rules, seats: Sequence[Any], seed: int, deals: int, names: Sequence[str] | None) -> list[str]:
@@ -565,3 +601,8 @@ def _play_turns(
     if on_step is not None:
         on_step({**step_game, "over": True}, game.events, game.actions)
     return decisions
+
+
+#: ``_play_games`` in C for the common match (compiled games, no ``on_step``), None when the core does not
+#: play: engine.compiled.core_match
+_core_play_games = compiled.core_match(AgentSeat, _AGENT_DECIDE, agent_fault, game_seed, seat_bots, _begin_game, GC_EVERY)

@@ -191,12 +191,19 @@ def test_rules_that_are_not_rules_are_refused():
         engine.compiled.CompiledGame({"players": 2}, 1)  # type: ignore[arg-type]
 
 
-def _use_core(monkeypatch, loop: bool, made: list | None = None) -> None:
-    """Make ``play_match`` play its games with the core (and its turn loop in C with ``loop``).
+#: how ``_use_core`` has ``play_match`` play its compiled games: the Python turn loop, the C turn loop
+#: (``engine.compiled.play_turns``) in the Python match loop, or the whole match loop in C
+#: (``engine._core.play_games``, the common match's path)
+CORE_MODES = ["python-loop", "c-loop", "c-match"]
+
+
+def _use_core(monkeypatch, mode: str, made: list | None = None) -> None:
+    """Make ``play_match`` play its games with the core, as ``mode`` (one of ``CORE_MODES``) says.
 
     Patched both where ``engine.match`` makes its games today and where it asks
     ``engine.compiled.new_game`` once wired to it.
     """
+    assert mode in CORE_MODES
 
     class Counted(engine.compiled.CompiledGame):
         __slots__ = ()
@@ -209,7 +216,8 @@ def _use_core(monkeypatch, loop: bool, made: list | None = None) -> None:
     monkeypatch.setattr(engine.match, "Game", Counted)
     monkeypatch.setattr(engine.compiled, "CompiledGame", Counted)
     monkeypatch.setattr(engine.compiled, "COMPILED", True)
-    if loop:
+    monkeypatch.setattr(engine.match, "_core_play_games", engine.compiled._core.play_games if mode == "c-match" else None)
+    if mode == "c-loop":
         python_loop = engine.match._play_turns
 
         def play_turns(game, *args):
@@ -220,12 +228,12 @@ def _use_core(monkeypatch, loop: bool, made: list | None = None) -> None:
         monkeypatch.setattr(engine.match, "_play_turns", play_turns)
 
 
-@pytest.mark.parametrize("loop", [False, True], ids=["python-loop", "c-loop"])
-def test_the_golden_corpus_replays_observes_and_ranks_byte_for_byte_with_the_core(monkeypatch, loop):
+@pytest.mark.parametrize("mode", CORE_MODES)
+def test_the_golden_corpus_replays_observes_and_ranks_byte_for_byte_with_the_core(monkeypatch, mode):
     import test_regression_corpus as corpus
 
     made: list[int] = []
-    _use_core(monkeypatch, loop, made)
+    _use_core(monkeypatch, mode, made)
     entries = json.loads(corpus.CORPUS.read_text())
     differ = []
     for i, entry in enumerate(entries):
@@ -266,8 +274,8 @@ class Flaky:
         return observation["legal_actions"][self.calls % len(observation["legal_actions"])]
 
 
-@pytest.mark.parametrize("loop", [False, True], ids=["python-loop", "c-loop"])
-def test_a_match_with_faulty_timed_seats_and_a_live_hook_is_the_same_in_both_engines(monkeypatch, loop):
+@pytest.mark.parametrize("mode", ["python-loop", "c-loop"])  # a live hook: never the C match loop
+def test_a_match_with_faulty_timed_seats_and_a_live_hook_is_the_same_in_both_engines(monkeypatch, mode):
     def match():
         steps = []
 
@@ -288,7 +296,7 @@ def test_a_match_with_faulty_timed_seats_and_a_live_hook_is_the_same_in_both_eng
         return result, steps
 
     pure, pure_steps = match()
-    _use_core(monkeypatch, loop)
+    _use_core(monkeypatch, mode)
     core, core_steps = match()
     assert json.dumps(core.replay) == json.dumps(pure.replay)
     assert core.players == pure.players and any(p.forfeit for p in core.players)
@@ -324,6 +332,98 @@ def test_observations_written_in_place_are_plain_dicts_the_cyclic_gc_tracks():
     assert gc.collect() >= 2  # the dict and the list that held it
 
 
+def _pure_then_c_match(monkeypatch, play):
+    """``play()`` once with the pure engine (the reference), once with the whole match loop in C
+    (``engine._core.play_games``; the Python match loop refused, so the C one must play)."""
+    with monkeypatch.context() as m:
+        m.setattr(engine.compiled, "COMPILED", False)
+        m.setattr(engine.match, "_core_play_games", None)
+        pure = play()
+
+    def python_match_loop(*args):
+        raise AssertionError("the common match went through engine.match._play_games")
+
+    with monkeypatch.context() as m:
+        _use_core(m, "c-match")
+        m.setattr(engine.match, "_play_games", python_match_loop)
+        core = play()
+    return pure, core
+
+
+class Subclassed(AgentSeat):
+    """An AgentSeat subclass: ``decide`` is called as a method (the agent not called directly)."""
+
+
+def _match_case(case):
+    first = lambda o, c: o["legal_actions"][0]  # noqa: E731
+    last = lambda o, c: o["legal_actions"][-1]  # noqa: E731
+    begun: list = []
+    games: list = []
+    if case == "two-seats-three-deals":
+        rules, seats, kw = Rules(players=2, rounds=2), [AgentSeat(first, "a"), AgentSeat(last, "b")], {"deals": 3}
+    elif case == "three-seats-duplicate-lazy-names":
+        rules = Rules(players=3, rounds=1, scoring="penalty")
+        seats = [AgentSeat(first, "a"), AgentSeat(last, "b", lazy_observation=True), Subclassed(first, "c")]
+        kw = {"deals": 2, "duplicate": True, "names": ["x", 7, "z"], "configuration": {"extra": 1}}
+    elif case == "four-seats-faults-timings-begin-game":
+        calls = []
+
+        def raises_at_30(o, c):
+            calls.append(1)
+            if len(calls) == 30:
+                raise ValueError("a bug at call 30")
+            return o["legal_actions"][-1]
+
+        started = AgentSeat(first, "started")
+        started.begin_game = begun.append
+        seats = [Flaky("flaky"), AgentSeat(raises_at_30, "raises"), Flaky("late"), started]
+        rules = Rules(players=4, max_strikes=4, jump_in=True, seven_zero=True, rounds=2)
+        kw = {"deals": 2, "duplicate": True, "on_game": lambda done, total: games.append((done, total))}
+    else:  # a seed beyond 64 bits (the reference's game_seed), a seat changing its decide
+        odd = AgentSeat(first, "odd")
+        odd.decide = lambda o, c: o["legal_actions"][-1]
+        rules, seats, kw = Rules(players=2, rounds=1), [odd, AgentSeat(first, "a")], {"seed": -(2**70), "deals": 2}
+    result = play_match(rules, seats, **kw)
+    return result, begun, games
+
+
+@pytest.mark.parametrize("case", ["two-seats-three-deals", "three-seats-duplicate-lazy-names",
+                                  "four-seats-faults-timings-begin-game", "huge-seed-own-decide"])
+def test_the_common_match_in_c_gives_the_pure_engines_result_and_replay(monkeypatch, case):
+    pure, core = _pure_then_c_match(monkeypatch, lambda: _match_case(case))
+    (p, p_begun, p_games), (c, c_begun, c_games) = pure, core
+    assert json.dumps(c.replay) == json.dumps(p.replay)
+    assert c.players == p.players and c == p
+    assert (c.timings, c.decision_ms, c.games, c.rounds) == (p.timings, p.decision_ms, p.games, p.rounds)
+    assert (c_begun, c_games) == (p_begun, p_games)
+    if case == "four-seats-faults-timings-begin-game":
+        assert c_begun == list(range(c.games)) and c_games[-1] == (8, 8)
+        assert any(pl.forfeit for pl in c.players) and any(pl.strikes for pl in c.players)
+        assert any(t["decisions"] for t in c.timings)
+
+
+def test_the_common_match_in_c_passes_an_infrastructure_error_and_restores_the_collector(monkeypatch):
+    import gc
+
+    from engine.faults import InfrastructureError
+
+    def lost(index):
+        raise InfrastructureError("no container")
+
+    seat, starting = AgentSeat(lambda o, c: o["legal_actions"][0], "first"), AgentSeat(lambda o, c: "x", "starting")
+    starting.begin_game = lost
+
+    class Lost:
+        def decide(self, observation, configuration):
+            raise InfrastructureError("docker gone")
+
+    _use_core(monkeypatch, "c-match")
+    for seats, message in (([seat, Lost()], "docker gone"), ([seat, starting], "no container")):
+        with pytest.raises(InfrastructureError, match=message):
+            play_match(Rules(players=2), seats, seed=1)
+        assert gc.isenabled()
+
+
 class CallableAgent:
     """An agent object: the C loop calls its class's ``__call__`` function itself, as CPython would."""
 
@@ -352,7 +452,7 @@ def test_agent_objects_of_every_kind_of_call_play_alike_in_both_engines(monkeypa
         return play_match(Rules(players=4, rounds=2), seats, seed=3, deals=2)
 
     pure = match()
-    _use_core(monkeypatch, loop=True)
+    _use_core(monkeypatch, "c-match")
     core = match()
     assert json.dumps(core.replay) == json.dumps(pure.replay) and core.players == pure.players
     assert str(core.players[0].forfeit) == "exception: KeyError: 'a bug in __call__'"
@@ -367,9 +467,10 @@ def test_an_infrastructure_error_goes_through_the_c_loop_untouched(monkeypatch):
         def decide(self, observation, configuration):
             raise InfrastructureError("docker gone")
 
-    _use_core(monkeypatch, loop=True)
-    with pytest.raises(InfrastructureError, match="docker gone"):
-        play_match(Rules(players=2), [Broken(), Broken()], seed=1)
+    for mode in ("c-loop", "c-match"):
+        _use_core(monkeypatch, mode)
+        with pytest.raises(InfrastructureError, match="docker gone"):
+            play_match(Rules(players=2), [Broken(), Broken()], seed=1)
 
 
 def _python(code: str, **env: str) -> subprocess.CompletedProcess:
@@ -453,34 +554,45 @@ def test_a_core_built_from_another_source_is_stale(tmp_path):
 
 
 def test_play_match_plays_on_the_core_and_its_c_loop_with_plain_and_snapshot_seats(monkeypatch):
-    """engine.match wires the core in: its games come from engine.compiled.new_game and their turns
-    from the C loop, the same match as the pure engine's, also for seats that ask for snapshots
-    (the core's own, engine._core.Snapshot)."""
+    """engine.match wires the core in: the common match's games are the core's, played by the C match
+    loop (engine._core.play_games), a match with a live hook's come from engine.compiled.new_game and
+    their turns from the C turn loop; the same match as the pure engine's, also for seats that ask
+    for snapshots (the core's own, engine._core.Snapshot)."""
     if not engine.compiled.COMPILED:
         pytest.skip("ARENA_ENGINE=pure: the pure engine plays by choice")
     looped: list[str] = []
-    c_loop = engine.compiled.play_turns
+    matches: list[int] = []
+    c_loop, c_match = engine.compiled.play_turns, engine.match._core_play_games
 
     def counted(game, *args):
         looped.append(type(game).__name__)
         return c_loop(game, *args)
 
+    def counted_match(*args):
+        matches.append(1)
+        return c_match(*args)
+
     monkeypatch.setattr(engine.compiled, "play_turns", counted)
+    monkeypatch.setattr(engine.match, "_core_play_games", counted_match)
     rules = Rules(players=3, rounds=1)
 
     def agents(lazy):
         return [AgentSeat(lambda o, c: o["legal_actions"][0], f"first{i}", lazy_observation=lazy) for i in range(3)]
 
+    def watched(game, events, actions):
+        pass
+
     on_core = play_match(rules, agents(False), seed=11, deals=2, duplicate=True)
-    assert looped == ["CompiledGame"] * 6
-    looped.clear()
+    assert (matches, looped) == ([1], [])
     monkeypatch.setattr(engine.compiled, "COMPILED", False)  # what ARENA_ENGINE=pure selects
     pure = play_match(rules, agents(False), seed=11, deals=2, duplicate=True)
+    assert (matches, looped) == ([1], [])
     monkeypatch.setattr(engine.compiled, "COMPILED", True)
     lazy = play_match(rules, agents(True), seed=11, deals=2, duplicate=True)
-    assert looped == ["CompiledGame"] * 6
-    assert json.dumps(on_core.replay, sort_keys=True) == json.dumps(pure.replay, sort_keys=True)
-    assert json.dumps(lazy.replay, sort_keys=True) == json.dumps(pure.replay, sort_keys=True)
+    live = play_match(rules, agents(True), seed=11, deals=2, duplicate=True, on_step=watched)
+    assert (matches, looped) == ([1, 1], ["CompiledGame"] * 6)
+    for played in (on_core, lazy, live):
+        assert json.dumps(played.replay, sort_keys=True) == json.dumps(pure.replay, sort_keys=True)
 
 
 @pytest.mark.parametrize("seed", ["a\x00b", "é" * 150, 10**200])

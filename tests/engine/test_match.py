@@ -402,17 +402,22 @@ def test_match_results_are_the_objects_their_dataclass_init_makes():
     import dataclasses
     import pickle
 
+    import engine.compiled
+    import engine.match
     from engine.match import MatchResult, SeatResult
 
     result = play_match(Rules(players=3), [first_legal()] * 3, seed=4, deals=2)
     for made in (*result.players, result):
         fields = {f.name: getattr(made, f.name) for f in dataclasses.fields(made)}
         by_init = type(made)(**fields)
-        assert made == by_init and list(vars(made)) == list(vars(by_init))
-        assert pickle.dumps(made) == pickle.dumps(by_init)
-        with pytest.raises(dataclasses.FrozenInstanceError):
-            made.rounds = 0  # type: ignore[misc]
+        # what play_match used, and _frozen itself (the reference of its C twin engine.compiled.FROZEN)
+        for again in (made, engine.match._frozen(type(made), dict(fields))):
+            assert again == by_init and list(vars(again)) == list(vars(by_init))
+            assert pickle.dumps(again) == pickle.dumps(by_init)
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                again.rounds = 0  # type: ignore[misc]
     assert type(result) is MatchResult and type(result.players[0]) is SeatResult
+    assert engine.match._new_result is (engine.compiled.FROZEN or engine.match._frozen)
 
 
 def test_ranks_count_the_keys_strictly_above_whatever_the_order():

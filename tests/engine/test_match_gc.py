@@ -63,3 +63,36 @@ def test_a_match_inside_a_match_keeps_the_collector_paused_until_the_outer_one_e
     play_match(RULES, [AgentSeat(nesting), AgentSeat(first)], seed=1)
     assert inner_after == [False]
     assert gc.isenabled()
+
+
+def _pauses():
+    import engine.compiled
+    from engine.match import _CyclicGcPaused
+
+    pauses = [pytest.param(_CyclicGcPaused(), id="python")]
+    if engine.compiled.GC_PAUSE is not None:
+        pauses.append(pytest.param(type(engine.compiled.GC_PAUSE)(), id="core"))
+    return pauses
+
+
+@pytest.mark.parametrize("pause", _pauses())
+def test_each_pause_restores_the_collector_as_the_first_user_found_it(pause):
+    """The pause play_match takes (``engine.match._CyclicGcPaused``, or its C twin when the core
+    is built): nested, only the outermost exit restores; a collector found disabled stays so."""
+    assert gc.isenabled()
+    with pause:
+        assert not gc.isenabled()
+        with pause:
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with pause:
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(KeyError), pause:
+        raise KeyError("a match that failed")
+    assert gc.isenabled()
