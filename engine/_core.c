@@ -2005,6 +2005,210 @@ static PyTypeObject SnapType = {
     .tp_methods = snap_methods,
 };
 
+/* The turn loop's observation, recycled. core_play_turns hands each plain seat a fresh
+ * observation (core_observation's content: BOT_CONTRACT.md's 17 keys, new lists, new action
+ * dicts) but builds it in the objects of the one it handed out before when nothing else can
+ * see them any more: after the reply was matched and carried out, a dict only the loop refers
+ * to (refcount 1) whose ma_version_tag is the one it had when handed out (CPython gives a dict
+ * a new, never reused tag at every insertion, deletion, replaced value or clear) still holds
+ * the 17 keys and the values written, so its values are rewritten in place (as obs_dict writes
+ * a template's copy); each of its lists only it refers to is cleared and refilled (the list
+ * keeps no state but its items); each action dict of the listing only that list refers to,
+ * with its tag unchanged, is a copy of TEMPLATE still and goes to a pool of such copies, from
+ * which a later listing takes its dicts before copying TEMPLATE. Anything else (a dict, list
+ * or action dict a bot kept or changed) is dropped, never written again, and its slot built
+ * anew. CPython 3.11 and 3.12 only (OBS_IN_PLACE, and obs_init checks the tag's behaviour at
+ * import); elsewhere the loop builds each observation with core_observation. */
+typedef struct {
+    PyObject *obs;                       /* the observation last handed out (a reference), or NULL */
+    uint64_t tag;                        /* its ma_version_tag then */
+    int nlegal, uno;                     /* its legal actions: ids, dicts (identity only), their tags */
+    uint8_t ids[NUM_ACTIONS];
+    PyObject *acts[NUM_ACTIONS];
+    uint64_t tags[NUM_ACTIONS];
+    PyObject *pool[2][NUM_ACTIONS];      /* unchanged copies of TEMPLATE[uno][id] nobody else refers to */
+} Recycler;
+
+static int OBS_RECYCLE;
+
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+static inline uint64_t dict_tag(PyObject *d) {
+    _Py_COMP_DIAG_PUSH
+    _Py_COMP_DIAG_IGNORE_DEPR_DECLS
+    return ((PyDictObject *)d)->ma_version_tag;
+    _Py_COMP_DIAG_POP
+}
+
+/* CPython's tag as relied on: a copy of OBS_TEMPLATE gets a new one at a replaced value, a deletion and a clear */
+static int recycle_check(void) {
+    PyObject *d = PyDict_Copy(OBS_TEMPLATE);
+    if (!d) return -1;
+    uint64_t t0 = dict_tag(d);
+    int ok = PyDict_SetItem(d, OBS_KEYS[0], Py_False) == 0;
+    uint64_t t1 = dict_tag(d);
+    ok = ok && PyDict_DelItem(d, OBS_KEYS[0]) == 0;
+    uint64_t t2 = dict_tag(d);
+    PyDict_Clear(d);
+    ok = ok && t1 != t0 && t2 != t1 && t2 != t0 && dict_tag(d) != t2 && dict_tag(d) != t0;
+    Py_DECREF(d);
+    if (PyErr_Occurred()) return -1;
+    return ok;
+}
+
+/* list ``*slot`` made ready for ``n`` items (written with put_item, then end_items): itself when only
+ * the observation refers to it and it has room, else a new one (``spare`` more places) in the slot */
+static PyObject *slot_list(PyObject **slot, Py_ssize_t n, Py_ssize_t spare) {
+    PyObject *l = *slot;
+    if (Py_REFCNT(l) == 1 && PyList_CheckExact(l) && ((PyListObject *)l)->allocated >= n) return l;
+    PyObject *fresh = PyList_New(n + spare);
+    if (!fresh) return NULL;
+    Py_SET_SIZE(fresh, 0);  /* its items are NULL: put_item writes them */
+    *slot = fresh;
+    Py_DECREF(l);
+    return fresh;
+}
+
+/* item ``i`` of list ``l`` is ``v`` (a new reference, stolen); past the list's end a place of its room */
+static inline void put_item(PyObject *l, Py_ssize_t i, PyObject *v) {
+    PyObject **p = ((PyListObject *)l)->ob_item + i;
+    if (i < Py_SIZE(l)) {
+        PyObject *old = *p;
+        *p = v;
+        Py_DECREF(old);
+    } else {
+        *p = v;
+    }
+}
+
+static inline void put_borrowed(PyObject *l, Py_ssize_t i, PyObject *v) {
+    if (i < Py_SIZE(l) && ((PyListObject *)l)->ob_item[i] == v) return;
+    put_item(l, i, Py_NewRef(v));
+}
+
+/* list ``l`` holds the ``n`` items written, the ones past them dropped (after the list ends short of them) */
+static void end_items(PyObject *l, Py_ssize_t n) {
+    Py_ssize_t old = Py_SIZE(l);
+    Py_SET_SIZE(l, n);
+    for (Py_ssize_t i = n; i < old; i++) Py_DECREF(((PyListObject *)l)->ob_item[i]);
+}
+
+static int fill_codes(PyObject **slot, const uint8_t *ids, int len) {
+    PyObject *l = slot_list(slot, len, 8);
+    if (!l) return -1;
+    for (int i = 0; i < len; i++) put_borrowed(l, i, CODE[DECK[ids[i]]]);
+    end_items(l, len);
+    return 0;
+}
+
+/* the listing of the legal actions: the pool's dicts where it has them, else copies of TEMPLATE */
+static int fill_legal(Core *g, Recycler *r, PyObject **slot) {
+    PyObject *l = *slot;
+    if (Py_REFCNT(l) == 1 && PyList_CheckExact(l)) {
+        /* the dicts handed out last that nobody kept or changed go to the pool (the list keeps them
+         * until overwritten: it stays whole while dicts it drops are freed) */
+        PyObject **items = ((PyListObject *)l)->ob_item;
+        Py_ssize_t len = Py_SIZE(l);
+        for (Py_ssize_t i = 0; i < len && i < r->nlegal; i++) {
+            PyObject *a = items[i], **p = &r->pool[r->uno][r->ids[i]];
+            if (a == r->acts[i] && !*p && Py_REFCNT(a) == 1 && dict_tag(a) == r->tags[i]) *p = Py_NewRef(a);
+        }
+    }
+    r->nlegal = 0;
+    compute_legal(g);
+    int n = g->nlegal, uno = g->legal_uno;
+    if (!(l = slot_list(slot, n, 8))) return -1;
+    for (int i = 0; i < n; i++) {
+        int id = g->legal[i];
+        PyObject **p = &r->pool[uno][id], *a = *p;
+        if (a) {
+            *p = NULL;
+        } else if (!(a = PyDict_Copy(TEMPLATE[uno][id]))) {
+            if (i > Py_SIZE(l)) Py_SET_SIZE(l, i);
+            return -1;
+        }
+        put_item(l, i, a);
+        r->ids[i] = (uint8_t)id;
+        r->acts[i] = a;
+        r->tags[i] = dict_tag(a);
+    }
+    end_items(l, n);
+    r->nlegal = n;
+    r->uno = uno;
+    return 0;
+}
+
+static int fill_ints(PyObject **slot, Core *g, int which) {
+    PyObject *l = slot_list(slot, g->n, 0);
+    if (!l) return -1;
+    for (int s = 0; s < g->n; s++) {
+        PyObject *v = which == 0 ? small_int(g->hlen[s]) : which == 1 ? PyBool_FromLong(g->uno[s])
+                                                                      : PyLong_FromLongLong(g->scores[s]);
+        if (!v) {
+            if (s > Py_SIZE(l)) Py_SET_SIZE(l, s);
+            return -1;
+        }
+        put_item(l, s, v);
+    }
+    end_items(l, g->n);
+    return 0;
+}
+#endif
+
+/* core_observation's observation for the seat asked now, in the objects of ``r->obs`` where they can be reused */
+static PyObject *recycled_observation(Core *g, Recycler *r) {
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+    if (OBS_RECYCLE) {
+        PyObject *d = r->obs;
+        r->obs = NULL;
+        ObsEntry *e = d && Py_REFCNT(d) == 1 && dict_tag(d) == r->tag ? obs_entries(d) : NULL;
+        if (!e) {
+            Py_XDECREF(d);
+            if (!(d = PyDict_Copy(OBS_TEMPLATE))) return NULL;
+            if (!(e = obs_entries(d))) {
+                Py_DECREF(d);
+                return core_observation(g, NULL);
+            }
+            if (!PyObject_GC_IsTracked(d)) PyObject_GC_Track(d);
+        }
+        int s = g->seat, dec = g->decision;
+        PyObject *v[N_OBS_KEYS] = {
+            small_int(s), small_int(g->n), NULL, Py_NewRef(CODE[DECK[g->discard[g->dlen - 1]]]), color_obj(g->color),
+            PyLong_FromLong(g->direction), small_int(g->current), NULL, NULL, NULL, small_int(g->pile_count), NULL,
+            small_int(dec == D_STACK || dec == D_CHALLENGE ? g->pending : 0), PyLong_FromLong(g->round),
+            small_int(g->dealer), Py_NewRef(DECISION_STR[dec]), NULL};
+        int ok = 1;
+        for (int i = 0; i < N_OBS_KEYS; i++) {
+            if (!v[i]) {
+                if (i == K_HAND || i == K_HAND_SIZES || i == K_UNO || i == K_SCORES || i == K_DISCARD
+                    || i == K_LEGAL_ACTIONS)
+                    continue;
+                ok = 0;
+                continue;
+            }
+            PyObject *old = e[i].value;
+            e[i].value = v[i];
+            Py_DECREF(old);
+        }
+        if (!ok || fill_codes(&e[K_HAND].value, g->hand[s], g->hlen[s]) < 0 || fill_ints(&e[K_HAND_SIZES].value, g, 0) < 0
+            || fill_ints(&e[K_UNO].value, g, 1) < 0 || fill_ints(&e[K_SCORES].value, g, 2) < 0
+            || fill_codes(&e[K_DISCARD].value, g->discard, g->dlen) < 0 || fill_legal(g, r, &e[K_LEGAL_ACTIONS].value) < 0) {
+            Py_DECREF(d);
+            return NULL;
+        }
+        r->obs = d;
+        r->tag = dict_tag(d);
+        return Py_NewRef(d);
+    }
+#endif
+    return core_observation(g, NULL);
+}
+
+static void recycler_clear(Recycler *r) {
+    Py_CLEAR(r->obs);
+    for (int u = 0; u < 2; u++)
+        for (int id = 0; id < NUM_ACTIONS; id++) Py_CLEAR(r->pool[u][id]);
+}
+
 static PyObject *core_apply(Core *g, PyObject *action) {
     if (check_ready(g) < 0) return NULL;
     if (g->over) return illegal(g, "over", action);
@@ -2155,6 +2359,7 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
         return NULL;
     }
     PyObject *result = NULL;
+    Recycler rc = {0};
     while (!g->over) {
         long b = PyLong_AsLong(PyList_GET_ITEM(seat_bot, g->seat));
         if (b == -1 && PyErr_Occurred()) goto done;
@@ -2177,7 +2382,7 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
         }
         /* a snapshot for a seat that opts in to them, else a fresh plain dict */
         PyObject *observation =
-            PyList_GET_ITEM(lazy, b) == Py_True ? core_snapshot(g, NULL) : core_observation(g, NULL);
+            PyList_GET_ITEM(lazy, b) == Py_True ? core_snapshot(g, NULL) : recycled_observation(g, &rc);
         if (!observation) goto done;
         if (on_step != Py_None) {
             PyObject *ev = materialize_events(g), *ac = ev ? materialize_actions(g) : NULL;
@@ -2256,6 +2461,7 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
     }
     result = PyLong_FromLongLong(decisions);
 done:
+    recycler_clear(&rc);
     return result;
 }
 
@@ -3101,6 +3307,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     }
     for (int i = 0; i < N_OBS_KEYS; i++) OBS_KEYS[i] = keys[i];
     if (obs_init() < 0) return NULL;
+    if ((OBS_RECYCLE = OBS_IN_PLACE ? recycle_check() : 0) < 0) return NULL;
     if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&SnapType) < 0 || PyType_Ready(&ObservationsType) < 0 ||
         PyType_Ready(&AECBaseType) < 0 || PyType_Ready(&AgentIterType) < 0)
         return NULL;
@@ -3120,6 +3327,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (PyModule_AddObject(m, "SNAPSHOT_KEYS", Py_NewRef(SNAP_KEYS)) < 0) return NULL;
     PyModule_AddIntConstant(m, "NUM_ACTIONS", NUM_ACTIONS);
     PyModule_AddIntConstant(m, "OBSERVATION_IN_PLACE", OBS_IN_PLACE);
+    PyModule_AddIntConstant(m, "OBSERVATION_RECYCLED", OBS_RECYCLE);
     PyModule_AddStringConstant(m, "SOURCE_SHA256", CORE_SOURCE_SHA256);
     return m;
 }
