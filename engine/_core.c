@@ -2008,17 +2008,22 @@ static PyTypeObject SnapType = {
 /* The turn loop's observation, recycled. core_play_turns hands each plain seat a fresh
  * observation (core_observation's content: BOT_CONTRACT.md's 17 keys, new lists, new action
  * dicts) but builds it in the objects of the one it handed out before when nothing else can
- * see them any more: after the reply was matched and carried out, a dict only the loop refers
- * to (refcount 1) whose ma_version_tag is the one it had when handed out (CPython gives a dict
- * a new, never reused tag at every insertion, deletion, replaced value or clear) still holds
- * the 17 keys and the values written, so its values are rewritten in place (as obs_dict writes
- * a template's copy); each of its lists only it refers to is cleared and refilled (the list
- * keeps no state but its items); each action dict of the listing only that list refers to,
- * with its tag unchanged, is a copy of TEMPLATE still and goes to a pool of such copies, from
- * which a later listing takes its dicts before copying TEMPLATE. Anything else (a dict, list
- * or action dict a bot kept or changed) is dropped, never written again, and its slot built
- * anew. CPython 3.11 and 3.12 only (OBS_IN_PLACE, and obs_init checks the tag's behaviour at
- * import); elsewhere the loop builds each observation with core_observation. */
+ * see them any more. Once the reply was matched and carried out, the dict is reused if only
+ * the loop refers to it (refcount 1) and its ma_version_tag is the one it had when handed out
+ * (CPython gives a dict a new tag, never one it gave before, at every insertion, deletion,
+ * replaced value or clear): it holds the 17 keys and the values written, so the values are
+ * rewritten in place, as obs_dict writes a template's copy. Each of its lists only it refers
+ * to is refilled (a list has no state but its items: items already right are left as they
+ * are). Each action dict of the listing only that list refers to, with its tag unchanged, is
+ * still a copy of TEMPLATE: it goes to the pool of its shape (its list of keys), and a later
+ * listing takes a dict of the shape it needs from the pool, writing the values of the action
+ * it stands for, before it copies TEMPLATE. Anything else (a dict, list or action dict a bot
+ * kept or changed) is dropped, never written again, and built anew. CPython 3.11 and 3.12 only
+ * (OBS_IN_PLACE; recycle_check tests the tags and the action dicts' layout at import);
+ * elsewhere the loop builds each observation with core_observation. */
+#define N_SHAPES 8  /* (7: draw..challenge; a play, wild or not, with "uno" or not; a swap; a colour) */
+#define POOL_SIZE 64
+
 typedef struct {
     PyObject *obs;                       /* the observation last handed out (a reference), or NULL */
     uint64_t tag;                        /* its ma_version_tag then */
@@ -2026,12 +2031,25 @@ typedef struct {
     uint8_t ids[NUM_ACTIONS];
     PyObject *acts[NUM_ACTIONS];
     uint64_t tags[NUM_ACTIONS];
-    PyObject *pool[2][NUM_ACTIONS];      /* unchanged copies of TEMPLATE[uno][id] nobody else refers to */
+    int npool[N_SHAPES];                 /* copies of a TEMPLATE of each shape nobody else refers to */
+    PyObject *pool[N_SHAPES][POOL_SIZE];
 } Recycler;
 
 static int OBS_RECYCLE;
 
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+static PyObject *CARD_CODE[DECK_SIZE];   /* CODE[DECK[card]] */
+static int8_t SHAPE[2][NUM_ACTIONS];     /* TEMPLATE[uno][id]'s list of keys, a number */
+static int8_t ACT_LEN[2][NUM_ACTIONS];   /* its length */
+
+/* the entries of action dict ``d`` when laid out as a copy of a TEMPLATE of ``n`` keys, else NULL */
+static ObsEntry *act_entries(PyObject *d, Py_ssize_t n) {
+    PyDictObject *mp = (PyDictObject *)d;
+    ObsKeys *k = (ObsKeys *)mp->ma_keys;
+    if (mp->ma_values || mp->ma_used != n || k->dk_kind != OBS_UNICODE_KIND || k->dk_nentries != n) return NULL;
+    return (ObsEntry *)(k->dk_indices + ((size_t)1 << k->dk_log2_index_bytes));
+}
+
 static inline uint64_t dict_tag(PyObject *d) {
     _Py_COMP_DIAG_PUSH
     _Py_COMP_DIAG_IGNORE_DEPR_DECLS
@@ -2039,8 +2057,11 @@ static inline uint64_t dict_tag(PyObject *d) {
     _Py_COMP_DIAG_POP
 }
 
-/* CPython's tag as relied on: a copy of OBS_TEMPLATE gets a new one at a replaced value, a deletion and a clear */
+/* 1 if recycling works as relied on: a copy of OBS_TEMPLATE gets a new tag at a replaced value, a
+ * deletion and a clear; a copy of each TEMPLATE holds its keys and values in order in a combined
+ * table (a pooled copy is rewritten in place). Sets the tables recycling reads. */
 static int recycle_check(void) {
+    for (int c = 0; c < DECK_SIZE; c++) CARD_CODE[c] = CODE[DECK[c]];
     PyObject *d = PyDict_Copy(OBS_TEMPLATE);
     if (!d) return -1;
     uint64_t t0 = dict_tag(d);
@@ -2052,6 +2073,34 @@ static int recycle_check(void) {
     ok = ok && t1 != t0 && t2 != t1 && t2 != t0 && dict_tag(d) != t2 && dict_tag(d) != t0;
     Py_DECREF(d);
     if (PyErr_Occurred()) return -1;
+    PyObject *first[N_SHAPES];  /* a TEMPLATE of each shape */
+    int shapes = 0;
+    for (int uno = 0; ok && uno < 2; uno++) {
+        for (int id = 0; ok && id < NUM_ACTIONS; id++) {
+            PyObject *t = TEMPLATE[uno][id], *c = PyDict_Copy(t);
+            if (!c) return -1;
+            Py_ssize_t n = PyDict_GET_SIZE(t);
+            ObsEntry *te = act_entries(t, n), *e = act_entries(c, n);
+            ok = te && e;
+            for (Py_ssize_t j = 0; ok && j < n; j++) ok = e[j].key == te[j].key && e[j].value == te[j].value;
+            Py_DECREF(c);
+            int k = 0;
+            while (ok && k < shapes) {
+                Py_ssize_t m = PyDict_GET_SIZE(first[k]);
+                ObsEntry *fe = act_entries(first[k], m);
+                int same = m == n;
+                for (Py_ssize_t j = 0; same && j < n; j++) same = fe[j].key == te[j].key;
+                if (same) break;
+                k++;
+            }
+            if (ok && k == shapes) {
+                if (shapes == N_SHAPES) { ok = 0; break; }
+                first[shapes++] = t;
+            }
+            SHAPE[uno][id] = (int8_t)k;
+            ACT_LEN[uno][id] = (int8_t)n;
+        }
+    }
     return ok;
 }
 
@@ -2095,8 +2144,65 @@ static void end_items(PyObject *l, Py_ssize_t n) {
 static int fill_codes(PyObject **slot, const uint8_t *ids, int len) {
     PyObject *l = slot_list(slot, len, 8);
     if (!l) return -1;
-    for (int i = 0; i < len; i++) put_borrowed(l, i, CODE[DECK[ids[i]]]);
+    PyObject **items = ((PyListObject *)l)->ob_item;
+    int i = 0, same = (int)Py_MIN(len, Py_SIZE(l));
+    for (; i < same; i++) {  /* the discard pile mostly grows at its end: most items are in place */
+        PyObject *v = CARD_CODE[ids[i]], *old = items[i];
+        if (old != v) {
+            items[i] = Py_NewRef(v);
+            Py_DECREF(old);
+        }
+    }
+    for (; i < len; i++) items[i] = Py_NewRef(CARD_CODE[ids[i]]);
     end_items(l, len);
+    return 0;
+}
+
+/* a list of the game's ``n`` ints ``v`` (hand sizes, scores: of any size) */
+static int fill_ints(PyObject **slot, int n, const long long *v) {
+    PyObject *l = slot_list(slot, n, 0);
+    if (!l) return -1;
+    for (int s = 0; s < n; s++) {
+        if (v[s] >= 0 && v[s] < 256) {
+            put_borrowed(l, s, SMALL_INT[v[s]]);
+        } else {
+            PyObject *x = PyLong_FromLongLong(v[s]);
+            if (!x) {
+                if (s > Py_SIZE(l)) Py_SET_SIZE(l, s);
+                return -1;
+            }
+            put_item(l, s, x);
+        }
+    }
+    end_items(l, n);
+    return 0;
+}
+
+static int fill_bools(PyObject **slot, int n, const uint8_t *v) {
+    PyObject *l = slot_list(slot, n, 0);
+    if (!l) return -1;
+    for (int s = 0; s < n; s++) put_borrowed(l, s, v[s] ? Py_True : Py_False);
+    end_items(l, n);
+    return 0;
+}
+
+/* entry ``e`` of the observation holds ``v`` (borrowed) */
+static inline void set_entry(ObsEntry *e, PyObject *v) {
+    PyObject *old = e->value;
+    if (old == v) return;
+    e->value = Py_NewRef(v);
+    Py_DECREF(old);
+}
+
+static inline int set_int(ObsEntry *e, long v) {
+    if (v >= 0 && v < 256) {
+        set_entry(e, SMALL_INT[v]);
+        return 0;
+    }
+    PyObject *x = PyLong_FromLong(v), *old = e->value;
+    if (!x) return -1;
+    e->value = x;
+    Py_DECREF(old);
     return 0;
 }
 
@@ -2109,8 +2215,10 @@ static int fill_legal(Core *g, Recycler *r, PyObject **slot) {
         PyObject **items = ((PyListObject *)l)->ob_item;
         Py_ssize_t len = Py_SIZE(l);
         for (Py_ssize_t i = 0; i < len && i < r->nlegal; i++) {
-            PyObject *a = items[i], **p = &r->pool[r->uno][r->ids[i]];
-            if (a == r->acts[i] && !*p && Py_REFCNT(a) == 1 && dict_tag(a) == r->tags[i]) *p = Py_NewRef(a);
+            PyObject *a = items[i];
+            int shape = SHAPE[r->uno][r->ids[i]];
+            if (a == r->acts[i] && r->npool[shape] < POOL_SIZE && Py_REFCNT(a) == 1 && dict_tag(a) == r->tags[i])
+                r->pool[shape][r->npool[shape]++] = Py_NewRef(a);
         }
     }
     r->nlegal = 0;
@@ -2119,10 +2227,22 @@ static int fill_legal(Core *g, Recycler *r, PyObject **slot) {
     if (!(l = slot_list(slot, n, 8))) return -1;
     for (int i = 0; i < n; i++) {
         int id = g->legal[i];
-        PyObject **p = &r->pool[uno][id], *a = *p;
-        if (a) {
-            *p = NULL;
-        } else if (!(a = PyDict_Copy(TEMPLATE[uno][id]))) {
+        int shape = SHAPE[uno][id], n_keys = ACT_LEN[uno][id];
+        PyObject *a = NULL;
+        if (r->npool[shape]) {
+            /* a copy of a TEMPLATE of these keys, unchanged: given the values of this one */
+            a = r->pool[shape][--r->npool[shape]];
+            ObsEntry *e = act_entries(a, n_keys), *te = act_entries(TEMPLATE[uno][id], n_keys);
+            for (int j = 0; e && j < n_keys; j++) {
+                PyObject *old = e[j].value;
+                if (old != te[j].value) {
+                    e[j].value = Py_NewRef(te[j].value);
+                    Py_DECREF(old);
+                }
+            }
+            if (!e) Py_CLEAR(a);
+        }
+        if (!a && !(a = PyDict_Copy(TEMPLATE[uno][id]))) {
             if (i > Py_SIZE(l)) Py_SET_SIZE(l, i);
             return -1;
         }
@@ -2137,25 +2257,18 @@ static int fill_legal(Core *g, Recycler *r, PyObject **slot) {
     return 0;
 }
 
-static int fill_ints(PyObject **slot, Core *g, int which) {
-    PyObject *l = slot_list(slot, g->n, 0);
-    if (!l) return -1;
-    for (int s = 0; s < g->n; s++) {
-        PyObject *v = which == 0 ? small_int(g->hlen[s]) : which == 1 ? PyBool_FromLong(g->uno[s])
-                                                                      : PyLong_FromLongLong(g->scores[s]);
-        if (!v) {
-            if (s > Py_SIZE(l)) Py_SET_SIZE(l, s);
-            return -1;
-        }
-        put_item(l, s, v);
-    }
-    end_items(l, g->n);
-    return 0;
+static void recycler_clear(Recycler *r) {
+    Py_CLEAR(r->obs);
+    for (int k = 0; k < N_SHAPES; k++)
+        while (r->npool[k]) Py_DECREF(r->pool[k][--r->npool[k]]);
 }
+#else
+static int recycle_check(void) { return 0; }
+static void recycler_clear(Recycler *r) {}
 #endif
 
 /* core_observation's observation for the seat asked now, in the objects of ``r->obs`` where they can be reused */
-static PyObject *recycled_observation(Core *g, Recycler *r) {
+static Py_NO_INLINE PyObject *recycled_observation(Core *g, Recycler *r) {
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
     if (OBS_RECYCLE) {
         PyObject *d = r->obs;
@@ -2170,27 +2283,20 @@ static PyObject *recycled_observation(Core *g, Recycler *r) {
             }
             if (!PyObject_GC_IsTracked(d)) PyObject_GC_Track(d);
         }
-        int s = g->seat, dec = g->decision;
-        PyObject *v[N_OBS_KEYS] = {
-            small_int(s), small_int(g->n), NULL, Py_NewRef(CODE[DECK[g->discard[g->dlen - 1]]]), color_obj(g->color),
-            PyLong_FromLong(g->direction), small_int(g->current), NULL, NULL, NULL, small_int(g->pile_count), NULL,
-            small_int(dec == D_STACK || dec == D_CHALLENGE ? g->pending : 0), PyLong_FromLong(g->round),
-            small_int(g->dealer), Py_NewRef(DECISION_STR[dec]), NULL};
-        int ok = 1;
-        for (int i = 0; i < N_OBS_KEYS; i++) {
-            if (!v[i]) {
-                if (i == K_HAND || i == K_HAND_SIZES || i == K_UNO || i == K_SCORES || i == K_DISCARD
-                    || i == K_LEGAL_ACTIONS)
-                    continue;
-                ok = 0;
-                continue;
-            }
-            PyObject *old = e[i].value;
-            e[i].value = v[i];
-            Py_DECREF(old);
-        }
-        if (!ok || fill_codes(&e[K_HAND].value, g->hand[s], g->hlen[s]) < 0 || fill_ints(&e[K_HAND_SIZES].value, g, 0) < 0
-            || fill_ints(&e[K_UNO].value, g, 1) < 0 || fill_ints(&e[K_SCORES].value, g, 2) < 0
+        int s = g->seat, dec = g->decision, n = g->n;
+        long long sizes[MAX_SEATS];
+        for (int t = 0; t < n; t++) sizes[t] = g->hlen[t];
+        set_entry(&e[K_SEAT], SMALL_INT[s]);
+        set_entry(&e[K_PLAYERS], SMALL_INT[n]);
+        set_entry(&e[K_TOP_CARD], CARD_CODE[g->discard[g->dlen - 1]]);
+        set_entry(&e[K_COLOR], g->color < 0 ? Py_None : COLOR_STR[g->color]);
+        set_entry(&e[K_CURRENT], SMALL_INT[g->current]);
+        set_entry(&e[K_DECISION], DECISION_STR[dec]);
+        if (set_int(&e[K_DIRECTION], g->direction) < 0 || set_int(&e[K_DRAW_PILE], g->pile_count) < 0
+            || set_int(&e[K_PENDING_DRAW], dec == D_STACK || dec == D_CHALLENGE ? g->pending : 0) < 0
+            || set_int(&e[K_ROUND], g->round) < 0 || set_int(&e[K_DEALER], g->dealer) < 0
+            || fill_codes(&e[K_HAND].value, g->hand[s], g->hlen[s]) < 0 || fill_ints(&e[K_HAND_SIZES].value, n, sizes) < 0
+            || fill_bools(&e[K_UNO].value, n, g->uno) < 0 || fill_ints(&e[K_SCORES].value, n, g->scores) < 0
             || fill_codes(&e[K_DISCARD].value, g->discard, g->dlen) < 0 || fill_legal(g, r, &e[K_LEGAL_ACTIONS].value) < 0) {
             Py_DECREF(d);
             return NULL;
@@ -2203,11 +2309,6 @@ static PyObject *recycled_observation(Core *g, Recycler *r) {
     return core_observation(g, NULL);
 }
 
-static void recycler_clear(Recycler *r) {
-    Py_CLEAR(r->obs);
-    for (int u = 0; u < 2; u++)
-        for (int id = 0; id < NUM_ACTIONS; id++) Py_CLEAR(r->pool[u][id]);
-}
 
 static PyObject *core_apply(Core *g, PyObject *action) {
     if (check_ready(g) < 0) return NULL;
@@ -2359,7 +2460,10 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
         return NULL;
     }
     PyObject *result = NULL;
-    Recycler rc = {0};
+    Recycler rc;  /* (its arrays are written before they are read) */
+    rc.obs = NULL;
+    rc.nlegal = 0;
+    memset(rc.npool, 0, sizeof rc.npool);
     while (!g->over) {
         long b = PyLong_AsLong(PyList_GET_ITEM(seat_bot, g->seat));
         if (b == -1 && PyErr_Occurred()) goto done;

@@ -143,7 +143,7 @@ def _mutate(rng: random.Random, observation: dict[str, Any], reply: dict[str, An
     """One change of the kinds a bot may make to what it was handed (and then drop)."""
     legal = observation["legal_actions"]
     others = [a for a in legal if a is not reply]
-    how = rng.randrange(16)
+    how = rng.randrange(17)
     if how == 0:
         del observation[rng.choice(list(observation))]
     elif how == 1:
@@ -166,19 +166,24 @@ def _mutate(rng: random.Random, observation: dict[str, Any], reply: dict[str, An
         a = rng.choice(others)
         a.pop("type")
         a["type"] = "draw"  # the same content, changed and restored
-    elif how == 10:
+    elif how == 10 and others:
+        a = rng.choice(others)
+        items = list(a.items())
+        a.clear()
+        a.update((key.upper(), value) for key, value in items)  # as many keys, other ones
+    elif how == 11:
         saved = dict(observation)
         observation.clear()
         observation.update(saved)  # the same keys, values and order again
-    elif how == 11:
-        observation["hand"] = list(observation["hand"])
     elif how == 12:
-        observation["seat"] = observation.pop("seat")  # last now
+        observation["hand"] = list(observation["hand"])
     elif how == 13:
+        observation["seat"] = observation.pop("seat")  # last now
+    elif how == 14:
         saved = dict(observation)
         observation.clear()
         observation.update(reversed(saved.items()))  # the same keys, the other way round
-    elif how == 14:
+    elif how == 15:
         legal.append(legal[0])
         legal.append({"type": "pass"})
     else:
