@@ -2005,6 +2005,311 @@ static PyTypeObject SnapType = {
     .tp_methods = snap_methods,
 };
 
+/* The turn loop's observation, recycled. core_play_turns hands each plain seat a fresh
+ * observation (core_observation's content: BOT_CONTRACT.md's 17 keys, new lists, new action
+ * dicts) but builds it in the objects of the one it handed out before when nothing else can
+ * see them any more. Once the reply was matched and carried out, the dict is reused if only
+ * the loop refers to it (refcount 1) and its ma_version_tag is the one it had when handed out
+ * (CPython gives a dict a new tag, never one it gave before, at every insertion, deletion,
+ * replaced value or clear): it holds the 17 keys and the values written, so the values are
+ * rewritten in place, as obs_dict writes a template's copy. Each of its lists only it refers
+ * to is refilled (a list has no state but its items: items already right are left as they
+ * are). Each action dict of the listing only that list refers to, with its tag unchanged, is
+ * still a copy of TEMPLATE: it goes to the pool of its shape (its list of keys), and a later
+ * listing takes a dict of the shape it needs from the pool, writing the values of the action
+ * it stands for, before it copies TEMPLATE. Anything else (a dict, list or action dict a bot
+ * kept or changed) is dropped, never written again, and built anew. CPython 3.11 and 3.12 only
+ * (OBS_IN_PLACE; recycle_check tests the tags and the action dicts' layout at import);
+ * elsewhere the loop builds each observation with core_observation. */
+#define N_SHAPES 8  /* (7: draw..challenge; a play, wild or not, with "uno" or not; a swap; a colour) */
+#define POOL_SIZE 64
+
+typedef struct {
+    PyObject *obs;                       /* the observation last handed out (a reference), or NULL */
+    uint64_t tag;                        /* its ma_version_tag then */
+    int nlegal, uno;                     /* its legal actions: ids, dicts (identity only), their tags */
+    uint8_t ids[NUM_ACTIONS];
+    PyObject *acts[NUM_ACTIONS];
+    uint64_t tags[NUM_ACTIONS];
+    int npool[N_SHAPES];                 /* copies of a TEMPLATE of each shape nobody else refers to */
+    PyObject *pool[N_SHAPES][POOL_SIZE];
+} Recycler;
+
+static int OBS_RECYCLE;
+
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+static PyObject *CARD_CODE[DECK_SIZE];   /* CODE[DECK[card]] */
+static int8_t SHAPE[2][NUM_ACTIONS];     /* TEMPLATE[uno][id]'s list of keys, a number */
+static int8_t ACT_LEN[2][NUM_ACTIONS];   /* its length */
+
+/* the entries of action dict ``d`` when laid out as a copy of a TEMPLATE of ``n`` keys, else NULL */
+static ObsEntry *act_entries(PyObject *d, Py_ssize_t n) {
+    PyDictObject *mp = (PyDictObject *)d;
+    ObsKeys *k = (ObsKeys *)mp->ma_keys;
+    if (mp->ma_values || mp->ma_used != n || k->dk_kind != OBS_UNICODE_KIND || k->dk_nentries != n) return NULL;
+    return (ObsEntry *)(k->dk_indices + ((size_t)1 << k->dk_log2_index_bytes));
+}
+
+static inline uint64_t dict_tag(PyObject *d) {
+    _Py_COMP_DIAG_PUSH
+    _Py_COMP_DIAG_IGNORE_DEPR_DECLS
+    return ((PyDictObject *)d)->ma_version_tag;
+    _Py_COMP_DIAG_POP
+}
+
+/* 1 if recycling works as relied on: a copy of OBS_TEMPLATE gets a new tag at a replaced value, a
+ * deletion and a clear; a copy of each TEMPLATE holds its keys and values in order in a combined
+ * table (a pooled copy is rewritten in place). Sets the tables recycling reads. */
+static int recycle_check(void) {
+    for (int c = 0; c < DECK_SIZE; c++) CARD_CODE[c] = CODE[DECK[c]];
+    PyObject *d = PyDict_Copy(OBS_TEMPLATE);
+    if (!d) return -1;
+    uint64_t t0 = dict_tag(d);
+    int ok = PyDict_SetItem(d, OBS_KEYS[0], Py_False) == 0;
+    uint64_t t1 = dict_tag(d);
+    ok = ok && PyDict_DelItem(d, OBS_KEYS[0]) == 0;
+    uint64_t t2 = dict_tag(d);
+    PyDict_Clear(d);
+    ok = ok && t1 != t0 && t2 != t1 && t2 != t0 && dict_tag(d) != t2 && dict_tag(d) != t0;
+    Py_DECREF(d);
+    if (PyErr_Occurred()) return -1;
+    PyObject *first[N_SHAPES];  /* a TEMPLATE of each shape */
+    int shapes = 0;
+    for (int uno = 0; ok && uno < 2; uno++) {
+        for (int id = 0; ok && id < NUM_ACTIONS; id++) {
+            PyObject *t = TEMPLATE[uno][id], *c = PyDict_Copy(t);
+            if (!c) return -1;
+            Py_ssize_t n = PyDict_GET_SIZE(t);
+            ObsEntry *te = act_entries(t, n), *e = act_entries(c, n);
+            ok = te && e;
+            for (Py_ssize_t j = 0; ok && j < n; j++) ok = e[j].key == te[j].key && e[j].value == te[j].value;
+            Py_DECREF(c);
+            int k = 0;
+            while (ok && k < shapes) {
+                Py_ssize_t m = PyDict_GET_SIZE(first[k]);
+                ObsEntry *fe = act_entries(first[k], m);
+                int same = m == n;
+                for (Py_ssize_t j = 0; same && j < n; j++) same = fe[j].key == te[j].key;
+                if (same) break;
+                k++;
+            }
+            if (ok && k == shapes) {
+                if (shapes == N_SHAPES) { ok = 0; break; }
+                first[shapes++] = t;
+            }
+            SHAPE[uno][id] = (int8_t)k;
+            ACT_LEN[uno][id] = (int8_t)n;
+        }
+    }
+    return ok;
+}
+
+/* list ``*slot`` made ready for ``n`` items (written with put_item, then end_items): itself when only
+ * the observation refers to it and it has room, else a new one (``spare`` more places) in the slot */
+static PyObject *slot_list(PyObject **slot, Py_ssize_t n, Py_ssize_t spare) {
+    PyObject *l = *slot;
+    if (Py_REFCNT(l) == 1 && PyList_CheckExact(l) && ((PyListObject *)l)->allocated >= n) return l;
+    PyObject *fresh = PyList_New(n + spare);
+    if (!fresh) return NULL;
+    Py_SET_SIZE(fresh, 0);  /* its items are NULL: put_item writes them */
+    *slot = fresh;
+    Py_DECREF(l);
+    return fresh;
+}
+
+/* item ``i`` of list ``l`` is ``v`` (a new reference, stolen); past the list's end a place of its room */
+static inline void put_item(PyObject *l, Py_ssize_t i, PyObject *v) {
+    PyObject **p = ((PyListObject *)l)->ob_item + i;
+    if (i < Py_SIZE(l)) {
+        PyObject *old = *p;
+        *p = v;
+        Py_DECREF(old);
+    } else {
+        *p = v;
+    }
+}
+
+static inline void put_borrowed(PyObject *l, Py_ssize_t i, PyObject *v) {
+    if (i < Py_SIZE(l) && ((PyListObject *)l)->ob_item[i] == v) return;
+    put_item(l, i, Py_NewRef(v));
+}
+
+/* list ``l`` holds the ``n`` items written, the ones past them dropped (after the list ends short of them) */
+static void end_items(PyObject *l, Py_ssize_t n) {
+    Py_ssize_t old = Py_SIZE(l);
+    Py_SET_SIZE(l, n);
+    for (Py_ssize_t i = n; i < old; i++) Py_DECREF(((PyListObject *)l)->ob_item[i]);
+}
+
+static int fill_codes(PyObject **slot, const uint8_t *ids, int len) {
+    PyObject *l = slot_list(slot, len, 8);
+    if (!l) return -1;
+    PyObject **items = ((PyListObject *)l)->ob_item;
+    int i = 0, same = (int)Py_MIN(len, Py_SIZE(l));
+    for (; i < same; i++) {  /* the discard pile mostly grows at its end: most items are in place */
+        PyObject *v = CARD_CODE[ids[i]], *old = items[i];
+        if (old != v) {
+            items[i] = Py_NewRef(v);
+            Py_DECREF(old);
+        }
+    }
+    for (; i < len; i++) items[i] = Py_NewRef(CARD_CODE[ids[i]]);
+    end_items(l, len);
+    return 0;
+}
+
+/* a list of the game's ``n`` ints ``v`` (hand sizes, scores: of any size) */
+static int fill_ints(PyObject **slot, int n, const long long *v) {
+    PyObject *l = slot_list(slot, n, 0);
+    if (!l) return -1;
+    for (int s = 0; s < n; s++) {
+        if (v[s] >= 0 && v[s] < 256) {
+            put_borrowed(l, s, SMALL_INT[v[s]]);
+        } else {
+            PyObject *x = PyLong_FromLongLong(v[s]);
+            if (!x) {
+                if (s > Py_SIZE(l)) Py_SET_SIZE(l, s);
+                return -1;
+            }
+            put_item(l, s, x);
+        }
+    }
+    end_items(l, n);
+    return 0;
+}
+
+static int fill_bools(PyObject **slot, int n, const uint8_t *v) {
+    PyObject *l = slot_list(slot, n, 0);
+    if (!l) return -1;
+    for (int s = 0; s < n; s++) put_borrowed(l, s, v[s] ? Py_True : Py_False);
+    end_items(l, n);
+    return 0;
+}
+
+/* entry ``e`` of the observation holds ``v`` (borrowed) */
+static inline void set_entry(ObsEntry *e, PyObject *v) {
+    PyObject *old = e->value;
+    if (old == v) return;
+    e->value = Py_NewRef(v);
+    Py_DECREF(old);
+}
+
+static inline int set_int(ObsEntry *e, long v) {
+    if (v >= 0 && v < 256) {
+        set_entry(e, SMALL_INT[v]);
+        return 0;
+    }
+    PyObject *x = PyLong_FromLong(v), *old = e->value;
+    if (!x) return -1;
+    e->value = x;
+    Py_DECREF(old);
+    return 0;
+}
+
+/* the listing of the legal actions: the pool's dicts where it has them, else copies of TEMPLATE */
+static int fill_legal(Core *g, Recycler *r, PyObject **slot) {
+    PyObject *l = *slot;
+    if (Py_REFCNT(l) == 1 && PyList_CheckExact(l)) {
+        /* the dicts handed out last that nobody kept or changed go to the pool (the list keeps them
+         * until overwritten: it stays whole while dicts it drops are freed) */
+        PyObject **items = ((PyListObject *)l)->ob_item;
+        Py_ssize_t len = Py_SIZE(l);
+        for (Py_ssize_t i = 0; i < len && i < r->nlegal; i++) {
+            PyObject *a = items[i];
+            int shape = SHAPE[r->uno][r->ids[i]];
+            if (a == r->acts[i] && r->npool[shape] < POOL_SIZE && Py_REFCNT(a) == 1 && dict_tag(a) == r->tags[i])
+                r->pool[shape][r->npool[shape]++] = Py_NewRef(a);
+        }
+    }
+    r->nlegal = 0;
+    compute_legal(g);
+    int n = g->nlegal, uno = g->legal_uno;
+    if (!(l = slot_list(slot, n, 8))) return -1;
+    for (int i = 0; i < n; i++) {
+        int id = g->legal[i];
+        int shape = SHAPE[uno][id], n_keys = ACT_LEN[uno][id];
+        PyObject *a = NULL;
+        if (r->npool[shape]) {
+            /* a copy of a TEMPLATE of these keys, unchanged: given the values of this one */
+            a = r->pool[shape][--r->npool[shape]];
+            ObsEntry *e = act_entries(a, n_keys), *te = act_entries(TEMPLATE[uno][id], n_keys);
+            for (int j = 0; e && j < n_keys; j++) {
+                PyObject *old = e[j].value;
+                if (old != te[j].value) {
+                    e[j].value = Py_NewRef(te[j].value);
+                    Py_DECREF(old);
+                }
+            }
+            if (!e) Py_CLEAR(a);
+        }
+        if (!a && !(a = PyDict_Copy(TEMPLATE[uno][id]))) {
+            if (i > Py_SIZE(l)) Py_SET_SIZE(l, i);
+            return -1;
+        }
+        put_item(l, i, a);
+        r->ids[i] = (uint8_t)id;
+        r->acts[i] = a;
+        r->tags[i] = dict_tag(a);
+    }
+    end_items(l, n);
+    r->nlegal = n;
+    r->uno = uno;
+    return 0;
+}
+
+static void recycler_clear(Recycler *r) {
+    Py_CLEAR(r->obs);
+    for (int k = 0; k < N_SHAPES; k++)
+        while (r->npool[k]) Py_DECREF(r->pool[k][--r->npool[k]]);
+}
+#else
+static int recycle_check(void) { return 0; }
+static void recycler_clear(Recycler *r) {}
+#endif
+
+/* core_observation's observation for the seat asked now, in the objects of ``r->obs`` where they can be reused */
+static Py_NO_INLINE PyObject *recycled_observation(Core *g, Recycler *r) {
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+    if (OBS_RECYCLE) {
+        PyObject *d = r->obs;
+        r->obs = NULL;
+        ObsEntry *e = d && Py_REFCNT(d) == 1 && dict_tag(d) == r->tag ? obs_entries(d) : NULL;
+        if (!e) {
+            Py_XDECREF(d);
+            if (!(d = PyDict_Copy(OBS_TEMPLATE))) return NULL;
+            if (!(e = obs_entries(d))) {
+                Py_DECREF(d);
+                return core_observation(g, NULL);
+            }
+            if (!PyObject_GC_IsTracked(d)) PyObject_GC_Track(d);
+        }
+        int s = g->seat, dec = g->decision, n = g->n;
+        long long sizes[MAX_SEATS];
+        for (int t = 0; t < n; t++) sizes[t] = g->hlen[t];
+        set_entry(&e[K_SEAT], SMALL_INT[s]);
+        set_entry(&e[K_PLAYERS], SMALL_INT[n]);
+        set_entry(&e[K_TOP_CARD], CARD_CODE[g->discard[g->dlen - 1]]);
+        set_entry(&e[K_COLOR], g->color < 0 ? Py_None : COLOR_STR[g->color]);
+        set_entry(&e[K_CURRENT], SMALL_INT[g->current]);
+        set_entry(&e[K_DECISION], DECISION_STR[dec]);
+        if (set_int(&e[K_DIRECTION], g->direction) < 0 || set_int(&e[K_DRAW_PILE], g->pile_count) < 0
+            || set_int(&e[K_PENDING_DRAW], dec == D_STACK || dec == D_CHALLENGE ? g->pending : 0) < 0
+            || set_int(&e[K_ROUND], g->round) < 0 || set_int(&e[K_DEALER], g->dealer) < 0
+            || fill_codes(&e[K_HAND].value, g->hand[s], g->hlen[s]) < 0 || fill_ints(&e[K_HAND_SIZES].value, n, sizes) < 0
+            || fill_bools(&e[K_UNO].value, n, g->uno) < 0 || fill_ints(&e[K_SCORES].value, n, g->scores) < 0
+            || fill_codes(&e[K_DISCARD].value, g->discard, g->dlen) < 0 || fill_legal(g, r, &e[K_LEGAL_ACTIONS].value) < 0) {
+            Py_DECREF(d);
+            return NULL;
+        }
+        r->obs = d;
+        r->tag = dict_tag(d);
+        return Py_NewRef(d);
+    }
+#endif
+    return core_observation(g, NULL);
+}
+
+
 static PyObject *core_apply(Core *g, PyObject *action) {
     if (check_ready(g) < 0) return NULL;
     if (g->over) return illegal(g, "over", action);
@@ -2169,6 +2474,10 @@ static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *s
         return NULL;
     }
     PyObject *result = NULL;
+    Recycler rc;  /* (its arrays are written before they are read) */
+    rc.obs = NULL;
+    rc.nlegal = 0;
+    memset(rc.npool, 0, sizeof rc.npool);
     while (!g->over) {
         long b = PyLong_AsLong(PyList_GET_ITEM(seat_bot, g->seat));
         if (b == -1 && PyErr_Occurred()) goto done;
@@ -2191,7 +2500,7 @@ static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *s
         }
         /* a snapshot for a seat that opts in to them, else a fresh plain dict */
         PyObject *observation =
-            PyList_GET_ITEM(lazy, b) == Py_True ? core_snapshot(g, NULL) : core_observation(g, NULL);
+            PyList_GET_ITEM(lazy, b) == Py_True ? core_snapshot(g, NULL) : recycled_observation(g, &rc);
         if (!observation) goto done;
         if (on_step != Py_None) {
             PyObject *ev = materialize_events(g), *ac = ev ? materialize_actions(g) : NULL;
@@ -2270,6 +2579,7 @@ static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *s
     }
     result = PyLong_FromLongLong(decisions);
 done:
+    recycler_clear(&rc);
     return result;
 }
 
@@ -3608,6 +3918,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     }
     for (int i = 0; i < N_OBS_KEYS; i++) OBS_KEYS[i] = keys[i];
     if (obs_init() < 0) return NULL;
+    if ((OBS_RECYCLE = OBS_IN_PLACE ? recycle_check() : 0) < 0) return NULL;
     if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&SnapType) < 0 || PyType_Ready(&ObservationsType) < 0 ||
         PyType_Ready(&AECBaseType) < 0 || PyType_Ready(&AgentIterType) < 0 || PyType_Ready(&GcPauseType) < 0)
         return NULL;
@@ -3629,6 +3940,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (PyModule_AddObject(m, "SNAPSHOT_KEYS", Py_NewRef(SNAP_KEYS)) < 0) return NULL;
     PyModule_AddIntConstant(m, "NUM_ACTIONS", NUM_ACTIONS);
     PyModule_AddIntConstant(m, "OBSERVATION_IN_PLACE", OBS_IN_PLACE);
+    PyModule_AddIntConstant(m, "OBSERVATION_RECYCLED", OBS_RECYCLE);
     PyModule_AddStringConstant(m, "SOURCE_SHA256", CORE_SOURCE_SHA256);
     return m;
 }

@@ -6,6 +6,8 @@ from typing import Any
 from engine.rules import Rules
 
 NUM_ACTIONS: int
+OBSERVATION_IN_PLACE: int
+OBSERVATION_RECYCLED: int
 SOURCE_SHA256: str
 SNAPSHOT_KEYS: tuple[str, ...]
 
