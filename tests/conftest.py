@@ -13,12 +13,26 @@ import time
 
 import pytest
 from testsupport import (
+    REQUIRE_SERVICES,
     SANDBOX_IMAGE,
     WorkerProcess,
     make_user,
     service_missing,
     start_worker_process,
 )
+
+
+@pytest.fixture
+def core_built():
+    """The compiled core engine._core is built: skip without it, fail under ARENA_REQUIRE_SERVICES=1
+    (CI must test both engines)."""
+    import engine.compiled
+
+    if engine.compiled._core is None:
+        why = f"the compiled core engine._core is not built ({engine.compiled.CORE_ERROR})"
+        if REQUIRE_SERVICES:
+            pytest.fail(f"{why}; CI must test both engines (ARENA_REQUIRE_SERVICES=1)", pytrace=False)
+        pytest.skip(why)
 
 
 @pytest.fixture(scope="session")

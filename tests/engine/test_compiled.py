@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from testsupport import REQUIRE_SERVICES
 from uno_scenarios import rule_sets
 
 import engine.compiled
@@ -35,13 +34,8 @@ from engine.snapshot import KEYS, Snapshot
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def core_built():
-    if engine.compiled._core is None:
-        why = f"the compiled core engine._core is not built ({engine.compiled.CORE_ERROR})"
-        if REQUIRE_SERVICES:
-            pytest.fail(f"{why}; CI must test both engines (ARENA_REQUIRE_SERVICES=1)", pytrace=False)
-        pytest.skip(why)
+#: every test here needs the compiled core (tests/conftest.py: core_built)
+pytestmark = pytest.mark.usefixtures("core_built")
 
 
 def _outcome(call, *args):

@@ -17,7 +17,6 @@ import sys
 from typing import Any
 
 import pytest
-from testsupport import REQUIRE_SERVICES
 
 import engine.compiled
 from engine.match import AgentSeat, play_match
@@ -30,13 +29,8 @@ RULE_SETS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def core_built():
-    if engine.compiled._core is None:
-        why = f"the compiled core engine._core is not built ({engine.compiled.CORE_ERROR})"
-        if REQUIRE_SERVICES:
-            pytest.fail(f"{why}; CI must test both engines (ARENA_REQUIRE_SERVICES=1)", pytrace=False)
-        pytest.skip(why)
+#: every test here needs the compiled core (tests/conftest.py: core_built)
+pytestmark = pytest.mark.usefixtures("core_built")
 
 
 def _exact(value: Any) -> str:
