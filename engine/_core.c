@@ -2104,6 +2104,36 @@ static int recycle_check(void) {
     return ok;
 }
 
+/* What a rebuild replaces is released only once the observation is whole (release_drops): a bot may have
+ * put its own objects into a list it was handed (the list stays reusable), and freeing one runs its
+ * finalizer, Python code that could reach a list being refilled (gc.get_objects) and clear or resize
+ * it under the loop's pointers. Objects whose freeing runs no Python code are released at once. */
+static PyObject *DROPS;
+
+static void drop(PyObject *o) {
+    if (Py_REFCNT(o) > 1 || PyUnicode_CheckExact(o) || PyLong_CheckExact(o) || o == Py_None) {
+        Py_DECREF(o);
+        return;
+    }
+    if (!DROPS) DROPS = PyList_New(0);
+    if (DROPS && PyList_Append(DROPS, o) == 0) {
+        Py_DECREF(o);
+        return;
+    }
+    PyErr_Clear();  /* no memory for the list: the object is kept for good (a leak, not a crash) */
+}
+
+/* release what the rebuild dropped (their finalizers may run now), keeping any exception set */
+static void release_drops(void) {
+    if (!DROPS || PyList_GET_SIZE(DROPS) == 0) return;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *d = DROPS;
+    DROPS = NULL;  /* a finalizer's own observation (a nested match) gets a list of its own */
+    Py_DECREF(d);
+    PyErr_Restore(type, value, tb);
+}
+
 /* list ``*slot`` made ready for ``n`` items (written with put_item, then end_items): itself when only
  * the observation refers to it and it has room, else a new one (``spare`` more places) in the slot */
 static PyObject *slot_list(PyObject **slot, Py_ssize_t n, Py_ssize_t spare) {
@@ -2113,7 +2143,7 @@ static PyObject *slot_list(PyObject **slot, Py_ssize_t n, Py_ssize_t spare) {
     if (!fresh) return NULL;
     Py_SET_SIZE(fresh, 0);  /* its items are NULL: put_item writes them */
     *slot = fresh;
-    Py_DECREF(l);
+    drop(l);
     return fresh;
 }
 
@@ -2123,7 +2153,7 @@ static inline void put_item(PyObject *l, Py_ssize_t i, PyObject *v) {
     if (i < Py_SIZE(l)) {
         PyObject *old = *p;
         *p = v;
-        Py_DECREF(old);
+        drop(old);
     } else {
         *p = v;
     }
@@ -2138,7 +2168,7 @@ static inline void put_borrowed(PyObject *l, Py_ssize_t i, PyObject *v) {
 static void end_items(PyObject *l, Py_ssize_t n) {
     Py_ssize_t old = Py_SIZE(l);
     Py_SET_SIZE(l, n);
-    for (Py_ssize_t i = n; i < old; i++) Py_DECREF(((PyListObject *)l)->ob_item[i]);
+    for (Py_ssize_t i = n; i < old; i++) drop(((PyListObject *)l)->ob_item[i]);
 }
 
 static int fill_codes(PyObject **slot, const uint8_t *ids, int len) {
@@ -2150,7 +2180,7 @@ static int fill_codes(PyObject **slot, const uint8_t *ids, int len) {
         PyObject *v = CARD_CODE[ids[i]], *old = items[i];
         if (old != v) {
             items[i] = Py_NewRef(v);
-            Py_DECREF(old);
+            drop(old);
         }
     }
     for (; i < len; i++) items[i] = Py_NewRef(CARD_CODE[ids[i]]);
@@ -2191,7 +2221,7 @@ static inline void set_entry(ObsEntry *e, PyObject *v) {
     PyObject *old = e->value;
     if (old == v) return;
     e->value = Py_NewRef(v);
-    Py_DECREF(old);
+    drop(old);
 }
 
 static inline int set_int(ObsEntry *e, long v) {
@@ -2202,7 +2232,7 @@ static inline int set_int(ObsEntry *e, long v) {
     PyObject *x = PyLong_FromLong(v), *old = e->value;
     if (!x) return -1;
     e->value = x;
-    Py_DECREF(old);
+    drop(old);
     return 0;
 }
 
@@ -2237,7 +2267,7 @@ static int fill_legal(Core *g, Recycler *r, PyObject **slot) {
                 PyObject *old = e[j].value;
                 if (old != te[j].value) {
                     e[j].value = Py_NewRef(te[j].value);
-                    Py_DECREF(old);
+                    drop(old);
                 }
             }
             if (!e) Py_CLEAR(a);
@@ -2299,11 +2329,13 @@ static Py_NO_INLINE PyObject *recycled_observation(Core *g, Recycler *r) {
             || fill_bools(&e[K_UNO].value, n, g->uno) < 0 || fill_ints(&e[K_SCORES].value, n, g->scores) < 0
             || fill_codes(&e[K_DISCARD].value, g->discard, g->dlen) < 0 || fill_legal(g, r, &e[K_LEGAL_ACTIONS].value) < 0) {
             Py_DECREF(d);
+            release_drops();
             return NULL;
         }
-        r->obs = d;
+        r->obs = Py_NewRef(d);
         r->tag = dict_tag(d);
-        return Py_NewRef(d);
+        release_drops();  /* finalizers run now may change the observation: then its tag tells */
+        return d;
     }
 #endif
     return core_observation(g, NULL);
@@ -3202,42 +3234,67 @@ static int aec_game_over(AECBase *e, Core *g) {
     if (!agents || !PyList_CheckExact(agents) || PyList_GET_SIZE(agents) != g->n || !cumulative ||
         !PyDict_CheckExact(cumulative) || !e->agent_selection)
         return 1;
-    int same = 1;
-    for (int s = 1; s < g->n; s++) same &= g->scores[s] == g->scores[0];
+    int same = 1, n = g->n;
+    for (int s = 1; s < n; s++) same &= g->scores[s] == g->scores[0];
     long ranks[MAX_SEATS];
     compute_ranks(g, ranks);
-    for (int s = 0; s < g->n; s++) {  /* no agent is asked any more */
+    /* writing the infos may run Python code (a dropped value's finalizer): the lists and dicts read
+     * after it are held, the agents' count checked again, and the game is over first (as _end does) */
+    e->live = 0;
+    Py_INCREF(agents);
+    Py_INCREF(cumulative);
+    PyObject *rewards = NULL, *terminations = NULL;
+    for (int s = 0; s < n; s++) {  /* no agent is asked any more */
+        if (PyList_GET_SIZE(agents) != n) break;
         PyObject *a = Py_NewRef(PyList_GET_ITEM(agents, s));
         int r = aec_set_ids(e, a, ENV_NO_IDS);
         Py_DECREF(a);
-        if (r < 0) return -1;
+        if (r < 0) goto fail;
     }
-    PyObject *rewards = PyDict_New(), *terminations = PyDict_New();
+    if (PyList_GET_SIZE(agents) != n) {
+        PyErr_SetString(PyExc_RuntimeError, "the environment's agents changed while its game ended");
+        goto fail;
+    }
+    rewards = PyDict_New();
+    terminations = PyDict_New();
     if (!rewards || !terminations) goto fail;
-    for (int s = 0; s < g->n; s++) {
+    for (int s = 0; s < n; s++) {
         PyObject *a = PyList_GET_ITEM(agents, s);
         double r = same ? 0.0 : (double)(g->n + 1 - 2 * ranks[s]) / (double)(g->n - 1);
         PyObject *value = PyFloat_FromDouble(r);
         if (!value || PyDict_SetItem(rewards, a, value) < 0) { Py_XDECREF(value); goto fail; }
-        Py_DECREF(value);
-        PyObject *before = PyDict_GetItemWithError(cumulative, a);
+        PyObject *before = Py_XNewRef(PyDict_GetItemWithError(cumulative, a));
         if (!before) {
+            Py_DECREF(value);
             if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, a);
             goto fail;
         }
-        PyObject *sum = PyNumber_Add(before, PyDict_GetItem(rewards, a));
+        PyObject *sum = PyNumber_Add(before, value);
+        Py_DECREF(before);
+        Py_DECREF(value);
         if (!sum || PyDict_SetItem(cumulative, a, sum) < 0) { Py_XDECREF(sum); goto fail; }
         Py_DECREF(sum);
         if (PyDict_SetItem(terminations, a, Py_True) < 0) goto fail;
+        if (PyList_GET_SIZE(agents) != n) {
+            PyErr_SetString(PyExc_RuntimeError, "the environment's agents changed while its game ended");
+            goto fail;
+        }
     }
-    e->live = 0;
+    if (!e->agent_selection) {
+        PyErr_SetString(PyExc_RuntimeError, "the environment has no agent selected");
+        goto fail;
+    }
     Py_XSETREF(e->rewards, rewards);
     Py_XSETREF(e->terminations, terminations);
     Py_XSETREF(e->after_end, Py_NewRef(e->agent_selection));
+    Py_DECREF(agents);
+    Py_DECREF(cumulative);
     return 0;
 fail:
     Py_XDECREF(rewards);
     Py_XDECREF(terminations);
+    Py_DECREF(agents);
+    Py_DECREF(cumulative);
     return -1;
 }
 
@@ -3267,8 +3324,9 @@ static int aec_dead_step(AECBase *e) {
     return 0;
 }
 
-static PyObject *aec_step(AECBase *e, PyObject *const *args, Py_ssize_t nargs) {
-    Core *g = aec_core(e);
+/* aec_step with the game ``g`` (NULL: none playing) held by the caller: setting an info's ids drops the
+ * value before, whose finalizer (Python code) may replace or drop the environment's game */
+static PyObject *aec_step_held(AECBase *e, Core *g, PyObject *const *args, Py_ssize_t nargs) {
     if (g && nargs == 1 && !e->live && args[0] == Py_None) {
         int done = aec_dead_step(e);
         if (done < 0) return NULL;
@@ -3287,21 +3345,31 @@ static PyObject *aec_step(AECBase *e, PyObject *const *args, Py_ssize_t nargs) {
                 Py_RETURN_NONE;
             }
             /* the agent asked now gets the ids, the one asked before (if another) none */
-            PyObject *before = e->agent_selection, *now = Py_NewRef(PyTuple_GET_ITEM(e->agents_t, g->seat));
-            PyObject *ids = NULL;
-            if ((before != now && before && aec_set_ids(e, before, ENV_NO_IDS) < 0) || !(ids = env_ids(g)) ||
+            PyObject *before = Py_XNewRef(e->agent_selection), *now = Py_NewRef(PyTuple_GET_ITEM(e->agents_t, g->seat));
+            PyObject *ids = env_ids(g);  /* before any info is written (that may run Python code) */
+            if (!ids || (before != now && before && aec_set_ids(e, before, ENV_NO_IDS) < 0) ||
                 aec_set_ids(e, now, ids) < 0) {
                 Py_XDECREF(ids);
+                Py_XDECREF(before);
                 Py_DECREF(now);
                 return NULL;
             }
             Py_DECREF(ids);
+            Py_XDECREF(before);
             Py_XSETREF(e->agent_selection, now);
             Py_RETURN_NONE;
         }
     }
     /* before reset, a pure game, a refused id, a dead step: the Python method */
     return aec_delegate(e, ENV_S_py_step, args, nargs, NULL);
+}
+
+static PyObject *aec_step(AECBase *e, PyObject *const *args, Py_ssize_t nargs) {
+    Core *g = aec_core(e);
+    Py_XINCREF((PyObject *)g);
+    PyObject *r = aec_step_held(e, g, args, nargs);
+    Py_XDECREF((PyObject *)g);
+    return r;
 }
 
 typedef struct {

@@ -418,3 +418,54 @@ def test_the_pure_engine_passes_the_api_test_too():
     env = {**os.environ, "ARENA_ENGINE": "pure"}
     subprocess.run([sys.executable, "-c", code], check=True, env=env, capture_output=True)
 
+
+
+FINALIZERS_IN_THE_INFOS = """
+import random, sys
+from engine.envs import raw_env
+
+env = raw_env(players=2, seed=1)
+env.reset(seed=1)
+what = sys.argv[1]
+
+class Finalizer:
+    # put in an info as its legal ids: freed when the environment writes the ids again
+    def __del__(self):
+        if what == "agents" and env._game.over:
+            env.agents.clear()
+        if what == "game":
+            env._game = env.game = env._observations = env._observe = None
+
+rng = random.Random(0)
+try:
+    while True:
+        agent = env.agent_selection
+        _, _, terminated, truncated, info = env.last()
+        if terminated or truncated or env.game is None:
+            break
+        ids = info["legal_action_ids"]
+        for a in env.possible_agents:
+            if what == "game" or a != agent:
+                env.infos[a]["legal_action_ids"] = Finalizer()
+        env.step(rng.choice(ids))
+        if what == "game":
+            break
+except RuntimeError as exc:
+    print("refused:", exc)
+print("done")
+"""
+
+
+@pytest.mark.parametrize("what", ["agents", "game"])
+def test_a_finalizer_run_by_a_step_cannot_break_the_environment(what):
+    """Writing an agent's legal ids frees what its info held before; that object's finalizer may
+    empty ``env.agents`` at the game's end or drop the environment's game during the step: the C step
+    holds what it reads after (it used to read freed memory or crash) and refuses a changed agents list."""
+    if engine.compiled._core is None:
+        pytest.skip(f"the compiled core is not built ({engine.compiled.CORE_ERROR})")
+    run = subprocess.run([sys.executable, "-c", FINALIZERS_IN_THE_INFOS, what],
+                         capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONMALLOC": "debug"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().endswith("done")
+    if what == "agents":
+        assert "refused: the environment's agents changed while its game ended" in run.stdout

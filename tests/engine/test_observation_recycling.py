@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import subprocess
 import sys
 from typing import Any
 
@@ -245,3 +246,41 @@ def test_observations_and_snapshots_for_seats_of_both_kinds_in_one_match(monkeyp
     pure, core = match("pure"), match("core")
     assert core[1] == pure[1]
     assert [[_exact(o) for o in h] for h in core[0]] == [[_exact(o) for o in h] for h in pure[0]]
+
+
+FINALIZER_CLEARS_WHAT_IT_WAS_PUT_IN = """
+import gc, sys
+from engine.match import AgentSeat, play_match
+from engine.rules import Rules
+
+class ClearsItsList:
+    # on being freed, clears the list it was put in, reached without a reference (gc.get_objects)
+    def __init__(self, target):
+        self.target = id(target)
+
+    def __del__(self):
+        for o in gc.get_objects():
+            if id(o) == self.target:
+                o.clear()
+
+def agent(observation, configuration):
+    legal = observation["legal_actions"]
+    reply = legal[0] if legal else {"type": "draw"}
+    listed = observation[sys.argv[1]]
+    listed.append(ClearsItsList(listed))
+    return reply
+
+result = play_match(Rules(players=2), [AgentSeat(agent, "a"), AgentSeat(agent, "b")], seed=1)
+print(result.games)
+"""
+
+
+@pytest.mark.parametrize("key", ["hand", "discard", "scores", "hand_sizes", "uno", "legal_actions"])
+def test_a_finalizer_run_while_a_list_is_refilled_cannot_break_the_loop(key):
+    """A seat's own object put into a list it was handed is freed when the list is refilled; its
+    finalizer (Python code that may reach and clear the list) runs only once the observation is
+    whole, never under the loop's pointers (it used to crash the process)."""
+    run = subprocess.run([sys.executable, "-c", FINALIZER_CLEARS_WHAT_IT_WAS_PUT_IN, key],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "1"
