@@ -50,6 +50,7 @@ import fcntl
 import importlib.machinery
 import json
 import os
+import re
 import select
 import signal
 import struct
@@ -679,6 +680,15 @@ def _game_process(fds: list[int], hello_id: int, args, state, libc, park: bool =
 
 #: how ``encode_frame`` begins the frames the supervisor relays most: it needs their op only
 _FAST_OPS = ((b'{"op":"decide",', {"op": "decide"}), (b'{"op":"reply",', {"op": "reply"}))
+#: the id such a frame carries right after its op, as ``encode_frame`` writes it
+_RELAYED_ID = re.compile(rb'\{"op":"(?:decide|reply)","id":(\d{1,18})[,}]')
+
+
+def relayed_id(raw: bytes) -> int | None:
+    """The id of a ``decide`` or ``reply`` frame (header included) as ``encode_frame`` wrote it;
+    None for any other frame. The supervisor reads no more of what it relays than this."""
+    found = _RELAYED_ID.match(raw, HEADER.size)
+    return int(found.group(1)) if found else None
 
 
 class FrameBuffer:
@@ -851,6 +861,8 @@ class Supervisor:
         self.log_fd: int | None = None
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self.frozen = False
+        #: the id of the last decision handed to the game (``relayed_id``): a reply to an earlier one is late
+        self.decide_id: int | None = None
         self.use_zygote = not args.no_zygote
         self.zygote: int | None = None
         self.zygote_sock: _socket.socket | None = None
@@ -1370,7 +1382,8 @@ class Supervisor:
                 self.send_referee(raw)
                 if message is not None and message.get("op") in ("reply", "hello"):
                     self.spare_hello = None
-                    self.freeze()
+                    if not self.late(raw):
+                        self.freeze()
                     if message.get("op") == "hello" and message.get("ok") is True and self.want_spare:
                         self.want_spare = False
                         self.prepare_spare()
@@ -1380,6 +1393,15 @@ class Supervisor:
             self.send_referee(exc.args[1])
             self.child_broken = True
             self.freeze()
+
+    def late(self, raw: bytes) -> bool:
+        """A reply to a decision before the last one handed to the game (the referee gave up on it
+        and drops it): the game holds a newer request, so it is not frozen on this reply, or the
+        answer the referee waits for would never come. Any other reply (one the referee can take,
+        or one this cannot read, such as a frame forged by bot code) freezes the game, so a bot
+        gains no time by sending early replies of its own."""
+        reply, last = relayed_id(raw), self.decide_id
+        return reply is not None and last is not None and reply < last
 
     def to_child(self) -> None:
         try:
@@ -1445,6 +1467,7 @@ class Supervisor:
                 self.freeze()
             elif self.child_sock is not None and not self.child_broken:
                 if op == "decide":
+                    self.decide_id = relayed_id(raw)
                     self.thaw()
                 self.child_out += raw
                 # Hand it on now (the socket almost always takes it whole), not one more select later.

@@ -75,6 +75,32 @@ def test_sleeping_once_past_the_bank_costs_one_strike_and_late_reply_is_dropped(
     assert played.hostile.faults[0].kind == "timeout"
 
 
+def test_late_reply_does_not_freeze_the_game_answering_the_next_decision(backend):
+    # The first reply comes 1.2 s after its deadline, while the game already holds the second
+    # request; the host must not freeze the game on that late reply (it freezes a game after
+    # its answer, for CPU fairness), or the second answer, 0.3 s of work later, never comes
+    # and a second strike follows. Seen once in CI on the test above, where the second answer
+    # takes a millisecond: a race there, made certain here by the 0.3 s.
+    played = play_hostile(
+        """
+        import time
+        calls = 0
+        def agent(observation, configuration):
+            global calls
+            calls += 1
+            if calls == 1:
+                time.sleep(3.2)
+            elif calls == 2:
+                time.sleep(0.3)
+        """ + PLAY,
+        backend,
+        limits=dataclasses.replace(HOSTILE_LIMITS, time_per_decision=2.0),
+    )
+    assert played.hostile.forfeit is None
+    assert [f.kind for f in played.hostile.faults] == ["timeout"]
+    assert played.hostile.strikes == 1
+
+
 def test_memory_bomb_forfeits_with_memory_limit_reason(backend):
     played = play_hostile(
         """

@@ -352,3 +352,16 @@ def test_descriptors_passed_with_the_hosts_own_helpers_arrive():
             os.close(fd)
         ours.close()
         theirs.close()
+
+
+def test_the_supervisor_reads_the_id_of_decide_and_reply_frames_only_as_encode_frame_writes_them():
+    # what tells a late reply (no freeze: the game holds a newer request) from one the referee takes
+    assert sandbox.host.relayed_id(encode_frame({"op": "decide", "id": 12, "observation": OBS})) == 12
+    assert sandbox.host.relayed_id(encode_frame({"op": "reply", "id": 3, "action": {"type": "draw"}})) == 3
+    assert sandbox.host.relayed_id(encode_frame({"op": "reply", "id": 3})) == 3
+    # anything else is unread, so such a reply freezes the game as one the referee takes
+    assert sandbox.host.relayed_id(encode_frame({"op": "reply", "action": 1, "id": 3})) is None
+    assert sandbox.host.relayed_id(encode_frame({"op": "reply", "id": "3"})) is None
+    assert sandbox.host.relayed_id(encode_frame({"op": "reply", "id": -3})) is None
+    assert sandbox.host.relayed_id(encode_frame({"op": "hello", "id": 3})) is None
+    assert sandbox.host.relayed_id(b"\x00\x00\x00\x02{}") is None
