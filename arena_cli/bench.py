@@ -309,6 +309,8 @@ def _rlcard_version() -> str:
 # ------------------------------------------------------------- paired, CPU time
 #: CPU seconds of work per timed chunk (``--paired``)
 PAIRED_CHUNK_SECONDS = 0.5
+#: games whose legal ids the agent-alone rows replay (recorded once, before any timing)
+RECORDED_GAMES = 256
 #: paired repeats per seat count unless ``--repeat`` says otherwise
 PAIRED_REPEATS = 5
 #: what ``--paired`` times, ours against which rlcard loop
@@ -321,12 +323,15 @@ PAIRED = (
     ("contract_cheap", "rlcard_raw"),
     ("lazy_observation_cheap", "rlcard_raw"),
     ("play_ids_cheap", "rlcard_raw"),
+    ("agent_alone", "rlcard_raw"),
+    ("cheap_agent_alone", "rlcard_raw"),
     ("pettingzoo_env", "rlcard_env"),
     ("rlcard_env", "rlcard_raw"),
 )
 #: one repeat's chunks: each baseline before and after the ones timed against it
 PAIRED_ORDER = ("rlcard_raw", "rules", "int_actions", "contract", "lazy_observation", "rlcard_raw",
                 "int_actions_cheap", "contract_cheap", "lazy_observation_cheap", "play_ids_cheap", "rlcard_raw",
+                "agent_alone", "cheap_agent_alone", "rlcard_raw",
                 "rlcard_env", "pettingzoo_env", "rlcard_env")
 
 
@@ -346,6 +351,21 @@ def _play_ids() -> frozenset[int]:
     from engine.game import ACTIONS, PLAY
 
     return frozenset(i for i, a in enumerate(ACTIONS) if a[0] == PLAY)
+
+
+def record_games(rules: Rules, games: int, choose: Callable[[list[int]], int]) -> list[tuple[list[list[int]], list[int]]]:
+    """Games of seeds 0 .. ``games``-1 through the int-action API, ``choose`` picking: per game the
+    legal ids at each decision and the ids chosen."""
+    out = []
+    for seed in range(games):
+        g, lists, chosen = new_game(rules, seed), [], []
+        while not g.over:
+            ids = list(g.legal_action_ids())
+            lists.append(ids)
+            chosen.append(choose(ids))
+            g.step(chosen[-1])
+        out.append((lists, chosen))
+    return out
 
 
 def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
@@ -401,6 +421,26 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
 
         return play
 
+    # The int-action rows' ceiling: the same agents on the legal ids of games recorded beforehand,
+    # with no engine at all (one C call a decision where the engine would be). No engine, however
+    # fast, makes its int-action row beat its agent's row here (docs/performance.md, session 19).
+    record_choice = random.Random(-players).choice  # its own stream: the other rows' games stay as they were
+    recorded = [lists for lists, _ in record_games(rules, RECORDED_GAMES, lambda ids: record_choice(
+        [i for i in ids if i in plays] or ids))]
+
+    def alone(pick: Callable[[list[int]], int]) -> Callable[[int], int]:
+        sink: list[int] = []
+        keep = sink.append
+
+        def play(seed: int) -> int:
+            lists = recorded[seed % RECORDED_GAMES]
+            sink.clear()
+            for ids in lists:
+                keep(pick(ids))
+            return len(lists)
+
+        return play
+
     def referee(player: RandomPlayer | CheapPlayer, lazy: bool) -> Callable[[int], int]:
         seats = [AgentSeat(player, "random", lazy_observation=lazy) for _ in range(players)]
 
@@ -417,7 +457,7 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
         "rules": rules_alone, "int_actions": int_action_loop(agent), "contract": referee(player, False),
         "lazy_observation": referee(player, True), "int_actions_cheap": int_action_loop(cheap_agent),
         "contract_cheap": referee(cheap, False), "lazy_observation_cheap": referee(cheap, True),
-        "play_ids_cheap": play_ids(cheap_agent),
+        "play_ids_cheap": play_ids(cheap_agent), "agent_alone": alone(agent), "cheap_agent_alone": alone(cheap_agent),
         "pettingzoo_env": None, "rlcard_raw": None, "rlcard_env": None,
     }
     if importlib.util.find_spec("pettingzoo") is not None:

@@ -108,3 +108,26 @@ def test_the_pettingzoo_row_plays_the_int_action_rows_games(players):
     assert env_row is not None and int_row is not None
     decisions = [env_row(seed) for seed in range(30)]
     assert decisions == [int_row(seed) for seed in range(30)] and sum(decisions) > 1000
+
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_agent_alone_rows_replay_real_games_legal_ids_a_decision_each(players, monkeypatch):
+    # the int-action rows' ceiling: the engine's real legal ids, recorded, handed to the agent in turn
+    from engine.compiled import new_game
+    from engine.rules import Rules
+
+    rules = Rules(players=players, rounds=1)
+    games = bench.record_games(rules, 4, lambda ids: ids[-1])
+    for seed, (lists, chosen) in enumerate(games):
+        g = new_game(rules, seed)
+        for ids, action in zip(lists, chosen, strict=True):
+            assert list(g.legal_action_ids()) == ids
+            g.step(action)
+        assert g.over
+    monkeypatch.setattr(bench, "RECORDED_GAMES", 8)
+    kernels = bench.paired_kernels(players)
+    for name in ("agent_alone", "cheap_agent_alone"):
+        decisions = [kernels[name](seed) for seed in range(16)]
+        assert decisions[:8] == decisions[8:]  # seeds cycle over the recorded games
+        assert min(decisions) >= 1 and len(set(decisions)) > 1
