@@ -311,6 +311,8 @@ def _rlcard_version() -> str:
 PAIRED_CHUNK_SECONDS = 0.5
 #: games whose legal ids the agent-alone rows replay (recorded once, before any timing)
 RECORDED_GAMES = 256
+#: games whose observations the player-alone rows replay (kept in memory: a few MB)
+RECORDED_OBSERVATION_GAMES = 64
 #: paired repeats per seat count unless ``--repeat`` says otherwise
 PAIRED_REPEATS = 5
 #: what ``--paired`` times, ours against which rlcard loop
@@ -325,13 +327,15 @@ PAIRED = (
     ("play_ids_cheap", "rlcard_raw"),
     ("agent_alone", "rlcard_raw"),
     ("cheap_agent_alone", "rlcard_raw"),
+    ("player_alone", "rlcard_raw"),
+    ("cheap_player_alone", "rlcard_raw"),
     ("pettingzoo_env", "rlcard_env"),
     ("rlcard_env", "rlcard_raw"),
 )
 #: one repeat's chunks: each baseline before and after the ones timed against it
 PAIRED_ORDER = ("rlcard_raw", "rules", "int_actions", "contract", "lazy_observation", "rlcard_raw",
                 "int_actions_cheap", "contract_cheap", "lazy_observation_cheap", "play_ids_cheap", "rlcard_raw",
-                "agent_alone", "cheap_agent_alone", "rlcard_raw",
+                "agent_alone", "cheap_agent_alone", "player_alone", "cheap_player_alone", "rlcard_raw",
                 "rlcard_env", "pettingzoo_env", "rlcard_env")
 
 
@@ -365,6 +369,23 @@ def record_games(rules: Rules, games: int, choose: Callable[[list[int]], int]) -
             chosen.append(choose(ids))
             g.step(chosen[-1])
         out.append((lists, chosen))
+    return out
+
+
+def record_observations(rules: Rules, games: int) -> list[list[tuple[dict, dict]]]:
+    """The plain observations, with their configurations, that every seat is handed in one-game
+    matches of seeds 0 .. ``games``-1, the bench's ``RandomPlayer`` in every seat: per game, in order."""
+    player = RandomPlayer()
+    out: list[list[tuple[dict, dict]]] = []
+    for seed in range(games):
+        seen: list[tuple[dict, dict]] = []
+
+        def keep(observation: dict, configuration: dict, seen: list = seen) -> Any:
+            seen.append((observation, configuration))  # kept: the referee builds the next one anew
+            return player(observation, configuration)
+
+        play_match(rules, [AgentSeat(keep, "random") for _ in range(rules.players)], seed=seed, deals=1)
+        out.append(seen)
     return out
 
 
@@ -451,6 +472,24 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
 
         return match
 
+    # The contract and lazy rows' ceiling: their players on the plain observations of real games
+    # recorded beforehand, with no engine and no referee: a dict already built is the cheapest
+    # observation a player can read (docs/performance.md, session 19).
+    observed = record_observations(rules, RECORDED_OBSERVATION_GAMES)
+
+    def player_alone(player: RandomPlayer | CheapPlayer) -> Callable[[int], int]:
+        sink: list[Any] = []
+        keep = sink.append
+
+        def play(seed: int) -> int:
+            game = observed[seed % RECORDED_OBSERVATION_GAMES]
+            sink.clear()
+            for observation, configuration in game:
+                keep(player(observation, configuration))
+            return len(game)
+
+        return play
+
     # the lazy rows: the same player and referee, the seats opting in to Game.snapshot() (issue 21 point 3)
     player, cheap = RandomPlayer(), CheapPlayer(players)
     kernels: dict[str, Callable[[int], int] | None] = {
@@ -458,6 +497,7 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
         "lazy_observation": referee(player, True), "int_actions_cheap": int_action_loop(cheap_agent),
         "contract_cheap": referee(cheap, False), "lazy_observation_cheap": referee(cheap, True),
         "play_ids_cheap": play_ids(cheap_agent), "agent_alone": alone(agent), "cheap_agent_alone": alone(cheap_agent),
+        "player_alone": player_alone(RandomPlayer()), "cheap_player_alone": player_alone(CheapPlayer(players)),
         "pettingzoo_env": None, "rlcard_raw": None, "rlcard_env": None,
     }
     if importlib.util.find_spec("pettingzoo") is not None:

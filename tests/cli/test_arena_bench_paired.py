@@ -62,6 +62,7 @@ def test_lazy_observation_kernel_plays_the_contract_games_on_snapshots(monkeypat
 
     monkeypatch.setattr(match.AgentSeat, "decide", decide)
     kernels = bench.paired_kernels(4)
+    seen.clear()  # the player-alone rows' games, recorded as the kernels are made
     contract = [kernels["contract"](seed) for seed in range(5)]
     asked = len(seen)
     lazy = [kernels["lazy_observation"](seed) for seed in range(5)]
@@ -131,3 +132,29 @@ def test_the_agent_alone_rows_replay_real_games_legal_ids_a_decision_each(player
         decisions = [kernels[name](seed) for seed in range(16)]
         assert decisions[:8] == decisions[8:]  # seeds cycle over the recorded games
         assert min(decisions) >= 1 and len(set(decisions)) > 1
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_player_alone_rows_replay_the_contracts_plain_observations(players, monkeypatch):
+    # the contract and lazy rows' ceiling: the observations a seat is really handed, a decision each
+    from engine.match import AgentSeat, play_match
+    from engine.rules import Rules
+
+    rules = Rules(players=players, rounds=1)
+    games = bench.record_observations(rules, 3)
+    handed: list[dict] = []
+
+    def first(observation, configuration):
+        handed.append(dict(observation))
+        return observation["legal_actions"][0]
+
+    for seed, game in enumerate(games):
+        play_match(rules, [AgentSeat(first, "first") for _ in range(players)], seed=seed, deals=1)
+        # the same deal (the players' choices part the games after the first decision)
+        assert game[0][0] == handed[0]
+        handed.clear()
+        assert all(type(o) is dict and "legal_actions" in o and c["rules"]["players"] == players for o, c in game)
+    monkeypatch.setattr(bench, "RECORDED_OBSERVATION_GAMES", 3)
+    kernels = bench.paired_kernels(players)
+    for name in ("player_alone", "cheap_player_alone"):
+        assert [kernels[name](seed) for seed in range(6)] == [len(g) for g in games] * 2
