@@ -464,7 +464,8 @@ def test_a_finalizer_run_by_a_step_cannot_break_the_environment(what):
     if engine.compiled._core is None:
         pytest.skip(f"the compiled core is not built ({engine.compiled.CORE_ERROR})")
     run = subprocess.run([sys.executable, "-c", FINALIZERS_IN_THE_INFOS, what],
-                         capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONMALLOC": "debug"})
+                         capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONMALLOC": "debug", "ARENA_ENGINE": "compiled"})  # the C step, whichever engine the run picks
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.strip().endswith("done")
     if what == "agents":
