@@ -2816,6 +2816,7 @@ typedef struct {
 
 typedef struct {
     PyObject *arr[2];     /* observation, mask (NULL: empty place) */
+    PyObject *dict;       /* the dict handing them out, kept for reuse with them (NULL: none kept) */
     char *data[2];
     PyObject *descr[2];   /* borrowed: compared only, as the array was handed out */
     int flags[2];
@@ -2832,17 +2833,36 @@ typedef struct {
 static const Py_ssize_t ENV_LEN[2] = {ENV_OBS_SIZE, NUM_ACTIONS};
 
 static void pair_clear(EnvPair *p) {
+    Py_CLEAR(p->dict);
     Py_CLEAR(p->arr[0]);
     Py_CLEAR(p->arr[1]);
 }
 
-/* only this pair refers to its arrays, as they were handed out */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+static ObsEntry *env_entries(PyObject *d);
+#endif
+
+/* only this pair refers to its arrays (and to its dict, if it keeps one: a dict that holds the two
+ * arrays and nothing else, in the order handed out), as they were handed out */
 static inline int pair_free(const EnvPair *p) {
     if (!p->recyclable) return 0;
+    Py_ssize_t refs = 1;
+    if (p->dict) {
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+        if (Py_REFCNT(p->dict) != 1) return 0;
+        ObsEntry *e = env_entries(p->dict);
+        if (!e || e[0].key != ENV_S_observation || e[0].value != p->arr[0] || e[1].key != ENV_S_action_mask ||
+            e[1].value != p->arr[1])
+            return 0;
+        refs = 2;
+#else
+        return 0;
+#endif
+    }
     for (int j = 0; j < 2; j++) {
         PyObject *a = p->arr[j];
         const NpHead *h = (const NpHead *)a;
-        if (Py_REFCNT(a) != 1 || h->data != p->data[j] || h->nd != 1 || h->dimensions[0] != ENV_LEN[j] ||
+        if (Py_REFCNT(a) != refs || h->data != p->data[j] || h->nd != 1 || h->dimensions[0] != ENV_LEN[j] ||
             h->strides[0] != 1 || h->base != NULL || h->descr != p->descr[j] || h->flags != p->flags[j])
             return 0;
         Py_ssize_t weak = Py_TYPE(a)->tp_weaklistoffset;
@@ -2950,7 +2970,9 @@ static PyObject *env_dict(PyObject *obs, PyObject *mask) {
     return make_dict(2, ENV_S_observation, Py_NewRef(obs), ENV_S_action_mask, Py_NewRef(mask));
 }
 
-static PyObject *observations_get(Observations *o, Core *g, int seat, int live) {
+/* A pair to fill: one no one else holds (with its dict, if it keeps one), else a new one. Called before
+ * the game is read: letting the oldest pair go may run Python code (a finalizer of what was put in its dict). */
+static EnvPair *observations_pair(Observations *o) {
     EnvPair *p = NULL;
     for (int k = 0; k < o->count; k++) {
         int i = (o->next + k) % o->count;
@@ -2961,7 +2983,7 @@ static PyObject *observations_get(Observations *o, Core *g, int seat, int live) 
         }
     }
     if (!p) {
-        EnvPair fresh = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {0, 0}, 0};
+        EnvPair fresh = {{NULL, NULL}, NULL, {NULL, NULL}, {NULL, NULL}, {0, 0}, 0};
         if (pair_new(o, &fresh) < 0) return NULL;
         if (o->count < ENV_RING) {
             p = &o->ring[o->count++];
@@ -2972,8 +2994,23 @@ static PyObject *observations_get(Observations *o, Core *g, int seat, int live) 
         }
         *p = fresh;
     }
+    return p;
+}
+
+/* The pair's observation of ``seat``: its dict, the same dict again when the pair was handed out with
+ * it before and no one holds it (a dict no one holds, with the same two arrays in the same order, is
+ * what a new one would be), else a new one (kept with the pair where env_entries can check it). */
+static PyObject *pair_observe(EnvPair *p, Core *g, int seat, int live) {
     env_fill(g, seat, live, (int8_t *)p->data[0], (int8_t *)p->data[1]);
-    return env_dict(p->arr[0], p->arr[1]);
+    if (p->dict) return Py_NewRef(p->dict);
+    PyObject *d = env_dict(p->arr[0], p->arr[1]);
+    if (d && ENV_IN_PLACE && p->recyclable) p->dict = Py_NewRef(d);
+    return d;
+}
+
+static PyObject *observations_get(Observations *o, Core *g, int seat, int live) {
+    EnvPair *p = observations_pair(o);
+    return p ? pair_observe(p, g, seat, live) : NULL;
 }
 
 static Core *env_game(PyObject *game) {
@@ -3014,6 +3051,7 @@ static int observations_init(Observations *o, PyObject *args, PyObject *kwds) {
 static int observations_traverse(Observations *o, visitproc visit, void *arg) {
     Py_VISIT(o->new_pair);
     for (int i = 0; i < o->count; i++) {
+        Py_VISIT(o->ring[i].dict);
         Py_VISIT(o->ring[i].arr[0]);
         Py_VISIT(o->ring[i].arr[1]);
     }
@@ -3167,19 +3205,31 @@ static PyObject *aec_delegate(AECBase *e, PyObject *name, PyObject *const *args,
 }
 
 static PyObject *aec_last(AECBase *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    /* the pair first: getting it may run Python code (see observations_pair), before anything is read */
+    EnvPair *p = NULL;
+    Observations *o = NULL;  /* held while p is used */
+    if (e->observations && Py_IS_TYPE(e->observations, &ObservationsType) && nargs == 0 && !kwnames && aec_core(e)) {
+        o = (Observations *)Py_NewRef(e->observations);
+        if (!(p = observations_pair(o))) {
+            Py_DECREF(o);
+            return NULL;
+        }
+    }
     Core *g = aec_core(e);
     PyObject *agent = e->agent_selection;
     Py_ssize_t seat = -1;
-    if (g && agent && e->agents_t && PyTuple_CheckExact(e->agents_t) && PyTuple_GET_SIZE(e->agents_t) == g->n &&
-        e->observations && Py_IS_TYPE(e->observations, &ObservationsType) && nargs == 0 && !kwnames)
+    if (p && g && agent && e->agents_t && PyTuple_CheckExact(e->agents_t) && PyTuple_GET_SIZE(e->agents_t) == g->n &&
+        e->observations == (PyObject *)o)
         for (Py_ssize_t s = 0; s < g->n; s++)
             if (PyTuple_GET_ITEM(e->agents_t, s) == agent) { seat = s; break; }
-    if (seat < 0)  /* anything but last() on a compiled game's agent: the Python method */
+    if (seat < 0) {  /* anything but last() on a compiled game's agent: the Python method */
+        Py_XDECREF(o);
         return aec_delegate(e, ENV_S_py_last, args, nargs, kwnames);
+    }
     Py_INCREF(agent);
     PyObject *out = PyTuple_New(5);
     if (!out) goto fail;
-    PyObject *obs = observations_get((Observations *)e->observations, g, (int)seat, e->live);
+    PyObject *obs = pair_observe(p, g, (int)seat, e->live);
     if (!obs) goto fail;
     PyTuple_SET_ITEM(out, 0, obs);
     PyObject *dicts[N_SEAT_CACHES] = {e->cumulative, e->terminations, e->truncations, e->infos};
@@ -3189,9 +3239,11 @@ static PyObject *aec_last(AECBase *e, PyObject *const *args, Py_ssize_t nargs, P
         PyTuple_SET_ITEM(out, 1 + i, v);
     }
     Py_DECREF(agent);
+    Py_DECREF(o);
     return out;
 fail:
     Py_DECREF(agent);
+    Py_DECREF(o);
     Py_XDECREF(out);
     return NULL;
 }
