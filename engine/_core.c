@@ -3115,11 +3115,12 @@ typedef struct {
     PyObject *agent_selection, *agents, *rewards, *cumulative, *terminations, *truncations, *infos, *after_end;
     char live;
     PyObject *cache_agents;       /* the _agents the cache is of */
+    PyObject *last_out;           /* the tuple last() gave last: filled again when no one else holds it */
     SeatCache cache[N_SEAT_CACHES];
 } AECBase;
 
 #define AEC_OBJECTS(X) X(game) X(agents_t) X(observations) X(agent_selection) X(agents) X(rewards) \
-    X(cumulative) X(terminations) X(truncations) X(infos) X(after_end) X(cache_agents)
+    X(cumulative) X(terminations) X(truncations) X(infos) X(after_end) X(cache_agents) X(last_out)
 
 static int aec_traverse(AECBase *e, visitproc visit, void *arg) {
 #define V(f) Py_VISIT(e->f);
@@ -3205,13 +3206,26 @@ static PyObject *aec_delegate(AECBase *e, PyObject *name, PyObject *const *args,
 }
 
 static PyObject *aec_last(AECBase *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    /* the pair first: getting it may run Python code (see observations_pair), before anything is read */
+    /* the tuple last() gave before, if no one else holds it (a tuple only this call holds, filled with the
+     * new values, is what a new one would be): emptied first, as dropping its values may run Python code */
+    PyObject *out = NULL;
+    if (e->last_out && Py_REFCNT(e->last_out) == 1 && nargs == 0 && !kwnames) {
+        out = e->last_out;
+        e->last_out = NULL;
+        for (Py_ssize_t i = 0; i < 5; i++) {
+            PyObject *v = PyTuple_GET_ITEM(out, i);
+            PyTuple_SET_ITEM(out, i, NULL);
+            Py_XDECREF(v);
+        }
+    }
+    /* then the pair: getting it may run Python code too (see observations_pair), before anything is read */
     EnvPair *p = NULL;
     Observations *o = NULL;  /* held while p is used */
     if (e->observations && Py_IS_TYPE(e->observations, &ObservationsType) && nargs == 0 && !kwnames && aec_core(e)) {
         o = (Observations *)Py_NewRef(e->observations);
         if (!(p = observations_pair(o))) {
             Py_DECREF(o);
+            Py_XDECREF(out);
             return NULL;
         }
     }
@@ -3224,11 +3238,11 @@ static PyObject *aec_last(AECBase *e, PyObject *const *args, Py_ssize_t nargs, P
             if (PyTuple_GET_ITEM(e->agents_t, s) == agent) { seat = s; break; }
     if (seat < 0) {  /* anything but last() on a compiled game's agent: the Python method */
         Py_XDECREF(o);
+        Py_XDECREF(out);
         return aec_delegate(e, ENV_S_py_last, args, nargs, kwnames);
     }
     Py_INCREF(agent);
-    PyObject *out = PyTuple_New(5);
-    if (!out) goto fail;
+    if (!out && !(out = PyTuple_New(5))) goto fail;
     PyObject *obs = pair_observe(p, g, (int)seat, e->live);
     if (!obs) goto fail;
     PyTuple_SET_ITEM(out, 0, obs);
@@ -3240,6 +3254,7 @@ static PyObject *aec_last(AECBase *e, PyObject *const *args, Py_ssize_t nargs, P
     }
     Py_DECREF(agent);
     Py_DECREF(o);
+    Py_XSETREF(e->last_out, Py_NewRef(out));
     return out;
 fail:
     Py_DECREF(agent);
