@@ -3164,7 +3164,7 @@ static PyObject *dict_item(PyObject *d, PyObject *key) {
 
 
 /* d[agent], agent being _agents[seat] (new reference), through the cache ``which`` while d is unchanged */
-static PyObject *seat_item(AECBase *e, int which, PyObject *d, int seat, PyObject *agent) {
+static Py_NO_INLINE PyObject *seat_item_read(AECBase *e, int which, PyObject *d, int seat, PyObject *agent) {
 #ifdef ENV_SEAT_CACHE
     if (d && PyDict_CheckExact(d) && e->agents_t) {
         SeatCache *c = &e->cache[which];
@@ -3190,6 +3190,17 @@ static PyObject *seat_item(AECBase *e, int which, PyObject *d, int seat, PyObjec
     }
 #endif
     return dict_item(d, agent);
+}
+
+/* seat_item_read with its usual case (the value cached, the dict unchanged) inlined in last() and step() */
+static inline PyObject *seat_item(AECBase *e, int which, PyObject *d, int seat, PyObject *agent) {
+#ifdef ENV_SEAT_CACHE
+    const SeatCache *c = &e->cache[which];
+    if (d && c->dict == d && PyDict_CheckExact(d) && e->agents_t && e->cache_agents == e->agents_t &&
+        c->version == ((PyDictObject *)d)->ma_version_tag && c->value[seat])
+        return Py_NewRef(c->value[seat]);
+#endif
+    return seat_item_read(e, which, d, seat, agent);
 }
 
 /* self.<name>(*args, **kwargs) for a call the C methods leave to the Python ones */
