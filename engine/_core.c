@@ -2765,7 +2765,7 @@ static PyObject *set_rules_type(PyObject *m, PyObject *type) {
  *
  * AECBase: the base of engine.envs' AEC environment (engine.envs._aec_class) when the core
  * is built: its state as slots (the attributes PettingZoo names, read and written as usual),
- * and ``last``, ``step`` and ``agent_iter`` for a compiled game's common case. Anything else
+ * and ``last``, ``step``, ``agent_iter`` and reset's state (``_reset_state``) for a compiled game's common case. Anything else
  * (before reset, a pure game, an id the game refuses, the game's end, dead steps) is the
  * Python methods' (``_py_last``, ``_py_step``, ``_py_agent_iter``, ``_game_over``), which
  * stay the reference. */
@@ -3513,7 +3513,64 @@ static PyObject *aec_agent_iter(AECBase *e, PyObject *const *args, Py_ssize_t na
     return (PyObject *)it;
 }
 
+/* {agent: value for agent in agents} (value shared, as dict.fromkeys) */
+static PyObject *env_fromkeys(PyObject *agents, PyObject *value) {
+    PyObject *d = PyDict_New();
+    if (!d) return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(agents); i++)
+        if (PyDict_SetItem(d, PyList_GET_ITEM(agents, i), value) < 0) { Py_DECREF(d); return NULL; }
+    return d;
+}
+
+/* _reset_state(possible_agents): what engine.envs' reset does after making the game, for a compiled game
+ * whose possible_agents are _agents (a list of the same str objects): True when done, False when left to
+ * the Python code (nothing changed then) */
+static PyObject *aec_reset_state(AECBase *e, PyObject *possible) {
+    Core *g = aec_core(e);
+    PyObject *t = e->agents_t;
+    if (!g || g->over || !t || !PyTuple_CheckExact(t) || PyTuple_GET_SIZE(t) != g->n || !PyList_CheckExact(possible) ||
+        PyList_GET_SIZE(possible) != g->n)
+        Py_RETURN_FALSE;
+    for (Py_ssize_t s = 0; s < g->n; s++)
+        if (PyList_GET_ITEM(possible, s) != PyTuple_GET_ITEM(t, s) || !PyUnicode_CheckExact(PyTuple_GET_ITEM(t, s)))
+            Py_RETURN_FALSE;
+    Py_INCREF(g);
+    PyObject *agents = PyList_GetSlice(possible, 0, g->n), *state[5] = {NULL, NULL, NULL, NULL, NULL};
+    PyObject *ids = NULL, *infos = NULL;
+    if (!agents || !(state[0] = env_fromkeys(agents, ENV_ZERO)) || !(state[1] = env_fromkeys(agents, ENV_ZERO)) ||
+        !(state[2] = env_fromkeys(agents, Py_False)) || !(state[3] = env_fromkeys(agents, Py_False)) ||
+        !(ids = env_ids(g)) || !(infos = PyDict_New()))
+        goto fail;
+    for (int s = 0; s < g->n; s++) {
+        PyObject *info = make_dict(1, ENV_S_legal_action_ids, Py_NewRef(s == g->seat ? ids : ENV_NO_IDS));
+        int r = info ? PyDict_SetItem(infos, PyList_GET_ITEM(agents, s), info) : -1;
+        Py_XDECREF(info);
+        if (r < 0) goto fail;
+    }
+    Py_DECREF(ids);
+    /* nothing above ran Python code (str keys, dicts and tuples of ints): set as reset does */
+    e->live = 1;
+    Py_XSETREF(e->agents, agents);
+    Py_XSETREF(e->rewards, state[0]);
+    Py_XSETREF(e->cumulative, state[1]);
+    Py_XSETREF(e->terminations, state[2]);
+    Py_XSETREF(e->truncations, state[3]);
+    Py_XSETREF(e->infos, infos);
+    Py_XSETREF(e->agent_selection, Py_NewRef(PyTuple_GET_ITEM(t, g->seat)));
+    Py_DECREF(g);
+    Py_RETURN_TRUE;
+fail:
+    Py_XDECREF(agents);
+    for (int i = 0; i < 4; i++) Py_XDECREF(state[i]);
+    Py_XDECREF(ids);
+    Py_XDECREF(infos);
+    Py_DECREF(g);
+    return NULL;
+}
+
 static PyMethodDef aec_methods[] = {
+    {"_reset_state", (PyCFunction)aec_reset_state, METH_O,
+     "_reset_state(possible_agents): reset's state for a compiled game (True), or nothing (False)"},
     {"last", (PyCFunction)(void (*)(void))aec_last, METH_FASTCALL | METH_KEYWORDS,
      "last(observe=True): (observation, cumulative reward, terminated, truncated, info) of agent_selection"},
     {"step", (PyCFunction)(void (*)(void))aec_step, METH_FASTCALL, "step(action): agent_selection acts"},
