@@ -3116,6 +3116,8 @@ typedef struct {
     char live;
     PyObject *cache_agents;       /* the _agents the cache is of */
     PyObject *last_out;           /* the tuple last() gave last: filled again when no one else holds it */
+    PyObject *spare_ids[NUM_ACTIONS + 1][2];  /* the last two ids tuples of each length made: refilled when no one else holds one */
+    uint8_t spare_next[NUM_ACTIONS + 1];
     SeatCache cache[N_SEAT_CACHES];
 } AECBase;
 
@@ -3126,6 +3128,10 @@ static int aec_traverse(AECBase *e, visitproc visit, void *arg) {
 #define V(f) Py_VISIT(e->f);
     AEC_OBJECTS(V)
 #undef V
+    for (int n = 0; n <= NUM_ACTIONS; n++) {
+        Py_VISIT(e->spare_ids[n][0]);
+        Py_VISIT(e->spare_ids[n][1]);
+    }
     return 0;
 }
 
@@ -3133,6 +3139,10 @@ static int aec_clear(AECBase *e) {
 #define C(f) Py_CLEAR(e->f);
     AEC_OBJECTS(C)
 #undef C
+    for (int n = 0; n <= NUM_ACTIONS; n++) {
+        Py_CLEAR(e->spare_ids[n][0]);
+        Py_CLEAR(e->spare_ids[n][1]);
+    }
     return 0;
 }
 
@@ -3288,8 +3298,9 @@ static int aec_set_ids(AECBase *e, PyObject *agent, PyObject *ids) {
     return r;
 }
 
-/* the legal ids of the seat asked, ascending (the action mask's nonzero entries), as a tuple */
-static PyObject *env_ids(Core *g) {
+/* the legal ids of the seat asked, ascending (the action mask's nonzero entries), as a tuple: one of
+ * e's spare tuples of that length when no one else holds it, else a new one (kept as a spare) */
+static PyObject *env_ids(AECBase *e, Core *g) {
     compute_legal(g);
     int n = g->nlegal;
     uint8_t ids[NUM_ACTIONS];
@@ -3299,9 +3310,26 @@ static PyObject *env_ids(Core *g) {
         for (; j > 0 && ids[j - 1] > v; j--) ids[j] = ids[j - 1];
         ids[j] = v;
     }
+    PyObject **spare = e->spare_ids[n];
+    for (int k = 0; k < 2; k++) {
+        PyObject *t = spare[k];
+        if (t && Py_REFCNT(t) == 1) {  /* held by no one else: a tuple of these ids is what a new one would be */
+            for (int i = 0; i < n; i++) {
+                PyObject *old = PyTuple_GET_ITEM(t, i);
+                PyTuple_SET_ITEM(t, i, small_int(ids[i]));
+                Py_DECREF(old);  /* a small int: nothing is freed */
+            }
+            return Py_NewRef(t);
+        }
+    }
     PyObject *t = PyTuple_New(n);
     if (!t) return NULL;
     for (int i = 0; i < n; i++) PyTuple_SET_ITEM(t, i, small_int(ids[i]));
+    if (n > 0) {  /* kept in place of the older of the two (a tuple of small ints: dropping it runs no Python code) */
+        int k = e->spare_next[n];
+        e->spare_next[n] = (uint8_t)(1 - k);
+        Py_XSETREF(spare[k], Py_NewRef(t));
+    }
     return t;
 }
 
@@ -3424,7 +3452,7 @@ static PyObject *aec_step_held(AECBase *e, Core *g, PyObject *const *args, Py_ss
             }
             /* the agent asked now gets the ids, the one asked before (if another) none */
             PyObject *before = Py_XNewRef(e->agent_selection), *now = Py_NewRef(PyTuple_GET_ITEM(e->agents_t, g->seat));
-            PyObject *ids = env_ids(g);  /* before any info is written (that may run Python code) */
+            PyObject *ids = env_ids(e, g);  /* before any info is written (that may run Python code) */
             if (!ids || (before != now && before && aec_set_ids(e, before, ENV_NO_IDS) < 0) ||
                 aec_set_ids(e, now, ids) < 0) {
                 Py_XDECREF(ids);
@@ -3539,7 +3567,7 @@ static PyObject *aec_reset_state(AECBase *e, PyObject *possible) {
     PyObject *ids = NULL, *infos = NULL;
     if (!agents || !(state[0] = env_fromkeys(agents, ENV_ZERO)) || !(state[1] = env_fromkeys(agents, ENV_ZERO)) ||
         !(state[2] = env_fromkeys(agents, Py_False)) || !(state[3] = env_fromkeys(agents, Py_False)) ||
-        !(ids = env_ids(g)) || !(infos = PyDict_New()))
+        !(ids = env_ids(e, g)) || !(infos = PyDict_New()))
         goto fail;
     for (int s = 0; s < g->n; s++) {
         PyObject *info = make_dict(1, ENV_S_legal_action_ids, Py_NewRef(s == g->seat ? ids : ENV_NO_IDS));
