@@ -3152,10 +3152,20 @@ static void aec_dealloc(AECBase *e) {
     Py_TYPE(e)->tp_free((PyObject *)e);
 }
 
+/* the last subtype of Core aec_core saw (engine.compiled.CompiledGame), held: a type check without
+ * PyType_IsSubtype's walk of the MRO on every call */
+static PyTypeObject *AEC_CORE_SUBTYPE;
+
 /* the compiled game playing, or NULL (none yet, or a pure one) */
 static inline Core *aec_core(AECBase *e) {
     PyObject *g = e->game;
-    return g && PyObject_TypeCheck(g, &CoreType) && ((Core *)g)->rules ? (Core *)g : NULL;
+    if (!g) return NULL;
+    PyTypeObject *t = Py_TYPE(g);
+    if (t != AEC_CORE_SUBTYPE && t != &CoreType) {
+        if (!PyType_IsSubtype(t, &CoreType)) return NULL;
+        Py_XSETREF(AEC_CORE_SUBTYPE, (PyTypeObject *)Py_NewRef(t));
+    }
+    return ((Core *)g)->rules ? (Core *)g : NULL;
 }
 
 static PyObject *dict_item(PyObject *d, PyObject *key) {
@@ -3242,7 +3252,7 @@ static PyObject *aec_last(AECBase *e, PyObject *const *args, Py_ssize_t nargs, P
     /* then the pair: getting it may run Python code too (see observations_pair), before anything is read */
     EnvPair *p = NULL;
     Observations *o = NULL;  /* held while p is used */
-    if (e->observations && Py_IS_TYPE(e->observations, &ObservationsType) && nargs == 0 && !kwnames && aec_core(e)) {
+    if (e->observations && Py_IS_TYPE(e->observations, &ObservationsType) && nargs == 0 && !kwnames && e->game) {
         o = (Observations *)Py_NewRef(e->observations);
         if (!(p = observations_pair(o))) {
             Py_DECREF(o);
