@@ -2765,7 +2765,7 @@ static PyObject *set_rules_type(PyObject *m, PyObject *type) {
  *
  * AECBase: the base of engine.envs' AEC environment (engine.envs._aec_class) when the core
  * is built: its state as slots (the attributes PettingZoo names, read and written as usual),
- * and ``last``, ``step`` and ``agent_iter`` for a compiled game's common case. Anything else
+ * and ``last``, ``step``, ``agent_iter`` and reset's state (``_reset_state``) for a compiled game's common case. Anything else
  * (before reset, a pure game, an id the game refuses, the game's end, dead steps) is the
  * Python methods' (``_py_last``, ``_py_step``, ``_py_agent_iter``, ``_game_over``), which
  * stay the reference. */
@@ -2816,6 +2816,7 @@ typedef struct {
 
 typedef struct {
     PyObject *arr[2];     /* observation, mask (NULL: empty place) */
+    PyObject *dict;       /* the dict handing them out, kept for reuse with them (NULL: none kept) */
     char *data[2];
     PyObject *descr[2];   /* borrowed: compared only, as the array was handed out */
     int flags[2];
@@ -2832,17 +2833,36 @@ typedef struct {
 static const Py_ssize_t ENV_LEN[2] = {ENV_OBS_SIZE, NUM_ACTIONS};
 
 static void pair_clear(EnvPair *p) {
+    Py_CLEAR(p->dict);
     Py_CLEAR(p->arr[0]);
     Py_CLEAR(p->arr[1]);
 }
 
-/* only this pair refers to its arrays, as they were handed out */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+static ObsEntry *env_entries(PyObject *d);
+#endif
+
+/* only this pair refers to its arrays (and to its dict, if it keeps one: a dict that holds the two
+ * arrays and nothing else, in the order handed out), as they were handed out */
 static inline int pair_free(const EnvPair *p) {
     if (!p->recyclable) return 0;
+    Py_ssize_t refs = 1;
+    if (p->dict) {
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+        if (Py_REFCNT(p->dict) != 1) return 0;
+        ObsEntry *e = env_entries(p->dict);
+        if (!e || e[0].key != ENV_S_observation || e[0].value != p->arr[0] || e[1].key != ENV_S_action_mask ||
+            e[1].value != p->arr[1])
+            return 0;
+        refs = 2;
+#else
+        return 0;
+#endif
+    }
     for (int j = 0; j < 2; j++) {
         PyObject *a = p->arr[j];
         const NpHead *h = (const NpHead *)a;
-        if (Py_REFCNT(a) != 1 || h->data != p->data[j] || h->nd != 1 || h->dimensions[0] != ENV_LEN[j] ||
+        if (Py_REFCNT(a) != refs || h->data != p->data[j] || h->nd != 1 || h->dimensions[0] != ENV_LEN[j] ||
             h->strides[0] != 1 || h->base != NULL || h->descr != p->descr[j] || h->flags != p->flags[j])
             return 0;
         Py_ssize_t weak = Py_TYPE(a)->tp_weaklistoffset;
@@ -2950,7 +2970,9 @@ static PyObject *env_dict(PyObject *obs, PyObject *mask) {
     return make_dict(2, ENV_S_observation, Py_NewRef(obs), ENV_S_action_mask, Py_NewRef(mask));
 }
 
-static PyObject *observations_get(Observations *o, Core *g, int seat, int live) {
+/* A pair to fill: one no one else holds (with its dict, if it keeps one), else a new one. Called before
+ * the game is read: letting the oldest pair go may run Python code (a finalizer of what was put in its dict). */
+static EnvPair *observations_pair(Observations *o) {
     EnvPair *p = NULL;
     for (int k = 0; k < o->count; k++) {
         int i = (o->next + k) % o->count;
@@ -2961,7 +2983,7 @@ static PyObject *observations_get(Observations *o, Core *g, int seat, int live) 
         }
     }
     if (!p) {
-        EnvPair fresh = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {0, 0}, 0};
+        EnvPair fresh = {{NULL, NULL}, NULL, {NULL, NULL}, {NULL, NULL}, {0, 0}, 0};
         if (pair_new(o, &fresh) < 0) return NULL;
         if (o->count < ENV_RING) {
             p = &o->ring[o->count++];
@@ -2972,8 +2994,23 @@ static PyObject *observations_get(Observations *o, Core *g, int seat, int live) 
         }
         *p = fresh;
     }
+    return p;
+}
+
+/* The pair's observation of ``seat``: its dict, the same dict again when the pair was handed out with
+ * it before and no one holds it (a dict no one holds, with the same two arrays in the same order, is
+ * what a new one would be), else a new one (kept with the pair where env_entries can check it). */
+static PyObject *pair_observe(EnvPair *p, Core *g, int seat, int live) {
     env_fill(g, seat, live, (int8_t *)p->data[0], (int8_t *)p->data[1]);
-    return env_dict(p->arr[0], p->arr[1]);
+    if (p->dict) return Py_NewRef(p->dict);
+    PyObject *d = env_dict(p->arr[0], p->arr[1]);
+    if (d && ENV_IN_PLACE && p->recyclable) p->dict = Py_NewRef(d);
+    return d;
+}
+
+static PyObject *observations_get(Observations *o, Core *g, int seat, int live) {
+    EnvPair *p = observations_pair(o);
+    return p ? pair_observe(p, g, seat, live) : NULL;
 }
 
 static Core *env_game(PyObject *game) {
@@ -3014,6 +3051,7 @@ static int observations_init(Observations *o, PyObject *args, PyObject *kwds) {
 static int observations_traverse(Observations *o, visitproc visit, void *arg) {
     Py_VISIT(o->new_pair);
     for (int i = 0; i < o->count; i++) {
+        Py_VISIT(o->ring[i].dict);
         Py_VISIT(o->ring[i].arr[0]);
         Py_VISIT(o->ring[i].arr[1]);
     }
@@ -3077,16 +3115,23 @@ typedef struct {
     PyObject *agent_selection, *agents, *rewards, *cumulative, *terminations, *truncations, *infos, *after_end;
     char live;
     PyObject *cache_agents;       /* the _agents the cache is of */
+    PyObject *last_out;           /* the tuple last() gave last: filled again when no one else holds it */
+    PyObject *spare_ids[NUM_ACTIONS + 1][2];  /* the last two ids tuples of each length made: refilled when no one else holds one */
+    uint8_t spare_next[NUM_ACTIONS + 1];
     SeatCache cache[N_SEAT_CACHES];
 } AECBase;
 
 #define AEC_OBJECTS(X) X(game) X(agents_t) X(observations) X(agent_selection) X(agents) X(rewards) \
-    X(cumulative) X(terminations) X(truncations) X(infos) X(after_end) X(cache_agents)
+    X(cumulative) X(terminations) X(truncations) X(infos) X(after_end) X(cache_agents) X(last_out)
 
 static int aec_traverse(AECBase *e, visitproc visit, void *arg) {
 #define V(f) Py_VISIT(e->f);
     AEC_OBJECTS(V)
 #undef V
+    for (int n = 0; n <= NUM_ACTIONS; n++) {
+        Py_VISIT(e->spare_ids[n][0]);
+        Py_VISIT(e->spare_ids[n][1]);
+    }
     return 0;
 }
 
@@ -3094,6 +3139,10 @@ static int aec_clear(AECBase *e) {
 #define C(f) Py_CLEAR(e->f);
     AEC_OBJECTS(C)
 #undef C
+    for (int n = 0; n <= NUM_ACTIONS; n++) {
+        Py_CLEAR(e->spare_ids[n][0]);
+        Py_CLEAR(e->spare_ids[n][1]);
+    }
     return 0;
 }
 
@@ -3103,10 +3152,20 @@ static void aec_dealloc(AECBase *e) {
     Py_TYPE(e)->tp_free((PyObject *)e);
 }
 
+/* the last subtype of Core aec_core saw (engine.compiled.CompiledGame), held: a type check without
+ * PyType_IsSubtype's walk of the MRO on every call */
+static PyTypeObject *AEC_CORE_SUBTYPE;
+
 /* the compiled game playing, or NULL (none yet, or a pure one) */
 static inline Core *aec_core(AECBase *e) {
     PyObject *g = e->game;
-    return g && PyObject_TypeCheck(g, &CoreType) && ((Core *)g)->rules ? (Core *)g : NULL;
+    if (!g) return NULL;
+    PyTypeObject *t = Py_TYPE(g);
+    if (t != AEC_CORE_SUBTYPE && t != &CoreType) {
+        if (!PyType_IsSubtype(t, &CoreType)) return NULL;
+        Py_XSETREF(AEC_CORE_SUBTYPE, (PyTypeObject *)Py_NewRef(t));
+    }
+    return ((Core *)g)->rules ? (Core *)g : NULL;
 }
 
 static PyObject *dict_item(PyObject *d, PyObject *key) {
@@ -3125,7 +3184,7 @@ static PyObject *dict_item(PyObject *d, PyObject *key) {
 
 
 /* d[agent], agent being _agents[seat] (new reference), through the cache ``which`` while d is unchanged */
-static PyObject *seat_item(AECBase *e, int which, PyObject *d, int seat, PyObject *agent) {
+static Py_NO_INLINE PyObject *seat_item_read(AECBase *e, int which, PyObject *d, int seat, PyObject *agent) {
 #ifdef ENV_SEAT_CACHE
     if (d && PyDict_CheckExact(d) && e->agents_t) {
         SeatCache *c = &e->cache[which];
@@ -3153,6 +3212,17 @@ static PyObject *seat_item(AECBase *e, int which, PyObject *d, int seat, PyObjec
     return dict_item(d, agent);
 }
 
+/* seat_item_read with its usual case (the value cached, the dict unchanged) inlined in last() and step() */
+static inline PyObject *seat_item(AECBase *e, int which, PyObject *d, int seat, PyObject *agent) {
+#ifdef ENV_SEAT_CACHE
+    const SeatCache *c = &e->cache[which];
+    if (d && c->dict == d && PyDict_CheckExact(d) && e->agents_t && e->cache_agents == e->agents_t &&
+        c->version == ((PyDictObject *)d)->ma_version_tag && c->value[seat])
+        return Py_NewRef(c->value[seat]);
+#endif
+    return seat_item_read(e, which, d, seat, agent);
+}
+
 /* self.<name>(*args, **kwargs) for a call the C methods leave to the Python ones */
 static PyObject *aec_delegate(AECBase *e, PyObject *name, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
@@ -3167,19 +3237,44 @@ static PyObject *aec_delegate(AECBase *e, PyObject *name, PyObject *const *args,
 }
 
 static PyObject *aec_last(AECBase *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    /* the tuple last() gave before, if no one else holds it (a tuple only this call holds, filled with the
+     * new values, is what a new one would be): emptied first, as dropping its values may run Python code */
+    PyObject *out = NULL;
+    if (e->last_out && Py_REFCNT(e->last_out) == 1 && nargs == 0 && !kwnames) {
+        out = e->last_out;
+        e->last_out = NULL;
+        for (Py_ssize_t i = 0; i < 5; i++) {
+            PyObject *v = PyTuple_GET_ITEM(out, i);
+            PyTuple_SET_ITEM(out, i, NULL);
+            Py_XDECREF(v);
+        }
+    }
+    /* then the pair: getting it may run Python code too (see observations_pair), before anything is read */
+    EnvPair *p = NULL;
+    Observations *o = NULL;  /* held while p is used */
+    if (e->observations && Py_IS_TYPE(e->observations, &ObservationsType) && nargs == 0 && !kwnames && e->game) {
+        o = (Observations *)Py_NewRef(e->observations);
+        if (!(p = observations_pair(o))) {
+            Py_DECREF(o);
+            Py_XDECREF(out);
+            return NULL;
+        }
+    }
     Core *g = aec_core(e);
     PyObject *agent = e->agent_selection;
     Py_ssize_t seat = -1;
-    if (g && agent && e->agents_t && PyTuple_CheckExact(e->agents_t) && PyTuple_GET_SIZE(e->agents_t) == g->n &&
-        e->observations && Py_IS_TYPE(e->observations, &ObservationsType) && nargs == 0 && !kwnames)
+    if (p && g && agent && e->agents_t && PyTuple_CheckExact(e->agents_t) && PyTuple_GET_SIZE(e->agents_t) == g->n &&
+        e->observations == (PyObject *)o)
         for (Py_ssize_t s = 0; s < g->n; s++)
             if (PyTuple_GET_ITEM(e->agents_t, s) == agent) { seat = s; break; }
-    if (seat < 0)  /* anything but last() on a compiled game's agent: the Python method */
+    if (seat < 0) {  /* anything but last() on a compiled game's agent: the Python method */
+        Py_XDECREF(o);
+        Py_XDECREF(out);
         return aec_delegate(e, ENV_S_py_last, args, nargs, kwnames);
+    }
     Py_INCREF(agent);
-    PyObject *out = PyTuple_New(5);
-    if (!out) goto fail;
-    PyObject *obs = observations_get((Observations *)e->observations, g, (int)seat, e->live);
+    if (!out && !(out = PyTuple_New(5))) goto fail;
+    PyObject *obs = pair_observe(p, g, (int)seat, e->live);
     if (!obs) goto fail;
     PyTuple_SET_ITEM(out, 0, obs);
     PyObject *dicts[N_SEAT_CACHES] = {e->cumulative, e->terminations, e->truncations, e->infos};
@@ -3189,9 +3284,12 @@ static PyObject *aec_last(AECBase *e, PyObject *const *args, Py_ssize_t nargs, P
         PyTuple_SET_ITEM(out, 1 + i, v);
     }
     Py_DECREF(agent);
+    Py_DECREF(o);
+    Py_XSETREF(e->last_out, Py_NewRef(out));
     return out;
 fail:
     Py_DECREF(agent);
+    Py_DECREF(o);
     Py_XDECREF(out);
     return NULL;
 }
@@ -3210,8 +3308,9 @@ static int aec_set_ids(AECBase *e, PyObject *agent, PyObject *ids) {
     return r;
 }
 
-/* the legal ids of the seat asked, ascending (the action mask's nonzero entries), as a tuple */
-static PyObject *env_ids(Core *g) {
+/* the legal ids of the seat asked, ascending (the action mask's nonzero entries), as a tuple: one of
+ * e's spare tuples of that length when no one else holds it, else a new one (kept as a spare) */
+static PyObject *env_ids(AECBase *e, Core *g) {
     compute_legal(g);
     int n = g->nlegal;
     uint8_t ids[NUM_ACTIONS];
@@ -3221,9 +3320,26 @@ static PyObject *env_ids(Core *g) {
         for (; j > 0 && ids[j - 1] > v; j--) ids[j] = ids[j - 1];
         ids[j] = v;
     }
+    PyObject **spare = e->spare_ids[n];
+    for (int k = 0; k < 2; k++) {
+        PyObject *t = spare[k];
+        if (t && Py_REFCNT(t) == 1) {  /* held by no one else: a tuple of these ids is what a new one would be */
+            for (int i = 0; i < n; i++) {
+                PyObject *old = PyTuple_GET_ITEM(t, i);
+                PyTuple_SET_ITEM(t, i, small_int(ids[i]));
+                Py_DECREF(old);  /* a small int: nothing is freed */
+            }
+            return Py_NewRef(t);
+        }
+    }
     PyObject *t = PyTuple_New(n);
     if (!t) return NULL;
     for (int i = 0; i < n; i++) PyTuple_SET_ITEM(t, i, small_int(ids[i]));
+    if (n > 0) {  /* kept in place of the older of the two (a tuple of small ints: dropping it runs no Python code) */
+        int k = e->spare_next[n];
+        e->spare_next[n] = (uint8_t)(1 - k);
+        Py_XSETREF(spare[k], Py_NewRef(t));
+    }
     return t;
 }
 
@@ -3346,7 +3462,7 @@ static PyObject *aec_step_held(AECBase *e, Core *g, PyObject *const *args, Py_ss
             }
             /* the agent asked now gets the ids, the one asked before (if another) none */
             PyObject *before = Py_XNewRef(e->agent_selection), *now = Py_NewRef(PyTuple_GET_ITEM(e->agents_t, g->seat));
-            PyObject *ids = env_ids(g);  /* before any info is written (that may run Python code) */
+            PyObject *ids = env_ids(e, g);  /* before any info is written (that may run Python code) */
             if (!ids || (before != now && before && aec_set_ids(e, before, ENV_NO_IDS) < 0) ||
                 aec_set_ids(e, now, ids) < 0) {
                 Py_XDECREF(ids);
@@ -3435,7 +3551,64 @@ static PyObject *aec_agent_iter(AECBase *e, PyObject *const *args, Py_ssize_t na
     return (PyObject *)it;
 }
 
+/* {agent: value for agent in agents} (value shared, as dict.fromkeys) */
+static PyObject *env_fromkeys(PyObject *agents, PyObject *value) {
+    PyObject *d = PyDict_New();
+    if (!d) return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(agents); i++)
+        if (PyDict_SetItem(d, PyList_GET_ITEM(agents, i), value) < 0) { Py_DECREF(d); return NULL; }
+    return d;
+}
+
+/* _reset_state(possible_agents): what engine.envs' reset does after making the game, for a compiled game
+ * whose possible_agents are _agents (a list of the same str objects): True when done, False when left to
+ * the Python code (nothing changed then) */
+static PyObject *aec_reset_state(AECBase *e, PyObject *possible) {
+    Core *g = aec_core(e);
+    PyObject *t = e->agents_t;
+    if (!g || g->over || !t || !PyTuple_CheckExact(t) || PyTuple_GET_SIZE(t) != g->n || !PyList_CheckExact(possible) ||
+        PyList_GET_SIZE(possible) != g->n)
+        Py_RETURN_FALSE;
+    for (Py_ssize_t s = 0; s < g->n; s++)
+        if (PyList_GET_ITEM(possible, s) != PyTuple_GET_ITEM(t, s) || !PyUnicode_CheckExact(PyTuple_GET_ITEM(t, s)))
+            Py_RETURN_FALSE;
+    Py_INCREF(g);
+    PyObject *agents = PyList_GetSlice(possible, 0, g->n), *state[5] = {NULL, NULL, NULL, NULL, NULL};
+    PyObject *ids = NULL, *infos = NULL;
+    if (!agents || !(state[0] = env_fromkeys(agents, ENV_ZERO)) || !(state[1] = env_fromkeys(agents, ENV_ZERO)) ||
+        !(state[2] = env_fromkeys(agents, Py_False)) || !(state[3] = env_fromkeys(agents, Py_False)) ||
+        !(ids = env_ids(e, g)) || !(infos = PyDict_New()))
+        goto fail;
+    for (int s = 0; s < g->n; s++) {
+        PyObject *info = make_dict(1, ENV_S_legal_action_ids, Py_NewRef(s == g->seat ? ids : ENV_NO_IDS));
+        int r = info ? PyDict_SetItem(infos, PyList_GET_ITEM(agents, s), info) : -1;
+        Py_XDECREF(info);
+        if (r < 0) goto fail;
+    }
+    Py_DECREF(ids);
+    /* nothing above ran Python code (str keys, dicts and tuples of ints): set as reset does */
+    e->live = 1;
+    Py_XSETREF(e->agents, agents);
+    Py_XSETREF(e->rewards, state[0]);
+    Py_XSETREF(e->cumulative, state[1]);
+    Py_XSETREF(e->terminations, state[2]);
+    Py_XSETREF(e->truncations, state[3]);
+    Py_XSETREF(e->infos, infos);
+    Py_XSETREF(e->agent_selection, Py_NewRef(PyTuple_GET_ITEM(t, g->seat)));
+    Py_DECREF(g);
+    Py_RETURN_TRUE;
+fail:
+    Py_XDECREF(agents);
+    for (int i = 0; i < 4; i++) Py_XDECREF(state[i]);
+    Py_XDECREF(ids);
+    Py_XDECREF(infos);
+    Py_DECREF(g);
+    return NULL;
+}
+
 static PyMethodDef aec_methods[] = {
+    {"_reset_state", (PyCFunction)aec_reset_state, METH_O,
+     "_reset_state(possible_agents): reset's state for a compiled game (True), or nothing (False)"},
     {"last", (PyCFunction)(void (*)(void))aec_last, METH_FASTCALL | METH_KEYWORDS,
      "last(observe=True): (observation, cumulative reward, terminated, truncated, info) of agent_selection"},
     {"step", (PyCFunction)(void (*)(void))aec_step, METH_FASTCALL, "step(action): agent_selection acts"},

@@ -213,8 +213,9 @@ def _aec_class() -> type:
 
         Where the core is built, ``engine._core.AECBase`` holds the state PettingZoo
         names and does ``last``, ``step`` and ``agent_iter`` for a compiled game's
-        usual case; everything else it leaves to ``_py_last``, ``_py_step`` and
-        ``_py_agent_iter`` here, which are those methods where it is not built.
+        usual case, and ``reset``'s state (``_reset_state``); everything else it
+        leaves to ``_py_last``, ``_py_step``, ``_py_agent_iter`` and the rest of
+        ``reset`` here, which are those methods where it is not built.
         """
 
         metadata = {"name": "uno_arena_v0", "render_modes": [], "is_parallelizable": False}
@@ -281,6 +282,8 @@ def _aec_class() -> type:
                 self._seed += 1
             game = self.game = self._game = new_game(self.rules, self._seed)
             self._observe = self._observer_for(game)
+            if core is not None and self._reset_state(self.possible_agents):
+                return  # the core did what follows, for a compiled game
             self._live = True
             agents = self.agents = list(self.possible_agents)
             # zero until the game ends (no step of a running game changes them)
