@@ -2292,9 +2292,96 @@ static void recycler_clear(Recycler *r) {
     for (int k = 0; k < N_SHAPES; k++)
         while (r->npool[k]) Py_DECREF(r->pool[k][--r->npool[k]]);
 }
+
+/* The legal action id of a reply that is one of the action dicts of the listing handed out last,
+ * unchanged (the same object, its tag the one it was handed out with), else -1: such a dict is
+ * still a copy of TEMPLATE[r->uno][id], keys and values, so match_action would parse it as ``id``
+ * (its "uno" True exactly when the listing's uno and id is a play); the check that ``id`` is still
+ * legal is match_action's. What a seat returns is nearly always one of these: the turn loop skips
+ * match_action's dict reads and string compares (about 800 instructions a decision). */
+static int recycled_action(Core *g, const Recycler *r, PyObject *action) {
+    if (!PyDict_CheckExact(action)) return -1;
+    for (int i = 0; i < r->nlegal; i++) {
+        if (r->acts[i] != action) continue;
+        if (dict_tag(action) != r->tags[i]) return -1;
+        return legal_index(g, r->ids[i]) >= 0 ? r->ids[i] : -1;
+    }
+    return -1;
+}
+
+/* A seat's attribute as getattr finds it, kept while nothing it comes from changed: the turn loop
+ * reads two attributes of a seat at every decision (an AgentSeat's ``agent``, any seat's
+ * ``last_decision_seconds``), about 250 instructions each through getattr. For a seat whose class
+ * has the plain getattr (PyObject_GenericGetAttr) and no descriptor of that name, the value is the
+ * instance dict's entry, else the class's: it is the same object while the seat has the same class
+ * with the same type version tag (CPython gives a class a new tag when it or a base is changed) and
+ * the same instance dict with the same ma_version_tag (a new one at every change: recycle_check).
+ * Only a value found is kept; anything else is looked up every time. */
+typedef struct {
+    PyObject *seat, *dict, *value;  /* strong references, NULL when nothing is kept */
+    PyTypeObject *type;
+    unsigned int type_tag;
+    uint64_t dict_tag;
+} AttrMemo;
+
+static void memo_clear(AttrMemo *m) {
+    Py_CLEAR(m->seat);
+    Py_CLEAR(m->dict);
+    Py_CLEAR(m->value);
+    Py_CLEAR(m->type);
+}
+
+/* LOOKUP_ATTR(seat, name, out) through ``m`` (what it returns, and *out a new reference or NULL);
+ * ``required``: PyObject_GetAttr's instead (an attribute missing raises, -1) */
+static int memo_attr(AttrMemo *m, PyObject *seat, PyObject *name, PyObject **out, int required) {
+    PyTypeObject *tp = Py_TYPE(seat);
+    if (m->value && m->seat == seat && m->type == tp && tp->tp_version_tag == m->type_tag
+        && PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG)) {
+        PyObject *dict = PyObject_GenericGetDict(seat, NULL);  /* the instance dict (a new reference) */
+        if (!dict) return -1;
+        int same = dict == m->dict && dict_tag(dict) == m->dict_tag;
+        Py_DECREF(dict);
+        if (same) {
+            *out = Py_NewRef(m->value);
+            return 1;
+        }
+    }
+    memo_clear(m);
+    int found;
+    if (required) found = (*out = PyObject_GetAttr(seat, name)) ? 1 : -1;
+    else found = LOOKUP_ATTR(seat, name, out);
+    if (found <= 0 || tp->tp_getattro != PyObject_GenericGetAttr || !(tp->tp_flags & Py_TPFLAGS_MANAGED_DICT))
+        return found;
+    PyObject *descr = _PyType_Lookup(tp, name);  /* borrowed; the lookup gives the class a valid tag */
+    if ((descr && Py_TYPE(descr)->tp_descr_get) || !PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG))
+        return found;
+    PyObject *dict = PyObject_GenericGetDict(seat, NULL);
+    if (!dict) {  /* nothing kept; the value found stands */
+        PyErr_Clear();
+        return found;
+    }
+    if (!PyDict_CheckExact(dict)) {
+        Py_DECREF(dict);
+        return found;
+    }
+    m->seat = Py_NewRef(seat);
+    m->type = (PyTypeObject *)Py_NewRef(tp);
+    m->type_tag = tp->tp_version_tag;
+    m->dict = dict;
+    m->dict_tag = dict_tag(dict);
+    m->value = Py_NewRef(*out);
+    return found;
+}
 #else
 static int recycle_check(void) { return 0; }
 static void recycler_clear(Recycler *r) {}
+static int recycled_action(Core *g, const Recycler *r, PyObject *action) { return -1; }
+typedef struct { int unused; } AttrMemo;
+static void memo_clear(AttrMemo *m) {}
+static int memo_attr(AttrMemo *m, PyObject *seat, PyObject *name, PyObject **out, int required) {
+    if (required) return (*out = PyObject_GetAttr(seat, name)) ? 1 : -1;
+    return LOOKUP_ATTR(seat, name, out);
+}
 #endif
 
 /* core_observation's observation for the seat asked now, in the objects of ``r->obs`` where they can be reused */
@@ -2309,6 +2396,7 @@ static Py_NO_INLINE PyObject *recycled_observation(Core *g, Recycler *r) {
             if (!(d = PyDict_Copy(OBS_TEMPLATE))) return NULL;
             if (!(e = obs_entries(d))) {
                 Py_DECREF(d);
+                r->nlegal = 0;  /* no listing of the recycler's handed out (recycled_action) */
                 return core_observation(g, NULL);
             }
             if (!PyObject_GC_IsTracked(d)) PyObject_GC_Track(d);
@@ -2508,8 +2596,12 @@ static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *s
     PyObject *result = NULL;
     Recycler rc;  /* (its arrays are written before they are read) */
     rc.obs = NULL;
-    rc.nlegal = 0;
+    rc.nlegal = rc.uno = 0;
     memset(rc.npool, 0, sizeof rc.npool);
+    /* per bot, its seat's ``agent`` and ``last_decision_seconds`` as last read (memo_attr) */
+    AttrMemo agents[MAX_SEATS], seconds_read[MAX_SEATS];
+    memset(agents, 0, sizeof agents);
+    memset(seconds_read, 0, sizeof seconds_read);
     while (!g->over) {
         long b = PyLong_AsLong(PyList_GET_ITEM(seat_bot, g->seat));
         if (b == -1 && PyErr_Occurred()) goto done;
@@ -2546,7 +2638,9 @@ static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *s
         PyObject *action, *fault = NULL;
         if (PyList_GET_ITEM(direct, b) == Py_True) {
             /* an engine.match.AgentSeat as it is: its agent called here, what its decide does, without its frame */
-            PyObject *agent = PyObject_GetAttr(seat, S_agent);
+            PyObject *agent;
+            if (b < MAX_SEATS) memo_attr(&agents[b], seat, S_agent, &agent, 1);
+            else agent = PyObject_GetAttr(seat, S_agent);
             action = agent ? call_agent(agent, decide_args) : NULL;
             Py_XDECREF(agent);
             if (!action && agent
@@ -2576,7 +2670,8 @@ static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *s
             if (!fault) { Py_DECREF(seat); goto done; }
         }
         PyObject *seconds;
-        int looked = LOOKUP_ATTR(seat, S_last_decision_seconds, &seconds);
+        int looked = b < MAX_SEATS ? memo_attr(&seconds_read[b], seat, S_last_decision_seconds, &seconds, 0)
+                                   : LOOKUP_ATTR(seat, S_last_decision_seconds, &seconds);
         Py_DECREF(seat);
         if (looked < 0) { Py_XDECREF(action); Py_XDECREF(fault); goto done; }
         int appended;
@@ -2590,8 +2685,10 @@ static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *s
         Py_XDECREF(seconds);
         if (appended < 0) { Py_XDECREF(action); Py_XDECREF(fault); goto done; }
         if (!fault) {
-            int uno;
-            int id = match_action(g, action, &uno);
+            /* one of the listed dicts as handed out (recycled_action), else the reply parsed */
+            int uno = rc.uno;
+            int id = recycled_action(g, &rc, action);
+            if (id < 0) id = match_action(g, action, &uno);
             if (id == -2) { Py_DECREF(action); goto done; }
             if (id >= 0) {
                 Py_DECREF(action);
@@ -2612,6 +2709,10 @@ static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *s
     result = PyLong_FromLongLong(decisions);
 done:
     recycler_clear(&rc);
+    for (int i = 0; i < MAX_SEATS; i++) {
+        memo_clear(&agents[i]);
+        memo_clear(&seconds_read[i]);
+    }
     return result;
 }
 
