@@ -1158,8 +1158,9 @@ static int open_round(Core *g, int top, Stream *rng) {
 
 /* the round's streams, seeded together (mt_seed_many): the deal's, each seat's draw
  * stream and, in round 1, the dealer's (engine.game: Random(f"{seed}:dealer"),
- * Random(f"{seed}:{round}"), Random(f"{deal_seed}:seat:{s}")); -1 on error */
-static int seed_round(Core *g, Stream *deal, Stream *dealer) {
+ * Random(f"{seed}:{round}"), Random(f"{deal_seed}:seat:{s}")); -1 on error.
+ * seed_round for a seed that is an int of 64 bits (every match's); this for any other */
+static int seed_round_text(Core *g, Stream *deal, Stream *dealer) {
     PyObject *deal_seed = PyUnicode_FromFormat("%S:%d", g->seed, g->round);
     if (!deal_seed) return -1;
     Py_XSETREF(g->deal_seed, deal_seed);
@@ -1193,6 +1194,61 @@ static int seed_round(Core *g, Stream *deal, Stream *dealer) {
     rc = 0;
 done:
     if (buf != small) PyMem_Free(buf);
+    for (int i = 0; i < count; i++) seed_key_free(&keys[i]);
+    return rc;
+}
+
+/* the decimal text of ``v`` written at ``out`` (room for 20 characters), its length: str(v) */
+static size_t decimal(char *out, long long v) {
+    char digits[20];
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    size_t n = 0, m = 0;
+    do { digits[n++] = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) out[m++] = '-';
+    while (n) out[m++] = digits[--n];
+    return m;
+}
+
+/* seed_round_text's streams from the same texts, written in a buffer rather than made as str objects
+ * (PyUnicode_FromFormat and snprintf: about 7,000 instructions a game) for a seed of 64 bits; the
+ * key for each text is the same (its UTF-8 bytes: here ASCII) */
+static int seed_round(Core *g, Stream *deal, Stream *dealer) {
+    long long seed = 0;
+    int fits = 0;
+    if (PyLong_CheckExact(g->seed)) {
+        int overflow;
+        seed = PyLong_AsLongLongAndOverflow(g->seed, &overflow);
+        if (seed == -1 && PyErr_Occurred()) return -1;
+        fits = !overflow;
+    }
+    if (!fits) return seed_round_text(g, deal, dealer);
+    SeedKey keys[MAX_SEATS + 2];
+    Stream *streams[MAX_SEATS + 2];
+    int count = 0, rc = -1;
+    char text[80];  /* "{seed}:{round}:seat:{s}" at most: 20 + 1 + 20 + 6 + 20 */
+    size_t len = decimal(text, seed), deal_len = len;
+    text[deal_len++] = ':';
+    deal_len += decimal(text + deal_len, g->round);
+    if (seed_key(&keys[count], text, deal_len) < 0) return -1;
+    streams[count++] = deal;
+    for (int s = 0; s < g->n; s++) {
+        size_t m = deal_len;
+        memcpy(text + m, ":seat:", 6);
+        m += 6;
+        m += decimal(text + m, s);
+        if (seed_key(&keys[count], text, m) < 0) goto done;
+        streams[count++] = &g->srng[s];
+    }
+    if (dealer) {
+        memcpy(text + len, ":dealer", 7);
+        if (seed_key(&keys[count], text, len + 7) < 0) goto done;
+        streams[count++] = dealer;
+    }
+    mt_seed_many(streams, keys, count);
+    for (int s = 0; s < g->n; s++)
+        for (int i = 0; i < DECK_SIZE; i++) g->order[s][i] = (uint8_t)i;
+    rc = 0;
+done:
     for (int i = 0; i < count; i++) seed_key_free(&keys[i]);
     return rc;
 }
