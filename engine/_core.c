@@ -2373,6 +2373,11 @@ static int recycled_action(Core *g, const Recycler *r, PyObject *action) {
  * with the same type version tag (CPython gives a class a new tag when it or a base is changed) and
  * the same instance dict with the same ma_version_tag (a new one at every change: recycle_check).
  * Only a value found is kept; anything else is looked up every time. */
+/* the instance dict of an object whose class has Py_TPFLAGS_MANAGED_DICT, once made (PyObject_GenericGetDict
+ * makes it): CPython 3.11 and 3.12 keep it three pointers before the object (_PyObject_ManagedDictPointer,
+ * _PyObject_DictOrValuesPointer); before it is made that place holds NULL (3.11) or tagged values (3.12) */
+#define MANAGED_DICT(o) (((PyObject **)(o))[-3])
+
 typedef struct {
     PyObject *seat, *dict, *value;  /* strong references, NULL when nothing is kept */
     PyTypeObject *type;
@@ -2392,15 +2397,10 @@ static void memo_clear(AttrMemo *m) {
 static int memo_attr(AttrMemo *m, PyObject *seat, PyObject *name, PyObject **out, int required) {
     PyTypeObject *tp = Py_TYPE(seat);
     if (m->value && m->seat == seat && m->type == tp && tp->tp_version_tag == m->type_tag
-        && PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG)) {
-        PyObject *dict = PyObject_GenericGetDict(seat, NULL);  /* the instance dict (a new reference) */
-        if (!dict) return -1;
-        int same = dict == m->dict && dict_tag(dict) == m->dict_tag;
-        Py_DECREF(dict);
-        if (same) {
-            *out = Py_NewRef(m->value);
-            return 1;
-        }
+        && PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) && MANAGED_DICT(seat) == m->dict
+        && dict_tag(m->dict) == m->dict_tag) {
+        *out = Py_NewRef(m->value);
+        return 1;
     }
     memo_clear(m);
     int found;
@@ -2416,7 +2416,7 @@ static int memo_attr(AttrMemo *m, PyObject *seat, PyObject *name, PyObject **out
         PyErr_Clear();
         return found;
     }
-    if (!PyDict_CheckExact(dict)) {
+    if (!PyDict_CheckExact(dict) || MANAGED_DICT(seat) != dict) {
         Py_DECREF(dict);
         return found;
     }
