@@ -80,6 +80,7 @@ static int8_t KIND_COLOR[NUM_KINDS];
 static int8_t KIND_RANK[NUM_KINDS];
 static int8_t KIND_POINTS[NUM_KINDS];
 static uint8_t DECK[DECK_SIZE];
+static uint8_t IDENTITY[DECK_SIZE];  /* 0, 1, ..., DECK_SIZE - 1: a seat's draw order at a round's start */
 
 /* Python objects built once */
 static PyObject *CODE[NUM_KINDS], *COLOR_STR[4], *DECISION_STR[N_DECISIONS], *REASON_STR[N_REASONS];
@@ -1189,8 +1190,7 @@ static int seed_round_text(Core *g, Stream *deal, Stream *dealer) {
         streams[count++] = dealer;
     }
     mt_seed_many(streams, keys, count);
-    for (int s = 0; s < g->n; s++)
-        for (int i = 0; i < DECK_SIZE; i++) g->order[s][i] = (uint8_t)i;
+    for (int s = 0; s < g->n; s++) memcpy(g->order[s], IDENTITY, DECK_SIZE);
     rc = 0;
 done:
     if (buf != small) PyMem_Free(buf);
@@ -1245,8 +1245,7 @@ static int seed_round(Core *g, Stream *deal, Stream *dealer) {
         streams[count++] = dealer;
     }
     mt_seed_many(streams, keys, count);
-    for (int s = 0; s < g->n; s++)
-        for (int i = 0; i < DECK_SIZE; i++) g->order[s][i] = (uint8_t)i;
+    for (int s = 0; s < g->n; s++) memcpy(g->order[s], IDENTITY, DECK_SIZE);
     rc = 0;
 done:
     for (int i = 0; i < count; i++) seed_key_free(&keys[i]);
@@ -1557,7 +1556,12 @@ static int parse_rules(PyObject *rules, Opts *opt) {
 static int core_init(Core *g, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"rules", "seed", NULL};
     PyObject *rules, *seed;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO", kwlist, &rules, &seed)) return -1;
+    if (!kwds && PyTuple_GET_SIZE(args) == 2) {  /* Game(rules, seed), every referee's call: no parsing */
+        rules = PyTuple_GET_ITEM(args, 0);
+        seed = PyTuple_GET_ITEM(args, 1);
+    } else if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO", kwlist, &rules, &seed)) {
+        return -1;
+    }
     if (rules != OPTS_RULES && RULES_TYPE && !PyObject_TypeCheck(rules, (PyTypeObject *)RULES_TYPE)) {
         PyErr_Format(PyExc_TypeError, "rules must be engine.rules.Rules, got %s", Py_TYPE(rules)->tp_name);
         return -1;
@@ -3975,7 +3979,9 @@ static PyObject *play_games(PyObject *m, PyObject *const *args, Py_ssize_t nargs
             || !(ranks = int_list(rk, (int)st.n)))
             goto done;
     }
-    result = Py_BuildValue("(OOOOOL)", st.records, st.decision_ms, totals, wins, ranks, st.rounds);
+    PyObject *rounds = PyLong_FromLongLong(st.rounds);
+    if (rounds) result = PyTuple_Pack(6, st.records, st.decision_ms, totals, wins, ranks, rounds);
+    Py_XDECREF(rounds);
 done:
     Py_XDECREF(st.forfeits); Py_XDECREF(referee); Py_XDECREF(st.charge); Py_XDECREF(st.timed);
     Py_XDECREF(st.total_games); Py_XDECREF(st.records); Py_XDECREF(st.decision_ms); Py_XDECREF(totals);
@@ -4091,6 +4097,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     }
     for (int i = 0; i < 4; i++) DECK[c++] = WILD_KIND;
     for (int i = 0; i < 4; i++) DECK[c++] = WD4_KIND;
+    for (int i = 0; i < DECK_SIZE; i++) IDENTITY[i] = (uint8_t)i;
 
     for (int i = 0; i < 256; i++) if (!(SMALL_INT[i] = PyLong_FromLong(i))) return NULL;
     if (!(KIND_BY_CODE = PyDict_New())) return NULL;
