@@ -2376,25 +2376,21 @@ static int recycled_action(Core *g, const Recycler *r, PyObject *action) {
  * instance dict's entry, else the class's: it is the same object while the seat has the same class
  * with the same type version tag (CPython gives a class a new tag when it or a base is changed) and
  * the same instance dict with the same ma_version_tag (a new one at every change: recycle_check).
- * Only a value found is kept; anything else is looked up every time. */
+ * Only a value found is kept; anything else is looked up every time. Nothing is held: the memo's
+ * pointers are compared, never followed unless the seat's own dict is the one kept (then alive),
+ * and the value is alive while the dict or class it came from is unchanged, so an object is freed
+ * when it would be without the memo (an agent the seat dropped, a seat the bots' list dropped). */
 /* the instance dict of an object whose class has Py_TPFLAGS_MANAGED_DICT, once made (PyObject_GenericGetDict
  * makes it): CPython 3.11 and 3.12 keep it three pointers before the object (_PyObject_ManagedDictPointer,
  * _PyObject_DictOrValuesPointer); before it is made that place holds NULL (3.11) or tagged values (3.12) */
 #define MANAGED_DICT(o) (((PyObject **)(o))[-3])
 
 typedef struct {
-    PyObject *seat, *dict, *value;  /* strong references, NULL when nothing is kept */
+    PyObject *seat, *dict, *value;  /* borrowed (see above); value NULL when nothing is kept */
     PyTypeObject *type;
     unsigned int type_tag;
     uint64_t dict_tag;
 } AttrMemo;
-
-static void memo_clear(AttrMemo *m) {
-    Py_CLEAR(m->seat);
-    Py_CLEAR(m->dict);
-    Py_CLEAR(m->value);
-    Py_CLEAR(m->type);
-}
 
 /* LOOKUP_ATTR(seat, name, out) through ``m`` (what it returns, and *out a new reference or NULL);
  * ``required``: PyObject_GetAttr's instead (an attribute missing raises, -1) */
@@ -2406,30 +2402,31 @@ static int memo_attr(AttrMemo *m, PyObject *seat, PyObject *name, PyObject **out
         *out = Py_NewRef(m->value);
         return 1;
     }
-    memo_clear(m);
+    m->value = NULL;
     int found;
     if (required) found = (*out = PyObject_GetAttr(seat, name)) ? 1 : -1;
     else found = LOOKUP_ATTR(seat, name, out);
-    if (found <= 0 || tp->tp_getattro != PyObject_GenericGetAttr || !(tp->tp_flags & Py_TPFLAGS_MANAGED_DICT))
+    if (found <= 0 || !OBS_RECYCLE || tp->tp_getattro != PyObject_GenericGetAttr
+        || !(tp->tp_flags & Py_TPFLAGS_MANAGED_DICT))  /* (OBS_RECYCLE: the tags work as relied on) */
         return found;
     PyObject *descr = _PyType_Lookup(tp, name);  /* borrowed; the lookup gives the class a valid tag */
     if ((descr && Py_TYPE(descr)->tp_descr_get) || !PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG))
         return found;
-    PyObject *dict = PyObject_GenericGetDict(seat, NULL);
+    PyObject *dict = PyObject_GenericGetDict(seat, NULL);  /* made if it was not: the seat keeps it */
     if (!dict) {  /* nothing kept; the value found stands */
         PyErr_Clear();
         return found;
     }
-    if (!PyDict_CheckExact(dict) || MANAGED_DICT(seat) != dict) {
-        Py_DECREF(dict);
-        return found;
+    int kept = PyDict_CheckExact(dict) && MANAGED_DICT(seat) == dict;
+    Py_DECREF(dict);
+    if (kept) {
+        m->seat = seat;
+        m->type = tp;
+        m->type_tag = tp->tp_version_tag;
+        m->dict = dict;
+        m->dict_tag = dict_tag(dict);
+        m->value = *out;
     }
-    m->seat = Py_NewRef(seat);
-    m->type = (PyTypeObject *)Py_NewRef(tp);
-    m->type_tag = tp->tp_version_tag;
-    m->dict = dict;
-    m->dict_tag = dict_tag(dict);
-    m->value = Py_NewRef(*out);
     return found;
 }
 #else
@@ -2437,7 +2434,6 @@ static int recycle_check(void) { return 0; }
 static void recycler_clear(Recycler *r) {}
 static int recycled_action(Core *g, const Recycler *r, PyObject *action) { return -1; }
 typedef struct { int unused; } AttrMemo;
-static void memo_clear(AttrMemo *m) {}
 static int memo_attr(AttrMemo *m, PyObject *seat, PyObject *name, PyObject **out, int required) {
     if (required) return (*out = PyObject_GetAttr(seat, name)) ? 1 : -1;
     return LOOKUP_ATTR(seat, name, out);
@@ -2769,10 +2765,6 @@ static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *s
     result = PyLong_FromLongLong(decisions);
 done:
     recycler_clear(&rc);
-    for (int i = 0; i < MAX_SEATS; i++) {
-        memo_clear(&agents[i]);
-        memo_clear(&seconds_read[i]);
-    }
     return result;
 }
 

@@ -108,3 +108,27 @@ def _changed_replies(rules: Rules) -> list[AgentSeat]:
 @pytest.mark.parametrize("rules", RULE_SETS, ids=lambda r: f"{r.players}p")
 def test_listed_dicts_changed_before_they_are_returned_are_read(monkeypatch, rules):
     _both(monkeypatch, rules, lambda: _changed_replies(rules))
+
+
+def test_an_agent_its_seat_dropped_is_freed_as_without_the_memo(monkeypatch):
+    """The memo holds no reference: an agent that hands its seat over to another is freed once its
+    call returns, before the next decision (as with getattr each time)."""
+    import weakref
+
+    monkeypatch.setattr(engine.compiled, "COMPILED", True)
+    seats: list[AgentSeat] = []
+    gone: list[weakref.ref] = []
+    seen: list[bool] = []
+
+    class Agent:
+        def __call__(self, observation: dict, configuration: dict) -> Any:
+            seen.append(all(ref() is None for ref in gone))
+            seat = seats[observation["seat"]]
+            if seat.agent is self and len(seen) % 3 == 0:
+                gone.append(weakref.ref(self))
+                seat.agent = Agent()
+            return observation["legal_actions"][0]
+
+    seats.extend(AgentSeat(Agent(), f"s{i}") for i in range(2))
+    play_match(Rules(players=2), seats, seed=4, deals=1)
+    assert len(gone) > 3 and all(seen)
