@@ -78,6 +78,13 @@ static const char *COLOR_TEXT[4] = {"R", "Y", "G", "B"};
 
 static int8_t KIND_COLOR[NUM_KINDS];
 static int8_t KIND_RANK[NUM_KINDS];
+/* compute_legal's plays of a coloured card: per colour in play (g->color + 1: -1 for none yet) and top
+ * card's rank, the kinds below WILD_KIND of that colour or that rank, in order (13 of the colour and 3
+ * of the rank at most): its loop reads these and their counts, not all 52 kinds' (module init) */
+#define NUM_RANKS (WILD_DRAW_FOUR + 1)
+#define MAX_MATCH 16
+static uint8_t MATCH_N[5][NUM_RANKS];
+static uint8_t MATCH_KINDS[5][NUM_RANKS][MAX_MATCH];
 static int8_t KIND_POINTS[NUM_KINDS];
 static uint8_t DECK[DECK_SIZE];
 static uint8_t IDENTITY[DECK_SIZE];  /* 0, 1, ..., DECK_SIZE - 1: a seat's draw order at a round's start */
@@ -1278,9 +1285,9 @@ static void compute_legal(Core *g) {
     switch (g->decision) {
     case D_PLAY: {
         int color = g->color, tr = top_rank(g);
-        const uint8_t *cnt = g->kcnt[s];
-        for (int k = 0; k < WILD_KIND; k++)
-            if (cnt[k] && (KIND_COLOR[k] == color || KIND_RANK[k] == tr)) out[m++] = (uint8_t)(A_PLAY0 + k);
+        const uint8_t *cnt = g->kcnt[s], *kinds = MATCH_KINDS[color + 1][tr];
+        for (int j = 0, nk = MATCH_N[color + 1][tr]; j < nk; j++)  /* (KIND_COLOR[k] == color || KIND_RANK[k] == tr) */
+            if (cnt[kinds[j]]) out[m++] = (uint8_t)(A_PLAY0 + kinds[j]);
         if (cnt[WILD_KIND]) for (int c = 0; c < 4; c++) out[m++] = (uint8_t)(56 + c);
         if (cnt[WD4_KIND] && (g->wd4 != 1 || honest(g, s))) for (int c = 0; c < 4; c++) out[m++] = (uint8_t)(60 + c);
         out[m++] = A_DRAW;
@@ -4093,6 +4100,20 @@ PyMODINIT_FUNC PyInit__core(void) {
     for (int i = 0; i < 4; i++) DECK[c++] = WILD_KIND;
     for (int i = 0; i < 4; i++) DECK[c++] = WD4_KIND;
     for (int i = 0; i < DECK_SIZE; i++) IDENTITY[i] = (uint8_t)i;
+    for (int color = -1; color < 4; color++) {
+        for (int tr = 0; tr < NUM_RANKS; tr++) {
+            int m = 0;
+            for (int k = 0; k < WILD_KIND; k++) {
+                if (KIND_COLOR[k] != color && KIND_RANK[k] != tr) continue;
+                if (m == MAX_MATCH) {
+                    PyErr_SetString(PyExc_RuntimeError, "engine._core: more than MAX_MATCH kinds match a card");
+                    return NULL;
+                }
+                MATCH_KINDS[color + 1][tr][m++] = (uint8_t)k;
+            }
+            MATCH_N[color + 1][tr] = (uint8_t)m;
+        }
+    }
 
     for (int i = 0; i < 256; i++) if (!(SMALL_INT[i] = PyLong_FromLong(i))) return NULL;
     if (!(KIND_BY_CODE = PyDict_New())) return NULL;
