@@ -78,8 +78,16 @@ static const char *COLOR_TEXT[4] = {"R", "Y", "G", "B"};
 
 static int8_t KIND_COLOR[NUM_KINDS];
 static int8_t KIND_RANK[NUM_KINDS];
+/* compute_legal's plays of a coloured card: per colour in play (g->color + 1: -1 for none yet) and top
+ * card's rank, the kinds below WILD_KIND of that colour or that rank, in order (13 of the colour and 3
+ * of the rank at most): its loop reads these and their counts, not all 52 kinds' (module init) */
+#define NUM_RANKS (WILD_DRAW_FOUR + 1)
+#define MAX_MATCH 16
+static uint8_t MATCH_N[5][NUM_RANKS];
+static uint8_t MATCH_KINDS[5][NUM_RANKS][MAX_MATCH];
 static int8_t KIND_POINTS[NUM_KINDS];
 static uint8_t DECK[DECK_SIZE];
+static uint8_t IDENTITY[DECK_SIZE];  /* 0, 1, ..., DECK_SIZE - 1: a seat's draw order at a round's start */
 
 /* Python objects built once */
 static PyObject *CODE[NUM_KINDS], *COLOR_STR[4], *DECISION_STR[N_DECISIONS], *REASON_STR[N_REASONS];
@@ -1158,8 +1166,9 @@ static int open_round(Core *g, int top, Stream *rng) {
 
 /* the round's streams, seeded together (mt_seed_many): the deal's, each seat's draw
  * stream and, in round 1, the dealer's (engine.game: Random(f"{seed}:dealer"),
- * Random(f"{seed}:{round}"), Random(f"{deal_seed}:seat:{s}")); -1 on error */
-static int seed_round(Core *g, Stream *deal, Stream *dealer) {
+ * Random(f"{seed}:{round}"), Random(f"{deal_seed}:seat:{s}")); -1 on error.
+ * seed_round for a seed that is an int of 64 bits (every match's); this for any other */
+static int seed_round_text(Core *g, Stream *deal, Stream *dealer) {
     PyObject *deal_seed = PyUnicode_FromFormat("%S:%d", g->seed, g->round);
     if (!deal_seed) return -1;
     Py_XSETREF(g->deal_seed, deal_seed);
@@ -1188,11 +1197,64 @@ static int seed_round(Core *g, Stream *deal, Stream *dealer) {
         streams[count++] = dealer;
     }
     mt_seed_many(streams, keys, count);
-    for (int s = 0; s < g->n; s++)
-        for (int i = 0; i < DECK_SIZE; i++) g->order[s][i] = (uint8_t)i;
+    for (int s = 0; s < g->n; s++) memcpy(g->order[s], IDENTITY, DECK_SIZE);
     rc = 0;
 done:
     if (buf != small) PyMem_Free(buf);
+    for (int i = 0; i < count; i++) seed_key_free(&keys[i]);
+    return rc;
+}
+
+/* the decimal text of ``v`` written at ``out`` (room for 20 characters), its length: str(v) */
+static size_t decimal(char *out, long long v) {
+    char digits[20];
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    size_t n = 0, m = 0;
+    do { digits[n++] = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) out[m++] = '-';
+    while (n) out[m++] = digits[--n];
+    return m;
+}
+
+/* seed_round_text's streams from the same texts, written in a buffer rather than made as str objects
+ * (PyUnicode_FromFormat and snprintf: about 7,000 instructions a game) for a seed of 64 bits; the
+ * key for each text is the same (its UTF-8 bytes: here ASCII) */
+static int seed_round(Core *g, Stream *deal, Stream *dealer) {
+    long long seed = 0;
+    int fits = 0;
+    if (PyLong_CheckExact(g->seed)) {
+        int overflow;
+        seed = PyLong_AsLongLongAndOverflow(g->seed, &overflow);
+        if (seed == -1 && PyErr_Occurred()) return -1;
+        fits = !overflow;
+    }
+    if (!fits) return seed_round_text(g, deal, dealer);
+    SeedKey keys[MAX_SEATS + 2];
+    Stream *streams[MAX_SEATS + 2];
+    int count = 0, rc = -1;
+    char text[80];  /* "{seed}:{round}:seat:{s}" at most: 20 + 1 + 20 + 6 + 20 */
+    size_t len = decimal(text, seed), deal_len = len;
+    text[deal_len++] = ':';
+    deal_len += decimal(text + deal_len, g->round);
+    if (seed_key(&keys[count], text, deal_len) < 0) return -1;
+    streams[count++] = deal;
+    for (int s = 0; s < g->n; s++) {
+        size_t m = deal_len;
+        memcpy(text + m, ":seat:", 6);
+        m += 6;
+        m += decimal(text + m, s);
+        if (seed_key(&keys[count], text, m) < 0) goto done;
+        streams[count++] = &g->srng[s];
+    }
+    if (dealer) {
+        memcpy(text + len, ":dealer", 7);
+        if (seed_key(&keys[count], text, len + 7) < 0) goto done;
+        streams[count++] = dealer;
+    }
+    mt_seed_many(streams, keys, count);
+    for (int s = 0; s < g->n; s++) memcpy(g->order[s], IDENTITY, DECK_SIZE);
+    rc = 0;
+done:
     for (int i = 0; i < count; i++) seed_key_free(&keys[i]);
     return rc;
 }
@@ -1223,9 +1285,9 @@ static void compute_legal(Core *g) {
     switch (g->decision) {
     case D_PLAY: {
         int color = g->color, tr = top_rank(g);
-        const uint8_t *cnt = g->kcnt[s];
-        for (int k = 0; k < WILD_KIND; k++)
-            if (cnt[k] && (KIND_COLOR[k] == color || KIND_RANK[k] == tr)) out[m++] = (uint8_t)(A_PLAY0 + k);
+        const uint8_t *cnt = g->kcnt[s], *kinds = MATCH_KINDS[color + 1][tr];
+        for (int j = 0, nk = MATCH_N[color + 1][tr]; j < nk; j++)  /* (KIND_COLOR[k] == color || KIND_RANK[k] == tr) */
+            if (cnt[kinds[j]]) out[m++] = (uint8_t)(A_PLAY0 + kinds[j]);
         if (cnt[WILD_KIND]) for (int c = 0; c < 4; c++) out[m++] = (uint8_t)(56 + c);
         if (cnt[WD4_KIND] && (g->wd4 != 1 || honest(g, s))) for (int c = 0; c < 4; c++) out[m++] = (uint8_t)(60 + c);
         out[m++] = A_DRAW;
@@ -1501,7 +1563,12 @@ static int parse_rules(PyObject *rules, Opts *opt) {
 static int core_init(Core *g, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"rules", "seed", NULL};
     PyObject *rules, *seed;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO", kwlist, &rules, &seed)) return -1;
+    if (!kwds && PyTuple_GET_SIZE(args) == 2) {  /* Game(rules, seed), every referee's call: no parsing */
+        rules = PyTuple_GET_ITEM(args, 0);
+        seed = PyTuple_GET_ITEM(args, 1);
+    } else if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO", kwlist, &rules, &seed)) {
+        return -1;
+    }
     if (rules != OPTS_RULES && RULES_TYPE && !PyObject_TypeCheck(rules, (PyTypeObject *)RULES_TYPE)) {
         PyErr_Format(PyExc_TypeError, "rules must be engine.rules.Rules, got %s", Py_TYPE(rules)->tp_name);
         return -1;
@@ -2292,9 +2359,92 @@ static void recycler_clear(Recycler *r) {
     for (int k = 0; k < N_SHAPES; k++)
         while (r->npool[k]) Py_DECREF(r->pool[k][--r->npool[k]]);
 }
+
+/* The legal action id of a reply that is one of the action dicts of the listing handed out last,
+ * unchanged (the same object, its tag the one it was handed out with), else -1: such a dict is
+ * still a copy of TEMPLATE[r->uno][id], keys and values, so match_action would parse it as ``id``
+ * (its "uno" True exactly when the listing's uno and id is a play); the check that ``id`` is still
+ * legal is match_action's. What a seat returns is nearly always one of these: the turn loop skips
+ * match_action's dict reads and string compares (about 800 instructions a decision). */
+static int recycled_action(Core *g, const Recycler *r, PyObject *action) {
+    if (!PyDict_CheckExact(action)) return -1;
+    for (int i = 0; i < r->nlegal; i++) {
+        if (r->acts[i] != action) continue;
+        if (dict_tag(action) != r->tags[i]) return -1;
+        return legal_index(g, r->ids[i]) >= 0 ? r->ids[i] : -1;
+    }
+    return -1;
+}
+
+/* A seat's attribute as getattr finds it, kept while nothing it comes from changed: the turn loop
+ * reads two attributes of a seat at every decision (an AgentSeat's ``agent``, any seat's
+ * ``last_decision_seconds``), about 250 instructions each through getattr. For a seat whose class
+ * has the plain getattr (PyObject_GenericGetAttr) and no descriptor of that name, the value is the
+ * instance dict's entry, else the class's: it is the same object while the seat has the same class
+ * with the same type version tag (CPython gives a class a new tag when it or a base is changed) and
+ * the same instance dict with the same ma_version_tag (a new one at every change: recycle_check).
+ * Only a value found is kept; anything else is looked up every time. Nothing is held: the memo's
+ * pointers are compared, never followed unless the seat's own dict is the one kept (then alive),
+ * and the value is alive while the dict or class it came from is unchanged, so an object is freed
+ * when it would be without the memo (an agent the seat dropped, a seat the bots' list dropped). */
+/* the instance dict of an object whose class has Py_TPFLAGS_MANAGED_DICT, once made (PyObject_GenericGetDict
+ * makes it): CPython 3.11 and 3.12 keep it three pointers before the object (_PyObject_ManagedDictPointer,
+ * _PyObject_DictOrValuesPointer); before it is made that place holds NULL (3.11) or tagged values (3.12) */
+#define MANAGED_DICT(o) (((PyObject **)(o))[-3])
+
+typedef struct {
+    PyObject *seat, *dict, *value;  /* borrowed (see above); value NULL when nothing is kept */
+    PyTypeObject *type;
+    unsigned int type_tag;
+    uint64_t dict_tag;
+} AttrMemo;
+
+/* LOOKUP_ATTR(seat, name, out) through ``m`` (what it returns, and *out a new reference or NULL);
+ * ``required``: PyObject_GetAttr's instead (an attribute missing raises, -1) */
+static int memo_attr(AttrMemo *m, PyObject *seat, PyObject *name, PyObject **out, int required) {
+    PyTypeObject *tp = Py_TYPE(seat);
+    if (m->value && m->seat == seat && m->type == tp && tp->tp_version_tag == m->type_tag
+        && PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) && MANAGED_DICT(seat) == m->dict
+        && dict_tag(m->dict) == m->dict_tag) {
+        *out = Py_NewRef(m->value);
+        return 1;
+    }
+    m->value = NULL;
+    int found;
+    if (required) found = (*out = PyObject_GetAttr(seat, name)) ? 1 : -1;
+    else found = LOOKUP_ATTR(seat, name, out);
+    if (found <= 0 || !OBS_RECYCLE || tp->tp_getattro != PyObject_GenericGetAttr
+        || !(tp->tp_flags & Py_TPFLAGS_MANAGED_DICT))  /* (OBS_RECYCLE: the tags work as relied on) */
+        return found;
+    PyObject *descr = _PyType_Lookup(tp, name);  /* borrowed; the lookup gives the class a valid tag */
+    if ((descr && Py_TYPE(descr)->tp_descr_get) || !PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG))
+        return found;
+    PyObject *dict = PyObject_GenericGetDict(seat, NULL);  /* made if it was not: the seat keeps it */
+    if (!dict) {  /* nothing kept; the value found stands */
+        PyErr_Clear();
+        return found;
+    }
+    int kept = PyDict_CheckExact(dict) && MANAGED_DICT(seat) == dict;
+    Py_DECREF(dict);
+    if (kept) {
+        m->seat = seat;
+        m->type = tp;
+        m->type_tag = tp->tp_version_tag;
+        m->dict = dict;
+        m->dict_tag = dict_tag(dict);
+        m->value = *out;
+    }
+    return found;
+}
 #else
 static int recycle_check(void) { return 0; }
 static void recycler_clear(Recycler *r) {}
+static int recycled_action(Core *g, const Recycler *r, PyObject *action) { return -1; }
+typedef struct { int unused; } AttrMemo;
+static int memo_attr(AttrMemo *m, PyObject *seat, PyObject *name, PyObject **out, int required) {
+    if (required) return (*out = PyObject_GetAttr(seat, name)) ? 1 : -1;
+    return LOOKUP_ATTR(seat, name, out);
+}
 #endif
 
 /* core_observation's observation for the seat asked now, in the objects of ``r->obs`` where they can be reused */
@@ -2309,6 +2459,7 @@ static Py_NO_INLINE PyObject *recycled_observation(Core *g, Recycler *r) {
             if (!(d = PyDict_Copy(OBS_TEMPLATE))) return NULL;
             if (!(e = obs_entries(d))) {
                 Py_DECREF(d);
+                r->nlegal = 0;  /* no listing of the recycler's handed out (recycled_action) */
                 return core_observation(g, NULL);
             }
             if (!PyObject_GC_IsTracked(d)) PyObject_GC_Track(d);
@@ -2508,8 +2659,12 @@ static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *s
     PyObject *result = NULL;
     Recycler rc;  /* (its arrays are written before they are read) */
     rc.obs = NULL;
-    rc.nlegal = 0;
+    rc.nlegal = rc.uno = 0;
     memset(rc.npool, 0, sizeof rc.npool);
+    /* per bot, its seat's ``agent`` and ``last_decision_seconds`` as last read (memo_attr) */
+    AttrMemo agents[MAX_SEATS], seconds_read[MAX_SEATS];
+    memset(agents, 0, sizeof agents);
+    memset(seconds_read, 0, sizeof seconds_read);
     while (!g->over) {
         long b = PyLong_AsLong(PyList_GET_ITEM(seat_bot, g->seat));
         if (b == -1 && PyErr_Occurred()) goto done;
@@ -2546,7 +2701,9 @@ static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *s
         PyObject *action, *fault = NULL;
         if (PyList_GET_ITEM(direct, b) == Py_True) {
             /* an engine.match.AgentSeat as it is: its agent called here, what its decide does, without its frame */
-            PyObject *agent = PyObject_GetAttr(seat, S_agent);
+            PyObject *agent;
+            if (b < MAX_SEATS) memo_attr(&agents[b], seat, S_agent, &agent, 1);
+            else agent = PyObject_GetAttr(seat, S_agent);
             action = agent ? call_agent(agent, decide_args) : NULL;
             Py_XDECREF(agent);
             if (!action && agent
@@ -2576,7 +2733,8 @@ static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *s
             if (!fault) { Py_DECREF(seat); goto done; }
         }
         PyObject *seconds;
-        int looked = LOOKUP_ATTR(seat, S_last_decision_seconds, &seconds);
+        int looked = b < MAX_SEATS ? memo_attr(&seconds_read[b], seat, S_last_decision_seconds, &seconds, 0)
+                                   : LOOKUP_ATTR(seat, S_last_decision_seconds, &seconds);
         Py_DECREF(seat);
         if (looked < 0) { Py_XDECREF(action); Py_XDECREF(fault); goto done; }
         int appended;
@@ -2590,8 +2748,10 @@ static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *s
         Py_XDECREF(seconds);
         if (appended < 0) { Py_XDECREF(action); Py_XDECREF(fault); goto done; }
         if (!fault) {
-            int uno;
-            int id = match_action(g, action, &uno);
+            /* one of the listed dicts as handed out (recycled_action), else the reply parsed */
+            int uno = rc.uno;
+            int id = recycled_action(g, &rc, action);
+            if (id < 0) id = match_action(g, action, &uno);
             if (id == -2) { Py_DECREF(action); goto done; }
             if (id >= 0) {
                 Py_DECREF(action);
@@ -3713,10 +3873,13 @@ static PyObject *game_seed_fast(PyObject *m, PyObject *const *args, Py_ssize_t n
         if (overflow) Py_RETURN_NONE;
         if (v[i] == -1 && PyErr_Occurred()) return NULL;
     }
-    char text[80];
-    int len = snprintf(text, sizeof text, "uno-arena:%lld:%lld", v[0], v[1]);
-    if (len < 0 || len >= (int)sizeof text) Py_RETURN_NONE;
-    return PyLong_FromUnsignedLongLong(sha256_head64((const uint8_t *)text, (size_t)len) >> 1);
+    char text[80];  /* "uno-arena:{seed}:{deal}", written by decimal (snprintf: 1,700 instructions a game) */
+    size_t len = 10;
+    memcpy(text, "uno-arena:", len);
+    len += decimal(text + len, v[0]);
+    text[len++] = ':';
+    len += decimal(text + len, v[1]);
+    return PyLong_FromUnsignedLongLong(sha256_head64((const uint8_t *)text, len) >> 1);
 }
 
 /* ---- the common match: engine.match._play_games in C ----
@@ -3991,7 +4154,9 @@ static PyObject *play_games(PyObject *m, PyObject *const *args, Py_ssize_t nargs
             || !(ranks = int_list(rk, (int)st.n)))
             goto done;
     }
-    result = Py_BuildValue("(OOOOOL)", st.records, st.decision_ms, totals, wins, ranks, st.rounds);
+    PyObject *rounds = PyLong_FromLongLong(st.rounds);
+    if (rounds) result = PyTuple_Pack(6, st.records, st.decision_ms, totals, wins, ranks, rounds);
+    Py_XDECREF(rounds);
 done:
     Py_XDECREF(st.forfeits); Py_XDECREF(referee); Py_XDECREF(st.charge); Py_XDECREF(st.timed);
     Py_XDECREF(st.total_games); Py_XDECREF(st.records); Py_XDECREF(st.decision_ms); Py_XDECREF(totals);
@@ -4107,6 +4272,21 @@ PyMODINIT_FUNC PyInit__core(void) {
     }
     for (int i = 0; i < 4; i++) DECK[c++] = WILD_KIND;
     for (int i = 0; i < 4; i++) DECK[c++] = WD4_KIND;
+    for (int i = 0; i < DECK_SIZE; i++) IDENTITY[i] = (uint8_t)i;
+    for (int color = -1; color < 4; color++) {
+        for (int tr = 0; tr < NUM_RANKS; tr++) {
+            int m = 0;
+            for (int k = 0; k < WILD_KIND; k++) {
+                if (KIND_COLOR[k] != color && KIND_RANK[k] != tr) continue;
+                if (m == MAX_MATCH) {
+                    PyErr_SetString(PyExc_RuntimeError, "engine._core: more than MAX_MATCH kinds match a card");
+                    return NULL;
+                }
+                MATCH_KINDS[color + 1][tr][m++] = (uint8_t)k;
+            }
+            MATCH_N[color + 1][tr] = (uint8_t)m;
+        }
+    }
 
     for (int i = 0; i < 256; i++) if (!(SMALL_INT[i] = PyLong_FromLong(i))) return NULL;
     if (!(KIND_BY_CODE = PyDict_New())) return NULL;

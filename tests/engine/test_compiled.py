@@ -594,3 +594,10 @@ def test_seeds_whose_text_holds_a_nul_or_is_long_play_the_same_game(seed):
     """The core seeds a round's streams from the seed's text byte for byte (a NUL kept, a long text
     on the heap), as random.Random(f"{seed}:...") does."""
     play_both(Rules(players=3, rounds=2), seed, 5)
+
+
+@pytest.mark.parametrize("seed", [0, -1, -(2**63), 2**63 - 1, 2**63, -(2**63) - 1])
+def test_seeds_at_the_ends_of_64_bits_play_the_same_game(seed):
+    """A seed of 64 bits has its text written by the core itself (seed_round), a larger one made by
+    str() (seed_round_text): either side of each end, the same streams as random.Random's."""
+    play_both(Rules(players=3, rounds=2), seed, 5)

@@ -1,0 +1,134 @@
+"""The compiled turn loop's two shortcuts (engine/_core.c) give what the pure referee gives:
+
+- a reply that is one of the listed action dicts as handed out is taken as that action without
+  reading it (``recycled_action``); a listed dict the seat changed before returning it is read;
+- a seat's ``agent`` and ``last_decision_seconds`` are read again only when the seat, its class
+  or its instance dict changed (``memo_attr``): a seat whose agent swaps it for another, sets,
+  changes or deletes its own seconds, or whose class's seconds change, is read afresh.
+
+Each test plays the same match with the pure engine and with the core, and compares the replay,
+the per-decision times and the timings.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+import engine.compiled
+from engine.match import AgentSeat, play_match
+from engine.rules import Rules
+
+#: every test here needs the compiled core (tests/conftest.py: core_built)
+pytestmark = pytest.mark.usefixtures("core_built")
+
+RULE_SETS = [
+    Rules(players=2, rounds=2, wd4="free", stacking="stack", seven_zero=True),
+    Rules(players=4, rounds=1, wd4="challenge", uno_penalty=4, jump_in=True),
+]
+
+
+def _match(monkeypatch, engine_name: str, rules: Rules, make_seats) -> tuple[str, Any, Any]:
+    monkeypatch.setattr(engine.compiled, "COMPILED", engine_name == "core")
+    with monkeypatch.context() as m:  # a class attribute a seat may change is restored after each match
+        m.setattr(AgentSeat, "last_decision_seconds", None)
+        result = play_match(rules, make_seats(), seed=11, deals=2, duplicate=True)
+    return json.dumps(result.replay), result.decision_ms, result.timings
+
+
+def _both(monkeypatch, rules: Rules, make_seats) -> None:
+    pure = _match(monkeypatch, "pure", rules, make_seats)
+    core = _match(monkeypatch, "core", rules, make_seats)
+    assert core[0] == pure[0]
+    assert core[1:] == pure[1:]
+
+
+def _changing_seats(rules: Rules) -> list[AgentSeat]:
+    """Seats whose agents swap their seat's agent and change the seconds it reports, at random."""
+    rng = random.Random(5)
+    seats: list[AgentSeat] = []
+
+    def first(observation: dict, configuration: dict) -> Any:
+        act(rng.randrange(len(seats)))
+        return observation["legal_actions"][0]
+
+    def last(observation: dict, configuration: dict) -> Any:
+        act(rng.randrange(len(seats)))
+        return observation["legal_actions"][-1]
+
+    def act(i: int) -> None:
+        seat, x = seats[i], rng.random()
+        if x < 0.15:
+            seat.agent = last if seat.agent is first else first
+        elif x < 0.25:
+            seat.last_decision_seconds = rng.choice([0.25, 0.5, None, 1])
+        elif x < 0.3 and "last_decision_seconds" in vars(seat):
+            del seat.last_decision_seconds
+        elif x < 0.35:
+            AgentSeat.last_decision_seconds = rng.choice([None, 0.125])  # restored by _match
+        elif x < 0.4:
+            seat.other = x  # an unrelated change of the instance dict
+
+    for i in range(rules.players):
+        seats.append(AgentSeat(first if i % 2 else last, f"s{i}"))
+    return seats
+
+
+@pytest.mark.parametrize("rules", RULE_SETS, ids=lambda r: f"{r.players}p")
+def test_seats_whose_agent_and_seconds_change_mid_game_are_read_afresh(monkeypatch, rules):
+    _both(monkeypatch, rules, lambda: _changing_seats(rules))
+
+
+def _changed_replies(rules: Rules) -> list[AgentSeat]:
+    """Agents that return a listed dict, now as handed, now changed into another action or a wrong one."""
+    rng = random.Random(9)
+
+    def agent(observation: dict, configuration: dict) -> Any:
+        legal = observation["legal_actions"]
+        reply = legal[rng.randrange(len(legal))]
+        x = rng.random()
+        if x < 0.2:
+            other = legal[rng.randrange(len(legal))]
+            reply.clear()
+            reply.update(other)  # another listed action, in the dict handed for this one
+        elif x < 0.25:
+            reply["type"] = "pass"  # now a pass, legal or not
+        elif x < 0.3 and reply.get("type") == "play":
+            reply["uno"] = not reply.get("uno", False)
+        elif x < 0.35:
+            reply = dict(reply)  # an equal copy
+        return reply
+
+    return [AgentSeat(agent, f"s{i}") for i in range(rules.players)]
+
+
+@pytest.mark.parametrize("rules", RULE_SETS, ids=lambda r: f"{r.players}p")
+def test_listed_dicts_changed_before_they_are_returned_are_read(monkeypatch, rules):
+    _both(monkeypatch, rules, lambda: _changed_replies(rules))
+
+
+def test_an_agent_its_seat_dropped_is_freed_as_without_the_memo(monkeypatch):
+    """The memo holds no reference: an agent that hands its seat over to another is freed once its
+    call returns, before the next decision (as with getattr each time)."""
+    import weakref
+
+    monkeypatch.setattr(engine.compiled, "COMPILED", True)
+    seats: list[AgentSeat] = []
+    gone: list[weakref.ref] = []
+    seen: list[bool] = []
+
+    class Agent:
+        def __call__(self, observation: dict, configuration: dict) -> Any:
+            seen.append(all(ref() is None for ref in gone))
+            seat = seats[observation["seat"]]
+            if seat.agent is self and len(seen) % 3 == 0:
+                gone.append(weakref.ref(self))
+                seat.agent = Agent()
+            return observation["legal_actions"][0]
+
+    seats.extend(AgentSeat(Agent(), f"s{i}") for i in range(2))
+    play_match(Rules(players=2), seats, seed=4, deals=1)
+    assert len(gone) > 3 and all(seen)
