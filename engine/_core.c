@@ -2410,6 +2410,17 @@ static int memo_attr(AttrMemo *m, PyObject *seat, PyObject *name, PyObject **out
         return 1;
     }
     m->value = NULL;
+    /* the seat's dict (once made) and the class's tag taken BEFORE the lookup and checked unchanged
+     * after it: getattr may run Python code (a dict key's __eq__, a finalizer) that replaces the entry
+     * after the value was read, and a memo kept then would hold a value nothing else holds */
+    unsigned int type_tag = tp->tp_version_tag;
+    PyObject *before = NULL;
+    uint64_t tag = 0;
+    if (OBS_RECYCLE && (tp->tp_flags & Py_TPFLAGS_MANAGED_DICT) && PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG)) {
+        before = MANAGED_DICT(seat);  /* NULL (3.11) or tagged values (3.12) before the dict is made */
+        if (before && !((uintptr_t)before & 1) && PyDict_CheckExact(before)) tag = dict_tag(before);
+        else before = NULL;
+    }
     int found;
     if (required) found = (*out = PyObject_GetAttr(seat, name)) ? 1 : -1;
     else found = LOOKUP_ATTR(seat, name, out);
@@ -2419,19 +2430,19 @@ static int memo_attr(AttrMemo *m, PyObject *seat, PyObject *name, PyObject **out
     PyObject *descr = _PyType_Lookup(tp, name);  /* borrowed; the lookup gives the class a valid tag */
     if ((descr && Py_TYPE(descr)->tp_descr_get) || !PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG))
         return found;
-    PyObject *dict = PyObject_GenericGetDict(seat, NULL);  /* made if it was not: the seat keeps it */
-    if (!dict) {  /* nothing kept; the value found stands */
-        PyErr_Clear();
+    if (!before) {  /* the dict made now (the seat keeps it): kept from the next read on */
+        PyObject *dict = PyObject_GenericGetDict(seat, NULL);
+        if (!dict) PyErr_Clear();
+        Py_XDECREF(dict);
         return found;
     }
-    int kept = PyDict_CheckExact(dict) && MANAGED_DICT(seat) == dict;
-    Py_DECREF(dict);
-    if (kept) {
+    if (Py_TYPE(seat) == tp && tp->tp_version_tag == type_tag && MANAGED_DICT(seat) == before
+        && dict_tag(before) == tag) {  /* nothing changed while getattr ran */
         m->seat = seat;
         m->type = tp;
-        m->type_tag = tp->tp_version_tag;
-        m->dict = dict;
-        m->dict_tag = dict_tag(dict);
+        m->type_tag = type_tag;
+        m->dict = before;
+        m->dict_tag = tag;
         m->value = *out;
     }
     return found;

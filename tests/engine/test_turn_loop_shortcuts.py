@@ -132,3 +132,49 @@ def test_an_agent_its_seat_dropped_is_freed_as_without_the_memo(monkeypatch):
     seats.extend(AgentSeat(Agent(), f"s{i}") for i in range(2))
     play_match(Rules(players=2), seats, seed=4, deals=1)
     assert len(gone) > 3 and all(seen)
+
+
+class _Seconds(float):
+    pass
+
+
+#: the replaced values, kept alive: a stale memo then shows as a wrong time, not a crash
+_KEPT: list = []
+
+
+def _seats_changing_during_lookup(kept: list) -> list[AgentSeat]:
+    class Seat(AgentSeat):
+        last_decision_seconds = _Seconds(0.25)
+
+    kept.append(Seat.__dict__["last_decision_seconds"])  # alive: a stale memo shows as a wrong time, no crash
+
+    class Probe:  # probed (its __eq__ called) when getattr looks "last_decision_seconds" up in the seat's dict
+        calls = 0
+
+        def __hash__(self) -> int:
+            return hash("last_decision_seconds")
+
+        def __eq__(self, other: object) -> bool:
+            Probe.calls += 1
+            if Probe.calls == 1:
+                kept.append(Seat.__dict__["last_decision_seconds"])
+                Seat.last_decision_seconds = _Seconds(0.5)  # after getattr took the class's value
+            return False
+
+    def agent(observation: dict, configuration: dict) -> Any:
+        return observation["legal_actions"][0]
+
+    seats = [Seat(agent, f"s{i}") for i in range(2)]
+    seats[0].__dict__[Probe()] = 1
+    return seats
+
+
+def _match_changing_during_lookup(monkeypatch, engine_name: str) -> tuple[str, Any, Any]:
+    monkeypatch.setattr(engine.compiled, "COMPILED", engine_name == "core")
+    result = play_match(Rules(players=2, rounds=2), _seats_changing_during_lookup(_KEPT), seed=11, deals=1)
+    return json.dumps(result.replay), result.decision_ms, result.timings
+
+
+def test_a_class_attribute_replaced_during_the_lookup_is_not_kept(monkeypatch):
+    # found by review: the memo kept the value read before a key's __eq__ replaced it (a freed object, a crash)
+    assert _match_changing_during_lookup(monkeypatch, "core") == _match_changing_during_lookup(monkeypatch, "pure")
