@@ -2717,8 +2717,8 @@ static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *s
             else agent = PyObject_GetAttr(seat, S_agent);
             action = agent ? call_agent(agent, decide_args) : NULL;
             Py_XDECREF(agent);
-            if (!action && agent
-                && (PyErr_ExceptionMatches(PyExc_Exception) || PyErr_ExceptionMatches(PyExc_SystemExit))) {
+            /* AgentSeat.decide reads self.agent inside its try: a seat without one is the bot's fault too */
+            if (!action && (PyErr_ExceptionMatches(PyExc_Exception) || PyErr_ExceptionMatches(PyExc_SystemExit))) {
                 PyObject *type, *exc, *tb;
                 PyErr_Fetch(&type, &exc, &tb);
                 PyErr_NormalizeException(&type, &exc, &tb);

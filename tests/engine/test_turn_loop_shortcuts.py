@@ -178,3 +178,24 @@ def _match_changing_during_lookup(monkeypatch, engine_name: str) -> tuple[str, A
 def test_a_class_attribute_replaced_during_the_lookup_is_not_kept(monkeypatch):
     # found by review: the memo kept the value read before a key's __eq__ replaced it (a freed object, a crash)
     assert _match_changing_during_lookup(monkeypatch, "core") == _match_changing_during_lookup(monkeypatch, "pure")
+
+
+def _seats_losing_their_agent(rules: Rules) -> list[AgentSeat]:
+    """At the fifth decision an agent deletes its seat's agent: that seat's later decisions are faults."""
+    seats: list[AgentSeat] = []
+    decisions = [0]
+
+    def agent(observation: dict, configuration: dict) -> Any:
+        decisions[0] += 1
+        if decisions[0] == 5:
+            del seats[observation["seat"]].agent
+        return observation["legal_actions"][0]
+
+    seats.extend(AgentSeat(agent, f"s{i}") for i in range(rules.players))
+    return seats
+
+
+@pytest.mark.parametrize("rules", RULE_SETS, ids=lambda r: f"{r.players}p")
+def test_a_seat_whose_agent_is_gone_is_faulted_as_the_pure_referee_faults_it(monkeypatch, rules):
+    # found by review: the core raised the AttributeError out of play_match; AgentSeat.decide books it
+    _both(monkeypatch, rules, lambda: _seats_losing_their_agent(rules))
