@@ -3143,7 +3143,7 @@ static PyObject *env_dict(PyObject *obs, PyObject *mask) {
 
 /* A pair to fill: one no one else holds (with its dict, if it keeps one), else a new one. Called before
  * the game is read: letting the oldest pair go may run Python code (a finalizer of what was put in its dict). */
-static EnvPair *observations_pair(Observations *o) {
+static EnvPair *observations_pair(Observations *o, EnvPair *dropped) {
     EnvPair *p = NULL;
     for (int k = 0; k < o->count; k++) {
         int i = (o->next + k) % o->count;
@@ -3160,7 +3160,7 @@ static EnvPair *observations_pair(Observations *o) {
             p = &o->ring[o->count++];
         } else {  /* every kept pair is held: let the oldest go */
             p = &o->ring[o->next];
-            pair_clear(p);
+            *dropped = *p;  /* cleared by the caller once it holds what it hands out (that may run Python code) */
             o->next = (o->next + 1) % ENV_RING;
         }
         *p = fresh;
@@ -3180,8 +3180,11 @@ static PyObject *pair_observe(EnvPair *p, Core *g, int seat, int live) {
 }
 
 static PyObject *observations_get(Observations *o, Core *g, int seat, int live) {
-    EnvPair *p = observations_pair(o);
-    return p ? pair_observe(p, g, seat, live) : NULL;
+    EnvPair dropped = {{NULL, NULL}, NULL, {NULL, NULL}, {NULL, NULL}, {0, 0}, 0};
+    EnvPair *p = observations_pair(o, &dropped);
+    PyObject *r = p ? pair_observe(p, g, seat, live) : NULL;
+    pair_clear(&dropped);
+    return r;
 }
 
 static Core *env_game(PyObject *game) {
@@ -3324,7 +3327,8 @@ static void aec_dealloc(AECBase *e) {
 }
 
 /* the last subtype of Core aec_core saw (engine.compiled.CompiledGame), held: a type check without
- * PyType_IsSubtype's walk of the MRO on every call */
+ * PyType_IsSubtype's walk of the MRO on every call. It keeps one such type alive until another is seen
+ * (a subclass made at run time outlives its last game until then: found by review, accepted) */ 
 static PyTypeObject *AEC_CORE_SUBTYPE;
 
 /* the compiled game playing, or NULL (none yet, or a pure one) */
@@ -3414,6 +3418,7 @@ static PyObject *aec_last(AECBase *e, PyObject *const *args, Py_ssize_t nargs, P
     if (e->last_out && Py_REFCNT(e->last_out) == 1 && nargs == 0 && !kwnames) {
         out = e->last_out;
         e->last_out = NULL;
+        PyObject_GC_UnTrack(out);  /* not handed out by gc.get_objects() while emptied */
         for (Py_ssize_t i = 0; i < 5; i++) {
             PyObject *v = PyTuple_GET_ITEM(out, i);
             PyTuple_SET_ITEM(out, i, NULL);
@@ -3423,9 +3428,10 @@ static PyObject *aec_last(AECBase *e, PyObject *const *args, Py_ssize_t nargs, P
     /* then the pair: getting it may run Python code too (see observations_pair), before anything is read */
     EnvPair *p = NULL;
     Observations *o = NULL;  /* held while p is used */
+    EnvPair dropped = {{NULL, NULL}, NULL, {NULL, NULL}, {NULL, NULL}, {0, 0}, 0};  /* a pair let go: cleared last */
     if (e->observations && Py_IS_TYPE(e->observations, &ObservationsType) && nargs == 0 && !kwnames && e->game) {
         o = (Observations *)Py_NewRef(e->observations);
-        if (!(p = observations_pair(o))) {
+        if (!(p = observations_pair(o, &dropped))) {
             Py_DECREF(o);
             Py_XDECREF(out);
             return NULL;
@@ -3441,6 +3447,7 @@ static PyObject *aec_last(AECBase *e, PyObject *const *args, Py_ssize_t nargs, P
     if (seat < 0) {  /* anything but last() on a compiled game's agent: the Python method */
         Py_XDECREF(o);
         Py_XDECREF(out);
+        pair_clear(&dropped);
         return aec_delegate(e, ENV_S_py_last, args, nargs, kwnames);
     }
     Py_INCREF(agent);
@@ -3448,20 +3455,27 @@ static PyObject *aec_last(AECBase *e, PyObject *const *args, Py_ssize_t nargs, P
     PyObject *obs = pair_observe(p, g, (int)seat, e->live);
     if (!obs) goto fail;
     PyTuple_SET_ITEM(out, 0, obs);
-    PyObject *dicts[N_SEAT_CACHES] = {e->cumulative, e->terminations, e->truncations, e->infos};
+    /* each read as the Python last() reads it, then, and held while it is read: a lookup may run Python
+     * code (a dict subclass's __getitem__, a key's __eq__) that replaces the environment's dicts */
+    PyObject **fields[N_SEAT_CACHES] = {&e->cumulative, &e->terminations, &e->truncations, &e->infos};
     for (int i = 0; i < N_SEAT_CACHES; i++) {
-        PyObject *v = seat_item(e, i, dicts[i], (int)seat, agent);
+        PyObject *d = Py_XNewRef(*fields[i]);
+        PyObject *v = seat_item(e, i, d, (int)seat, agent);
+        Py_XDECREF(d);
         if (!v) goto fail;
         PyTuple_SET_ITEM(out, 1 + i, v);
     }
     Py_DECREF(agent);
     Py_DECREF(o);
+    if (!PyObject_GC_IsTracked(out)) PyObject_GC_Track(out);
     Py_XSETREF(e->last_out, Py_NewRef(out));
+    pair_clear(&dropped);
     return out;
 fail:
     Py_DECREF(agent);
     Py_DECREF(o);
     Py_XDECREF(out);
+    pair_clear(&dropped);
     return NULL;
 }
 
@@ -3492,6 +3506,9 @@ static PyObject *env_ids(AECBase *e, Core *g) {
         ids[j] = v;
     }
     PyObject **spare = e->spare_ids[n];
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+    /* (3.11/3.12 only, as the other reuses: 3.14 caches a tuple's hash in the tuple, which a refill
+     * would leave stale) */
     for (int k = 0; k < 2; k++) {
         PyObject *t = spare[k];
         if (t && Py_REFCNT(t) == 1) {  /* held by no one else: a tuple of these ids is what a new one would be */
@@ -3503,6 +3520,7 @@ static PyObject *env_ids(AECBase *e, Core *g) {
             return Py_NewRef(t);
         }
     }
+#endif
     PyObject *t = PyTuple_New(n);
     if (!t) return NULL;
     for (int i = 0; i < n; i++) PyTuple_SET_ITEM(t, i, small_int(ids[i]));
@@ -3596,18 +3614,29 @@ static int aec_dead_step(AECBase *e) {
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(agents); i++)
         if (PyList_GET_ITEM(agents, i) == agent) { at = i; break; }
     if (at < 0) return 1;
-    Py_INCREF(agent);
-    for (int i = 0; i < 5; i++)
-        if (PyDict_DelItem(dicts[i], agent) < 0) { Py_DECREF(agent); return -1; }
-    Py_DECREF(agent);
-    if (PyList_SetSlice(agents, at, at + 1, NULL) < 0) return -1;
+    /* (review scratch) the values dropped last: their finalizers run once nothing borrowed is read */
+    PyObject *dropped[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    for (int i = 0; i < 5; i++) {
+        dropped[i] = Py_XNewRef(PyDict_GetItemWithError(dicts[i], agent));
+        if (!dropped[i] || PyDict_DelItem(dicts[i], agent) < 0) {
+            if (!dropped[i] && !PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, agent);
+            for (int j = 0; j < 6; j++) Py_XDECREF(dropped[j]);
+            return -1;
+        }
+    }
+    dropped[5] = Py_NewRef(agent);
+    if (PyList_SetSlice(agents, at, at + 1, NULL) < 0) { for (int j = 0; j < 6; j++) Py_XDECREF(dropped[j]); return -1; }
     Py_ssize_t left = PyList_GET_SIZE(agents);
     PyObject *rewards = PyDict_New();
-    if (!rewards) return -1;
+    if (!rewards) { for (int j = 0; j < 6; j++) Py_XDECREF(dropped[j]); return -1; }
     for (Py_ssize_t i = 0; i < left; i++)
-        if (PyDict_SetItem(rewards, PyList_GET_ITEM(agents, i), ENV_ZERO) < 0) { Py_DECREF(rewards); return -1; }
-    Py_XSETREF(e->agent_selection, Py_NewRef(left ? PyList_GET_ITEM(agents, 0) : e->after_end));
-    Py_XSETREF(e->rewards, rewards);
+        if (PyDict_SetItem(rewards, PyList_GET_ITEM(agents, i), ENV_ZERO) < 0) { Py_DECREF(rewards); for (int j = 0; j < 6; j++) Py_XDECREF(dropped[j]); return -1; }
+    PyObject *sel_old = e->agent_selection, *rew_old = e->rewards;
+    e->agent_selection = Py_NewRef(left ? PyList_GET_ITEM(agents, 0) : e->after_end);
+    e->rewards = rewards;
+    Py_XDECREF(sel_old);
+    Py_XDECREF(rew_old);
+    for (int j = 0; j < 6; j++) Py_XDECREF(dropped[j]);
     return 0;
 }
 
@@ -3757,15 +3786,19 @@ static PyObject *aec_reset_state(AECBase *e, PyObject *possible) {
         if (r < 0) goto fail;
     }
     Py_DECREF(ids);
-    /* nothing above ran Python code (str keys, dicts and tuples of ints): set as reset does */
+    /* nothing above ran Python code (str keys, dicts and tuples of ints): set as reset does, every field
+     * first and the values before dropped last (their finalizers may run Python code, which then sees the
+     * whole new state, and nothing borrowed is read after) */
+    PyObject *old[7] = {e->agents, e->rewards, e->cumulative, e->terminations, e->truncations, e->infos, e->agent_selection};
     e->live = 1;
-    Py_XSETREF(e->agents, agents);
-    Py_XSETREF(e->rewards, state[0]);
-    Py_XSETREF(e->cumulative, state[1]);
-    Py_XSETREF(e->terminations, state[2]);
-    Py_XSETREF(e->truncations, state[3]);
-    Py_XSETREF(e->infos, infos);
-    Py_XSETREF(e->agent_selection, Py_NewRef(PyTuple_GET_ITEM(t, g->seat)));
+    e->agent_selection = Py_NewRef(PyTuple_GET_ITEM(t, g->seat));
+    e->agents = agents;
+    e->rewards = state[0];
+    e->cumulative = state[1];
+    e->terminations = state[2];
+    e->truncations = state[3];
+    e->infos = infos;
+    for (int i = 0; i < 7; i++) Py_XDECREF(old[i]);
     Py_DECREF(g);
     Py_RETURN_TRUE;
 fail:

@@ -519,3 +519,95 @@ ENV_DIGESTS = {
 @pytest.mark.parametrize("players", sorted(ENV_DIGESTS))
 def test_the_env_shows_what_it_showed_before_its_speedups(players):
     assert _env_digest(players, range(200)) == ENV_DIGESTS[players]
+
+
+#: found by review (session 19): Python code that a finalizer or a dict subclass runs in the middle of the C
+#: environment's reset, last(), observe() and dead step; each script crashed, read freed memory, leaked or
+#: printed a wrong value before its fix
+REENTRANT = {
+    "reset": ("""
+import gc, engine.envs as envs
+env = envs.raw_env(2, seed=1)
+env.reset(seed=1)
+keep = []
+class Marker: pass
+class Drop:  # an old info's finalizer replaces the agents tuple reset reads
+    def __del__(self):
+        env._agents = tuple(["player_0x"[:8], "player_1x"[:8]])
+        keep.append((Marker(), Marker()))  # a 2-tuple taking the freed one's memory
+env.infos["player_0"]["x"] = Drop()
+gc.disable()
+env.reset(seed=2)
+print("agent_selection", repr(env.agent_selection))
+""", "agent_selection 'player_1'"),
+    "last-tuple": ("""
+import gc, engine.envs as envs
+env = envs.raw_env(2, seed=1)
+env.reset(seed=1)
+class Drop:  # dropped while last() empties the tuple it hands out again: gc must not show it half made
+    def __del__(self):
+        for o in gc.get_objects():
+            if type(o) is tuple and len(o) == 5 and repr(o) == "(<NULL>, <NULL>, <NULL>, <NULL>, <NULL>)":
+                print("found the emptied tuple", type(o[0]))
+agent = env.agent_selection
+env.infos[agent]["x"] = Drop()
+env.last()
+env.infos[agent] = {"legal_action_ids": env.infos[agent]["legal_action_ids"]}
+env.last()
+print("ok")
+""", "ok"),
+    "observe-ring": ("""
+import gc, weakref, engine.envs as envs
+env = envs.raw_env(2, seed=1)
+env.reset(seed=1)
+a = env.agent_selection
+got = []
+class Drop:  # freed when the ring lets its oldest pair go; observes again from there
+    def __del__(self):
+        got.append(env.observe(a))
+d = env.observe(a); d["x"] = Drop(); del d
+kept = [env.observe(a) for _ in range(3)]
+out = env.observe(a)
+w = weakref.ref(got[0]["observation"])
+del got[:], kept, out, env
+gc.collect()
+print("leaked", w() is not None)
+""", "leaked False"),
+    "dead-step": ("""
+import engine.envs as envs
+env = envs.raw_env(2, seed=1)
+env.reset(seed=1)
+legal = set(env.infos[env.agent_selection]["legal_action_ids"])
+env.step(next(i for i in range(200) if i not in legal))  # an illegal id: the game ends
+class Drop:  # freed as the dead step deletes the info; replaces the agents list it works on
+    def __del__(self):
+        env.agents = ["x", "y"]
+env.infos[env.agent_selection]["x"] = Drop()
+env.step(None)
+print("agents", env.agents)
+""", "agents ['x', 'y']"),
+    "last-lookups": ("""
+import engine.envs as envs
+env = envs.raw_env(2, seed=1)
+env.reset(seed=1)
+junk = []
+class Terms(dict):  # its lookup replaces the infos last() reads next
+    def __getitem__(self, k):
+        env.infos = {a: {"legal_action_ids": ()} for a in env.possible_agents}
+        junk.extend({"reused": i} for i in range(200))
+        return False
+env.terminations = Terms(env.terminations)
+print(env.last()[4])
+""", "{'legal_action_ids': ()}"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REENTRANT))
+def test_python_code_run_inside_the_c_environment_breaks_nothing(case):
+    if engine.compiled._core is None:
+        pytest.skip(f"the compiled core is not built ({engine.compiled.CORE_ERROR})")
+    code, expected = REENTRANT[case]
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONMALLOC": "debug", "ARENA_ENGINE": "compiled"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().splitlines() == [expected]
