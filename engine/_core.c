@@ -505,7 +505,7 @@ static PyObject *stream_check(PyObject *m, PyObject *args) {
 
 typedef struct {
     PyObject_HEAD
-    PyObject *rules, *seed, *deal_seed;
+    PyObject *rules, *seed;
     PyObject *events_list, *actions_list, *objs, *aobjs;
     int n, hand_size, number_only, until_playable, draw_limit, rev_skips, wd4, stacking, uno_penalty,
         seven_zero, jump_in, penalty_scoring, max_turns;
@@ -1164,47 +1164,6 @@ static int open_round(Core *g, int top, Stream *rng) {
     return 0;
 }
 
-/* the round's streams, seeded together (mt_seed_many): the deal's, each seat's draw
- * stream and, in round 1, the dealer's (engine.game: Random(f"{seed}:dealer"),
- * Random(f"{seed}:{round}"), Random(f"{deal_seed}:seat:{s}")); -1 on error.
- * seed_round for a seed that is an int of 64 bits (every match's); this for any other */
-static int seed_round_text(Core *g, Stream *deal, Stream *dealer) {
-    PyObject *deal_seed = PyUnicode_FromFormat("%S:%d", g->seed, g->round);
-    if (!deal_seed) return -1;
-    Py_XSETREF(g->deal_seed, deal_seed);
-    SeedKey keys[MAX_SEATS + 2];
-    Stream *streams[MAX_SEATS + 2];
-    int count = 0, rc = -1;
-    Py_ssize_t len;
-    const char *text = PyUnicode_AsUTF8AndSize(deal_seed, &len);
-    if (!text || seed_key(&keys[count], text, (size_t)len) < 0) return -1;
-    streams[count++] = deal;
-    char small[256], *buf = small;
-    size_t cap = (size_t)len + 32;
-    if (cap > sizeof small && !(buf = PyMem_Malloc(cap))) { PyErr_NoMemory(); goto done; }
-    memcpy(buf, text, (size_t)len);  /* the deal seed's text as it is (a str may hold a NUL) */
-    for (int s = 0; s < g->n; s++) {
-        int m = snprintf(buf + len, cap - (size_t)len, ":seat:%d", s);
-        if (seed_key(&keys[count], buf, (size_t)len + (size_t)m) < 0) goto done;
-        streams[count++] = &g->srng[s];
-    }
-    if (dealer) {
-        PyObject *dseed = PyUnicode_FromFormat("%S:dealer", g->seed);
-        const char *dtext = dseed ? PyUnicode_AsUTF8AndSize(dseed, &len) : NULL;
-        int r = dtext ? seed_key(&keys[count], dtext, (size_t)len) : -1;
-        Py_XDECREF(dseed);
-        if (r < 0) goto done;
-        streams[count++] = dealer;
-    }
-    mt_seed_many(streams, keys, count);
-    for (int s = 0; s < g->n; s++) memcpy(g->order[s], IDENTITY, DECK_SIZE);
-    rc = 0;
-done:
-    if (buf != small) PyMem_Free(buf);
-    for (int i = 0; i < count; i++) seed_key_free(&keys[i]);
-    return rc;
-}
-
 /* the decimal text of ``v`` written at ``out`` (room for 20 characters), its length: str(v) */
 static size_t decimal(char *out, long long v) {
     char digits[20];
@@ -1216,27 +1175,45 @@ static size_t decimal(char *out, long long v) {
     return m;
 }
 
-/* seed_round_text's streams from the same texts, written in a buffer rather than made as str objects
- * (PyUnicode_FromFormat and snprintf: about 7,000 instructions a game) for a seed of 64 bits; the
- * key for each text is the same (its UTF-8 bytes: here ASCII) */
+/* the round's streams, seeded together (mt_seed_many): the deal's, each seat's draw
+ * stream and, in round 1, the dealer's (engine.game: Random(f"{seed}:dealer"),
+ * Random(f"{seed}:{round}"), Random(f"{deal_seed}:seat:{s}")); -1 on error. The texts are written
+ * in a buffer (their keys are their UTF-8 bytes): str(seed), by ``decimal`` for an int of 64 bits
+ * (every match's seed: no str objects, PyUnicode_FromFormat and snprintf cost about 7,000
+ * instructions a game), then ":{round}", ":seat:{s}" or ":dealer" */
 static int seed_round(Core *g, Stream *deal, Stream *dealer) {
+    enum { TAIL = 48 };  /* ":{round}:seat:{s}" at most: 1 + 20 + 6 + 20 (":dealer" is shorter) */
+    char small[256], *text = small;
+    size_t len;
     long long seed = 0;
-    int fits = 0;
+    int overflow = 1;
     if (PyLong_CheckExact(g->seed)) {
-        int overflow;
         seed = PyLong_AsLongLongAndOverflow(g->seed, &overflow);
         if (seed == -1 && PyErr_Occurred()) return -1;
-        fits = !overflow;
     }
-    if (!fits) return seed_round_text(g, deal, dealer);
+    if (!overflow) {
+        len = decimal(text, seed);
+    } else {
+        PyObject *str = PyObject_Str(g->seed);
+        Py_ssize_t n;
+        const char *utf8 = str ? PyUnicode_AsUTF8AndSize(str, &n) : NULL;
+        if (!utf8) { Py_XDECREF(str); return -1; }
+        len = (size_t)n;
+        if (len + TAIL > sizeof small && !(text = PyMem_Malloc(len + TAIL))) {
+            Py_DECREF(str);
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(text, utf8, len);  /* the seed's text as it is (a str may hold a NUL) */
+        Py_DECREF(str);
+    }
     SeedKey keys[MAX_SEATS + 2];
     Stream *streams[MAX_SEATS + 2];
     int count = 0, rc = -1;
-    char text[80];  /* "{seed}:{round}:seat:{s}" at most: 20 + 1 + 20 + 6 + 20 */
-    size_t len = decimal(text, seed), deal_len = len;
+    size_t deal_len = len;
     text[deal_len++] = ':';
     deal_len += decimal(text + deal_len, g->round);
-    if (seed_key(&keys[count], text, deal_len) < 0) return -1;
+    if (seed_key(&keys[count], text, deal_len) < 0) goto done;
     streams[count++] = deal;
     for (int s = 0; s < g->n; s++) {
         size_t m = deal_len;
@@ -1255,6 +1232,7 @@ static int seed_round(Core *g, Stream *deal, Stream *dealer) {
     for (int s = 0; s < g->n; s++) memcpy(g->order[s], IDENTITY, DECK_SIZE);
     rc = 0;
 done:
+    if (text != small) PyMem_Free(text);
     for (int i = 0; i < count; i++) seed_key_free(&keys[i]);
     return rc;
 }
@@ -1610,7 +1588,6 @@ static int core_init(Core *g, PyObject *args, PyObject *kwds) {
 static void core_dealloc(Core *g) {
     Py_XDECREF(g->rules);
     Py_XDECREF(g->seed);
-    Py_XDECREF(g->deal_seed);
     Py_XDECREF(g->events_list);
     Py_XDECREF(g->actions_list);
     Py_XDECREF(g->objs);
