@@ -3591,30 +3591,33 @@ static int aec_dead_step(AECBase *e) {
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(agents); i++)
         if (PyList_GET_ITEM(agents, i) == agent) { at = i; break; }
     if (at < 0) return 1;
-    /* (review scratch) the values dropped last: their finalizers run once nothing borrowed is read */
-    PyObject *dropped[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    /* what the step replaces is dropped last, all at once: the agent's five values, the agent, the
+     * selection and rewards before (their finalizers, Python code, run once nothing borrowed is read) */
+    PyObject *dropped[8] = {NULL};
+    int rc = -1;
     for (int i = 0; i < 5; i++) {
         dropped[i] = Py_XNewRef(PyDict_GetItemWithError(dicts[i], agent));
-        if (!dropped[i] || PyDict_DelItem(dicts[i], agent) < 0) {
-            if (!dropped[i] && !PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, agent);
-            for (int j = 0; j < 6; j++) Py_XDECREF(dropped[j]);
-            return -1;
+        if (!dropped[i]) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, agent);
+            goto out;
         }
+        if (PyDict_DelItem(dicts[i], agent) < 0) goto out;
     }
     dropped[5] = Py_NewRef(agent);
-    if (PyList_SetSlice(agents, at, at + 1, NULL) < 0) { for (int j = 0; j < 6; j++) Py_XDECREF(dropped[j]); return -1; }
+    if (PyList_SetSlice(agents, at, at + 1, NULL) < 0) goto out;
     Py_ssize_t left = PyList_GET_SIZE(agents);
     PyObject *rewards = PyDict_New();
-    if (!rewards) { for (int j = 0; j < 6; j++) Py_XDECREF(dropped[j]); return -1; }
+    if (!rewards) goto out;
     for (Py_ssize_t i = 0; i < left; i++)
-        if (PyDict_SetItem(rewards, PyList_GET_ITEM(agents, i), ENV_ZERO) < 0) { Py_DECREF(rewards); for (int j = 0; j < 6; j++) Py_XDECREF(dropped[j]); return -1; }
-    PyObject *sel_old = e->agent_selection, *rew_old = e->rewards;
+        if (PyDict_SetItem(rewards, PyList_GET_ITEM(agents, i), ENV_ZERO) < 0) { Py_DECREF(rewards); goto out; }
+    dropped[6] = e->agent_selection;
+    dropped[7] = e->rewards;
     e->agent_selection = Py_NewRef(left ? PyList_GET_ITEM(agents, 0) : e->after_end);
     e->rewards = rewards;
-    Py_XDECREF(sel_old);
-    Py_XDECREF(rew_old);
-    for (int j = 0; j < 6; j++) Py_XDECREF(dropped[j]);
-    return 0;
+    rc = 0;
+out:
+    for (int j = 0; j < 8; j++) Py_XDECREF(dropped[j]);
+    return rc;
 }
 
 /* aec_step with the game ``g`` (NULL: none playing) held by the caller: setting an info's ids drops the
