@@ -407,9 +407,16 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
             n += 1
         return n
 
-    def agent(ids: list[int]) -> int:
-        p = [i for i in ids if i in plays]
-        return choice(p or ids)
+    def plays_first(choose: Callable[[list[int]], int]) -> Callable[[list[int]], int]:
+        """The bench's int-action policy: ``choose`` among the plays when there are any, else among all."""
+
+        def agent(ids: list[int]) -> int:
+            p = [i for i in ids if i in plays]
+            return choose(p or ids)
+
+        return agent
+
+    agent = plays_first(choice)
 
     def int_action_loop(pick: Callable[[list[int]], int]) -> Callable[[int], int]:
         """One game through the int-action API, ``pick`` choosing each action id."""
@@ -445,9 +452,8 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
     # The int-action rows' ceiling: the same agents on the legal ids of games recorded beforehand,
     # with no engine at all (one C call a decision where the engine would be). No engine, however
     # fast, makes its int-action row beat its agent's row here (docs/performance.md, session 19).
-    record_choice = random.Random(-players).choice  # its own stream: the other rows' games stay as they were
-    recorded = [lists for lists, _ in record_games(rules, RECORDED_GAMES, lambda ids: record_choice(
-        [i for i in ids if i in plays] or ids))]
+    # (the policy on a stream of its own: the other rows' games stay as they were)
+    recorded = [lists for lists, _ in record_games(rules, RECORDED_GAMES, plays_first(random.Random(-players).choice))]
 
     def alone(pick: Callable[[list[int]], int]) -> Callable[[int], int]:
         sink: list[int] = []
