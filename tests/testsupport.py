@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 
 import pytest
@@ -22,6 +23,16 @@ def service_missing(what: str) -> None:
     if REQUIRE_SERVICES:
         pytest.fail(f"required service missing: {what} (ARENA_REQUIRE_SERVICES=1)", pytrace=False)
     pytest.skip(f"service missing: {what}")
+
+
+def stdout_on_the_core(code: str, *args: str) -> str:
+    """What ``code`` prints, run by ``python -c`` in a subprocess on the compiled core (whichever engine
+    this run picks) under PYTHONMALLOC=debug, which turns a use of freed memory into a crash; it must
+    exit 0. For the C code's tests with Python code run in its middle (finalizers and the like)."""
+    run = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONMALLOC": "debug", "ARENA_ENGINE": "compiled"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    return run.stdout
 
 
 class WorkerProcess:
@@ -71,7 +82,6 @@ def start_worker_process(log_path, *, env_extra: dict | None = None, queues: str
     ``wrapper``: a command the worker runs under (e.g. another host name or clock), the
     worker's command line appended to it.
     """
-    import sys
     from pathlib import Path
 
     database_url, redis_url = service_urls()

@@ -15,7 +15,7 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from testsupport import service_missing
+from testsupport import service_missing, stdout_on_the_core
 from uno_scenarios import rule_sets
 
 import engine.compiled
@@ -456,20 +456,16 @@ print("done")
 """
 
 
+@pytest.mark.usefixtures("core_built")
 @pytest.mark.parametrize("what", ["agents", "game"])
 def test_a_finalizer_run_by_a_step_cannot_break_the_environment(what):
     """Writing an agent's legal ids frees what its info held before; that object's finalizer may
     empty ``env.agents`` at the game's end or drop the environment's game during the step: the C step
     holds what it reads after (it used to read freed memory or crash) and refuses a changed agents list."""
-    if engine.compiled._core is None:
-        pytest.skip(f"the compiled core is not built ({engine.compiled.CORE_ERROR})")
-    run = subprocess.run([sys.executable, "-c", FINALIZERS_IN_THE_INFOS, what],
-                         capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "PYTHONMALLOC": "debug", "ARENA_ENGINE": "compiled"})  # the C step, whichever engine the run picks
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.strip().endswith("done")
+    out = stdout_on_the_core(FINALIZERS_IN_THE_INFOS, what)
+    assert out.strip().endswith("done")
     if what == "agents":
-        assert "refused: the environment's agents changed while its game ended" in run.stdout
+        assert "refused: the environment's agents changed while its game ended" in out
 
 
 def _env_digest(players: int, seeds: range) -> str:
@@ -602,12 +598,8 @@ print(env.last()[4])
 }
 
 
+@pytest.mark.usefixtures("core_built")
 @pytest.mark.parametrize("case", sorted(REENTRANT))
 def test_python_code_run_inside_the_c_environment_breaks_nothing(case):
-    if engine.compiled._core is None:
-        pytest.skip(f"the compiled core is not built ({engine.compiled.CORE_ERROR})")
     code, expected = REENTRANT[case]
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "PYTHONMALLOC": "debug", "ARENA_ENGINE": "compiled"})
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.strip().splitlines() == [expected]
+    assert stdout_on_the_core(code).strip().splitlines() == [expected]

@@ -13,11 +13,11 @@ from __future__ import annotations
 import copy
 import json
 import random
-import subprocess
 import sys
 from typing import Any
 
 import pytest
+from testsupport import stdout_on_the_core
 
 import engine.compiled
 from engine.match import AgentSeat, play_match
@@ -280,7 +280,4 @@ def test_a_finalizer_run_while_a_list_is_refilled_cannot_break_the_loop(key):
     """A seat's own object put into a list it was handed is freed when the list is refilled; its
     finalizer (Python code that may reach and clear the list) runs only once the observation is
     whole, never under the loop's pointers (it used to crash the process)."""
-    run = subprocess.run([sys.executable, "-c", FINALIZER_CLEARS_WHAT_IT_WAS_PUT_IN, key],
-                         capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.strip() == "1"
+    assert stdout_on_the_core(FINALIZER_CLEARS_WHAT_IT_WAS_PUT_IN, key).strip() == "1"
