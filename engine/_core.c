@@ -2376,13 +2376,19 @@ typedef struct {
     uint64_t dict_tag;
 } AttrMemo;
 
+/* whether ``m`` holds ``seat``'s value: nothing it came from changed since it was read */
+static inline int memo_hit(const AttrMemo *m, PyObject *seat) {
+    PyTypeObject *tp = Py_TYPE(seat);
+    return m->value && m->seat == seat && m->type == tp && tp->tp_version_tag == m->type_tag
+        && PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) && MANAGED_DICT(seat) == m->dict
+        && dict_tag(m->dict) == m->dict_tag;
+}
+
 /* LOOKUP_ATTR(seat, name, out) through ``m`` (what it returns, and *out a new reference or NULL);
  * ``required``: PyObject_GetAttr's instead (an attribute missing raises, -1) */
 static int memo_attr(AttrMemo *m, PyObject *seat, PyObject *name, PyObject **out, int required) {
     PyTypeObject *tp = Py_TYPE(seat);
-    if (m->value && m->seat == seat && m->type == tp && tp->tp_version_tag == m->type_tag
-        && PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) && MANAGED_DICT(seat) == m->dict
-        && dict_tag(m->dict) == m->dict_tag) {
+    if (memo_hit(m, seat)) {
         *out = Py_NewRef(m->value);
         return 1;
     }
@@ -2429,6 +2435,7 @@ static int recycle_check(void) { return 0; }
 static void recycler_clear(Recycler *r) {}
 static int recycled_action(Core *g, const Recycler *r, PyObject *action) { return -1; }
 typedef struct { int unused; } AttrMemo;
+static inline int memo_hit(const AttrMemo *m, PyObject *seat) { return 0; }
 static int memo_attr(AttrMemo *m, PyObject *seat, PyObject *name, PyObject **out, int required) {
     if (required) return (*out = PyObject_GetAttr(seat, name)) ? 1 : -1;
     return LOOKUP_ATTR(seat, name, out);
@@ -2634,6 +2641,8 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
                      seat_fault, direct, agent_fault, collect, gc_every);
 }
 
+static int plain_agent(PyObject *seat);
+
 /* core_play_turns's loop, its arguments parsed: lists where it asks for them (play_games calls it too) */
 static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *seat_bot, PyObject *configs,
                            PyObject *forfeits, PyObject *times, PyObject *on_step, PyObject *step_game,
@@ -2687,7 +2696,14 @@ static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *s
         PyObject *seat = Py_NewRef(PyList_GET_ITEM(seats, b)), *config = Py_NewRef(PyList_GET_ITEM(configs, b));
         PyObject *decide_args[3] = {seat, observation, config};
         PyObject *action, *fault = NULL;
-        if (PyList_GET_ITEM(direct, b) == Py_True) {
+        int plain = PyList_GET_ITEM(direct, b) == Py_True;
+        if (plain && !(b < MAX_SEATS && memo_hit(&agents[b], seat))) {
+            /* the seat or its class changed since its agent was read (or it is not memoized): still plain?
+             * A decide of its own, or its class's changed, is what the pure referee calls from now on */
+            plain = plain_agent(seat);
+            if (plain < 0) { Py_DECREF(observation); Py_DECREF(config); Py_DECREF(seat); goto done; }
+        }
+        if (plain) {
             /* an engine.match.AgentSeat as it is: its agent called here, what its decide does, without its frame */
             PyObject *agent;
             if (b < MAX_SEATS) memo_attr(&agents[b], seat, S_agent, &agent, 1);

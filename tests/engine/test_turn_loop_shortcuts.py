@@ -4,7 +4,9 @@
   reading it (``recycled_action``); a listed dict the seat changed before returning it is read;
 - a seat's ``agent`` and ``last_decision_seconds`` are read again only when the seat, its class
   or its instance dict changed (``memo_attr``): a seat whose agent swaps it for another, sets,
-  changes or deletes its own seconds, or whose class's seconds change, is read afresh.
+  changes or deletes its own seconds, or whose class's seconds change, is read afresh; a seat
+  given a ``decide`` of its own, or whose class's ``decide`` changes, in the middle of a game is
+  asked through that ``decide`` from its next decision on.
 
 Each test plays the same match with the pure engine and with the core, and compares the replay,
 the per-decision times and the timings.
@@ -35,6 +37,7 @@ def _match(monkeypatch, engine_name: str, rules: Rules, make_seats) -> tuple[str
     monkeypatch.setattr(engine.compiled, "COMPILED", engine_name == "core")
     with monkeypatch.context() as m:  # a class attribute a seat may change is restored after each match
         m.setattr(AgentSeat, "last_decision_seconds", None)
+        m.setattr(AgentSeat, "decide", AgentSeat.decide)
         result = play_match(rules, make_seats(), seed=11, deals=2, duplicate=True)
     return json.dumps(result.replay), result.decision_ms, result.timings
 
@@ -59,6 +62,15 @@ def _changing_seats(rules: Rules) -> list[AgentSeat]:
         act(rng.randrange(len(seats)))
         return observation["legal_actions"][-1]
 
+    def own_decide(observation: dict, configuration: dict) -> Any:
+        legal = observation["legal_actions"]
+        return legal[len(legal) // 2]
+
+    plain_decide = AgentSeat.decide
+
+    def class_decide(self: AgentSeat, observation: dict, configuration: dict) -> Any:
+        return plain_decide(self, {**observation, "legal_actions": observation["legal_actions"][1:] or observation["legal_actions"]}, configuration)
+
     def act(i: int) -> None:
         seat, x = seats[i], rng.random()
         if x < 0.15:
@@ -71,6 +83,12 @@ def _changing_seats(rules: Rules) -> list[AgentSeat]:
             AgentSeat.last_decision_seconds = rng.choice([None, 0.125])  # restored by _match
         elif x < 0.4:
             seat.other = x  # an unrelated change of the instance dict
+        elif x < 0.45:
+            seat.decide = own_decide  # the seat's own decide: asked through it from now on
+        elif x < 0.5 and "decide" in vars(seat):
+            del seat.decide
+        elif x < 0.55:
+            AgentSeat.decide = rng.choice([plain_decide, class_decide])  # restored by _match
 
     for i in range(rules.players):
         seats.append(AgentSeat(first if i % 2 else last, f"s{i}"))
