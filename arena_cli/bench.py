@@ -23,6 +23,7 @@ import random
 import statistics
 import time
 from collections.abc import Callable, Mapping
+from operator import itemgetter
 from typing import Any
 
 from arena_cli.errors import CommandError, FailureError
@@ -315,6 +316,8 @@ RECORDED_GAMES = 256
 RECORDED_OBSERVATION_GAMES = 64
 #: paired repeats per seat count unless ``--repeat`` says otherwise
 PAIRED_REPEATS = 5
+#: the ``rules_in_c`` row's policy: the first listed action id, a play when there is one, chosen in C
+first_listed = itemgetter(0)
 #: what ``--paired`` times, ours against which rlcard loop
 PAIRED = (
     ("rules", "rlcard_raw"),
@@ -325,6 +328,7 @@ PAIRED = (
     ("contract_cheap", "rlcard_raw"),
     ("lazy_observation_cheap", "rlcard_raw"),
     ("play_ids_cheap", "rlcard_raw"),
+    ("rules_in_c", "rlcard_raw"),
     ("agent_alone", "rlcard_raw"),
     ("cheap_agent_alone", "rlcard_raw"),
     ("player_alone", "rlcard_raw"),
@@ -334,7 +338,7 @@ PAIRED = (
 )
 #: one repeat's chunks: each baseline before and after the ones timed against it
 PAIRED_ORDER = ("rlcard_raw", "rules", "int_actions", "contract", "lazy_observation", "rlcard_raw",
-                "int_actions_cheap", "contract_cheap", "lazy_observation_cheap", "play_ids_cheap", "rlcard_raw",
+                "int_actions_cheap", "contract_cheap", "lazy_observation_cheap", "play_ids_cheap", "rules_in_c", "rlcard_raw",
                 "agent_alone", "cheap_agent_alone", "player_alone", "cheap_player_alone", "rlcard_raw",
                 "rlcard_env", "pettingzoo_env", "rlcard_env")
 
@@ -449,6 +453,12 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
 
         return play
 
+    # The rules alone with no Python a decision (the independent study's "rules alone", issue 21):
+    # ``play_ids`` with a policy that is a C callable, the first listed action, a play when there
+    # is one (the engine lists the plays first): what the engine's own rules and seeding cost.
+    def rules_in_c(seed: int) -> int:
+        return new_game(rules, seed).play_ids(first_listed)
+
     # The int-action rows' ceiling: the same agents on the legal ids of games recorded beforehand,
     # with no engine at all (one C call a decision where the engine would be). No engine, however
     # fast, makes its int-action row beat its agent's row here (docs/performance.md, session 19).
@@ -502,7 +512,7 @@ def paired_kernels(players: int) -> dict[str, Callable[[int], int] | None]:
         "rules": rules_alone, "int_actions": int_action_loop(agent), "contract": referee(player, False),
         "lazy_observation": referee(player, True), "int_actions_cheap": int_action_loop(cheap_agent),
         "contract_cheap": referee(cheap, False), "lazy_observation_cheap": referee(cheap, True),
-        "play_ids_cheap": play_ids(cheap_agent), "agent_alone": alone(agent), "cheap_agent_alone": alone(cheap_agent),
+        "play_ids_cheap": play_ids(cheap_agent), "rules_in_c": rules_in_c, "agent_alone": alone(agent), "cheap_agent_alone": alone(cheap_agent),
         "player_alone": player_alone(RandomPlayer()), "cheap_player_alone": player_alone(CheapPlayer(players)),
         "pettingzoo_env": None, "rlcard_raw": None, "rlcard_env": None,
     }

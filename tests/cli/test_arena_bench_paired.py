@@ -113,6 +113,26 @@ def test_the_pettingzoo_row_plays_the_int_action_rows_games(players):
 
 
 @pytest.mark.parametrize("players", [2, 4])
+def test_the_rules_in_c_row_plays_whole_games_choosing_the_first_listed_action(players):
+    # no Python a decision, yet the same games as a Python loop choosing ids[0], a play when there is one
+    from engine.compiled import new_game
+    from engine.rules import Rules
+
+    rules = Rules(players=players, rounds=1)
+    plays = bench._play_ids()
+    row = bench.paired_kernels(players)["rules_in_c"]
+    assert row is not None
+    for seed in range(20):
+        g, n = new_game(rules, seed), 0
+        while not g.over:
+            ids = list(g.legal_action_ids())
+            assert ids[0] in plays or not plays.intersection(ids)  # the first listed is a play if any is
+            g.step(ids[0])
+            n += 1
+        assert row(seed) == n > 0
+
+
+@pytest.mark.parametrize("players", [2, 4])
 def test_the_agent_alone_rows_replay_real_games_legal_ids_a_decision_each(players, monkeypatch):
     # the int-action rows' ceiling: the engine's real legal ids, recorded, handed to the agent in turn
     from engine.compiled import new_game
