@@ -2642,6 +2642,7 @@ static PyObject *core_play_turns(Core *g, PyObject *args) {
 }
 
 static int plain_agent(PyObject *seat);
+static PyObject *M_AGENT_DECIDE, *M_DECIDE_CODE;  /* (set_match) */
 
 /* core_play_turns's loop, its arguments parsed: lists where it asks for them (play_games calls it too) */
 static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *seat_bot, PyObject *configs,
@@ -2697,7 +2698,8 @@ static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *s
         PyObject *decide_args[3] = {seat, observation, config};
         PyObject *action, *fault = NULL;
         int plain = PyList_GET_ITEM(direct, b) == Py_True;
-        if (plain && !(b < MAX_SEATS && memo_hit(&agents[b], seat))) {
+        if (plain && !(b < MAX_SEATS && memo_hit(&agents[b], seat) && M_DECIDE_CODE
+                                 && PyFunction_GET_CODE(M_AGENT_DECIDE) == M_DECIDE_CODE)) {
             /* the seat or its class changed since its agent was read (or it is not memoized): still plain?
              * A decide of its own, or its class's changed, is what the pure referee calls from now on */
             plain = plain_agent(seat);
@@ -3933,7 +3935,7 @@ static PyObject *game_seed_fast(PyObject *m, PyObject *const *args, Py_ssize_t n
  * with one engine.compiled.Referee a match for the rare paths, its ranks, the totals, wins and
  * rounds, ``on_game``; then the match ranks (engine.match.rank_bots). Returns ``(records,
  * decision_ms, totals, wins, ranks, rounds)`` as _play_games. What it calls back: set_match. */
-static PyObject *M_REFEREE_TYPE, *M_AGENT_SEAT, *M_AGENT_DECIDE, *M_AGENT_FAULT, *M_SEAT_FAULT,
+static PyObject *M_REFEREE_TYPE, *M_AGENT_SEAT, *M_AGENT_FAULT, *M_SEAT_FAULT,
     *M_GAME_SEED, *M_SEAT_BOTS, *M_BEGIN_GAME, *M_COLLECT;
 static long long M_GC_EVERY;
 static PyObject *MS_index, *MS_deal, *MS_rotation, *MS_seed, *MS_seats, *MS_names, *MS_forfeited, *MS_begin_game,
@@ -3953,6 +3955,7 @@ static PyObject *set_match(PyObject *m, PyObject *args) {
     PyObject **slot[9] = {&M_REFEREE_TYPE, &M_AGENT_SEAT, &M_AGENT_DECIDE, &M_AGENT_FAULT, &M_SEAT_FAULT,
                           &M_GAME_SEED, &M_SEAT_BOTS, &M_BEGIN_GAME, &M_COLLECT};
     for (int i = 0; i < 9; i++) Py_XSETREF(*slot[i], Py_NewRef(v[i]));
+    Py_XSETREF(M_DECIDE_CODE, PyFunction_Check(v[2]) ? Py_NewRef(PyFunction_GET_CODE(v[2])) : NULL);
     if (!MS_index) {
         PyObject **s[17] = {&MS_index, &MS_deal, &MS_rotation, &MS_seed, &MS_seats, &MS_names, &MS_forfeited,
                             &MS_begin_game, &MS_lazy_observation, &MS_game, &MS_head, &MS_charge, &MS_timed,
@@ -3965,19 +3968,34 @@ static PyObject *set_match(PyObject *m, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* engine.match.plain_agent_seat: an AgentSeat as it is (its class's decide, none of its own); -1 on error */
+/* whether dict ``d``'s keys are all exact str: a lookup in it then runs no Python code (no key's __eq__) */
+static int str_keys_only(PyObject *d) {
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+    return ((ObsKeys *)((PyDictObject *)d)->ma_keys)->dk_kind != 0;  /* not DICT_KEYS_GENERAL */
+#else
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(d, &pos, &key, &value)) if (!PyUnicode_CheckExact(key)) return 0;
+    return 1;
+#endif
+}
+
+/* engine.match.plain_agent_seat: an AgentSeat as it is (its class's decide, none of its own); -1 on error.
+ * Once the seat's dict is made it runs no Python code, so what it answers still holds when the turn loop
+ * reads the agent (memo_attr) right after: a seat whose dict has a key other than a str (whose __eq__ a
+ * lookup would call) is not plain, nor a class whose attribute lookup or decide (its entry, its code)
+ * changed: the loop then calls decide as the pure referee does. */
 static int plain_agent(PyObject *seat) {
-    if ((PyObject *)Py_TYPE(seat) != M_AGENT_SEAT) return 0;
-    PyObject *decide = PyObject_GetAttr(M_AGENT_SEAT, S_decide);
-    if (!decide) return -1;
-    int same = decide == M_AGENT_DECIDE;
-    Py_DECREF(decide);
-    if (!same) return 0;
-    PyObject *own = PyObject_GenericGetDict(seat, NULL);  /* vars(seat) */
+    PyTypeObject *tp = Py_TYPE(seat);
+    if ((PyObject *)tp != M_AGENT_SEAT) return 0;
+    PyObject *own = PyObject_GenericGetDict(seat, NULL);  /* vars(seat), made first: making it may run code */
     if (!own) return -1;
-    int has = PyDict_Contains(own, S_decide);
+    int plain = Py_TYPE(seat) == tp && tp->tp_getattro == PyObject_GenericGetAttr
+        && M_DECIDE_CODE && _PyType_Lookup(tp, S_decide) == M_AGENT_DECIDE
+        && PyFunction_GET_CODE(M_AGENT_DECIDE) == M_DECIDE_CODE && PyDict_CheckExact(own) && str_keys_only(own);
+    int has = plain ? PyDict_Contains(own, S_decide) : 0;
     Py_DECREF(own);
-    return has < 0 ? -1 : !has;
+    return has < 0 ? -1 : plain && !has;
 }
 
 typedef struct {
