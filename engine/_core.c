@@ -3971,13 +3971,13 @@ static PyObject *set_match(PyObject *m, PyObject *args) {
 /* whether dict ``d``'s keys are all exact str: a lookup in it then runs no Python code (no key's __eq__) */
 static int str_keys_only(PyObject *d) {
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
-    return ((ObsKeys *)((PyDictObject *)d)->ma_keys)->dk_kind != 0;  /* not DICT_KEYS_GENERAL */
-#else
+    /* the keys table's kind, where the layout was found as mirrored at import (obs_init) */
+    if (OBS_IN_PLACE) return ((ObsKeys *)((PyDictObject *)d)->ma_keys)->dk_kind != 0;  /* not DICT_KEYS_GENERAL */
+#endif
     Py_ssize_t pos = 0;
     PyObject *key, *value;
     while (PyDict_Next(d, &pos, &key, &value)) if (!PyUnicode_CheckExact(key)) return 0;
     return 1;
-#endif
 }
 
 /* engine.match.plain_agent_seat: an AgentSeat as it is (its class's decide, none of its own); -1 on error.
