@@ -109,9 +109,10 @@ View = MappingProxyType[str, Any]
 _VIEW_OF: dict[int, View] = {id(d): MappingProxyType(d) for t in (_DICTS, _DICTS_UNO) for d in t.values()}
 
 
-#: one decision's legal actions: (internal actions, their prebuilt dicts). ``play`` and
-#: ``play_drawn`` listings are cached and shared by every decision listing the same actions.
-_Listing = tuple[Sequence[Act], Sequence[dict[str, Any]]]
+#: one decision's legal actions: (internal actions, their prebuilt dicts, their action ids).
+#: ``play`` and ``play_drawn`` listings are cached and shared by every decision listing the
+#: same actions.
+_Listing = tuple[Sequence[Act], Sequence[dict[str, Any]], tuple[int, ...]]
 # id of a listing -> (the listing, its read-only views), built when a snapshot first
 # asks. Holding the listing keeps its id from being reused while its entry is here.
 # Kept beside the listing, not in it: a listing of immutable values is not tracked by
@@ -119,6 +120,11 @@ _Listing = tuple[Sequence[Act], Sequence[dict[str, Any]]]
 _VIEWS_OF: dict[int, tuple[_Listing, tuple[View, ...]]] = {}
 #: bound on that table: cleared when reached
 VIEWS_TABLE_SIZE = 40_000
+
+
+def _make_listing(legal: Sequence[Act], dicts: Sequence[dict[str, Any]]) -> _Listing:
+    """The listing of ``legal`` (their dicts given): the action ids added."""
+    return legal, dicts, tuple([ACTION_ID[a] for a in legal])
 
 
 def _listing_views(listing: _Listing) -> tuple[View, ...]:
@@ -140,6 +146,8 @@ _PLAYABLE = [
 ]
 # the same as card codes: a hand's codes intersect with it without a Python call per card
 _PLAYABLE_CODES = [[frozenset(CODES[k] for k in kinds) for kinds in by_rank] for by_rank in _PLAYABLE]
+# the same by (active colour, top card id): the play decision's lookup without the top's kind and rank
+_PLAYABLE_ON_CARD = [[by_rank[KIND_RANK[DECK[c]]] for c in range(DECK_SIZE)] for by_rank in _PLAYABLE_CODES]
 _WILD_DRAW_FOUR_CODE = CODES[WILD_DRAW_FOUR_KIND]
 # kind -> its play actions (a wild once per colour)
 _PLAYS = [
@@ -149,16 +157,22 @@ _PLAYS = [
 # kind -> its play action dicts in the same order, without and with "uno"
 _PLAY_DICTS = [tuple(_DICTS[a] for a in acts) for acts in _PLAYS]
 _PLAY_DICTS_UNO = [tuple(_DICTS_UNO[a] for a in acts) for acts in _PLAYS]
+# kind -> the action ids of its play actions, in the same order
+_PLAY_IDS = [tuple(ACTION_ID[a] for a in acts) for acts in _PLAYS]
 _DRAW_ACT = (DRAW,)
 _DRAW_DICT = _DICTS[_DRAW_ACT]
-# kind -> (legal actions, their dicts) of a "play_drawn" decision, without and with "uno"
+_DRAW_ID = ACTION_ID[_DRAW_ACT]
+# kind -> the listing of a "play_drawn" decision, without and with "uno"
 _DRAWN_LEGAL: tuple[list[_Listing], ...] = tuple(
     [
-        ((*acts, (PASS,)), (*dicts[k], _DICTS[(PASS,)]))
+        _make_listing((*acts, (PASS,)), (*dicts[k], _DICTS[(PASS,)]))
         for k, acts in enumerate(_PLAYS)
     ]
     for dicts in (_PLAY_DICTS, _PLAY_DICTS_UNO)
 )
+# the listings of a "challenge" and a "choose_color" decision: always the same
+_CHALLENGE_LEGAL = _make_listing(((ACCEPT,), (CHALLENGE,)), (_DICTS[(ACCEPT,)], _DICTS[(CHALLENGE,)]))
+_COLOR_LEGAL = _make_listing(tuple((COLOR, c) for c in range(4)), tuple(_DICTS[(COLOR, c)] for c in range(4)))
 _LegalCache = dict[frozenset[str], _Listing]
 # playable card codes (frozenset) -> the listing of a "play" decision, without and
 # with "uno"; filled as positions come up
@@ -170,16 +184,19 @@ PLAY_CACHE_SIZE = 20_000
 def _play_legal(playable: frozenset[str], uno: bool) -> _Listing:
     legal: list[Act] = []
     dicts: list[dict[str, Any]] = []
+    ids: list[int] = []
     play_dicts = _PLAY_DICTS_UNO if uno else _PLAY_DICTS
     for k in sorted(map(KIND.__getitem__, playable)):
         legal.extend(_PLAYS[k])
         dicts.extend(play_dicts[k])
+        ids.extend(_PLAY_IDS[k])
     legal.append(_DRAW_ACT)
     dicts.append(_DRAW_DICT)
+    ids.append(_DRAW_ID)
     cache = _PLAY_LEGAL[uno]
     if len(cache) >= PLAY_CACHE_SIZE:
         cache.clear()
-    listing = cache[playable] = (tuple(legal), tuple(dicts))
+    listing = cache[playable] = (tuple(legal), tuple(dicts), tuple(ids))
     return listing
 
 
@@ -204,7 +221,7 @@ class Game:
         "rules", "seed", "n", "scores", "events", "actions", "round", "dealer", "over", "decision",
         "seat", "current", "direction", "color", "pending", "turns", "hands", "uno", "discard",
         "discard_codes", "in_pile", "pile_count", "_stacking", "_wd4", "_jump_in", "_seven_zero",
-        "_max_turns", "_hand_codes", "_legal", "_templates", "_listing", "_given", "_drawn_kind", "_resolving",
+        "_max_turns", "_hand_codes", "_legal", "_templates", "_ids", "_listing", "_given", "_drawn_kind", "_resolving",
         "_jump_queue", "_wd4_player", "_wd4_honest", "_forced", "_deal_seed", "_order", "_pos", "_srng",
         "_asked_at", "_stalled", "_uno_owed",
     )
@@ -335,6 +352,8 @@ class Game:
         # last observation handed out: a reply that *is* one of them is matched
         # without parsing it
         self._templates: Sequence[dict[str, Any]] = []
+        # the action ids of ``_legal``, in the same order
+        self._ids: tuple[int, ...] = ()
         # the ``_Listing`` they come from (with their ids and views)
         self._listing: _Listing | None = None
         # what the last observation handed out: its copies of the templates, or their views
@@ -763,6 +782,7 @@ class Game:
             self.seat = None
             self._legal = []
             self._templates = []
+            self._ids = ()
             self._listing = None
             self._given = None
             self.events.append({"e": "game_end", "scores": list(self.scores), "ranks": self.ranks()})
@@ -783,37 +803,33 @@ class Game:
         s, decision = self.seat, self.decision
         hand = self.hands[s]  # type: ignore[index]
         if decision == "play":
-            color = self.color
-            playable = _PLAYABLE_CODES[color][KIND_RANK[DECK[self.discard[-1]]]].intersection(self._hand_codes[s])  # type: ignore[index]
+            playable = _PLAYABLE_ON_CARD[self.color][self.discard[-1]].intersection(self._hand_codes[s])  # type: ignore[index]
             if _WILD_DRAW_FOUR_CODE in playable and self._wd4 == "enforced" and not self._honest(s):  # type: ignore[arg-type]
                 playable = playable - {_WILD_DRAW_FOUR_CODE}
             uno = len(hand) == 2
-            listing = self._listing = _PLAY_LEGAL[uno].get(playable) or _play_legal(playable, uno)
-            self._legal, self._templates = listing
-            return listing[0]
+            listing = _PLAY_LEGAL[uno].get(playable) or _play_legal(playable, uno)
         elif decision == "play_drawn":
-            listing = self._listing = _DRAWN_LEGAL[len(hand) == 2][self._drawn_kind]
-            self._legal, self._templates = listing
-            return listing[0]
-        elif decision == "stack":
-            legal = self._answers(s)  # type: ignore[arg-type]
-            legal.append((ACCEPT,))
+            listing = _DRAWN_LEGAL[len(hand) == 2][self._drawn_kind]
         elif decision == "challenge":
-            legal = [(ACCEPT,), (CHALLENGE,)]
-        elif decision == "jump_in":
-            k = self._resolving[1]  # type: ignore[index]
-            legal = [(PLAY, k, KIND_COLOR[k]), (PASS,)]
-        elif decision == "swap_target":
-            legal = [(SWAP, t) for t in range(self.n) if t != s]
+            listing = _CHALLENGE_LEGAL
         elif decision == "choose_color":
-            legal = [(COLOR, c) for c in range(4)]
+            listing = _COLOR_LEGAL
         else:
-            legal = []
-        self._legal = legal
-        table = _DICTS_UNO if len(hand) == 2 else _DICTS
-        templates = self._templates = [table[a] for a in legal]
-        self._listing = (legal, templates)
-        return legal
+            if decision == "stack":
+                legal = self._answers(s)  # type: ignore[arg-type]
+                legal.append((ACCEPT,))
+            elif decision == "jump_in":
+                k = self._resolving[1]  # type: ignore[index]
+                legal = [(PLAY, k, KIND_COLOR[k]), (PASS,)]
+            elif decision == "swap_target":
+                legal = [(SWAP, t) for t in range(self.n) if t != s]
+            else:
+                legal = []
+            table = _DICTS_UNO if len(hand) == 2 else _DICTS
+            listing = _make_listing(legal, [table[a] for a in legal])
+        self._listing = listing
+        self._legal, self._templates, self._ids = listing
+        return listing[0]
 
     def legal_actions(self) -> list[dict[str, Any]]:
         """Every action allowed now, as BOT_CONTRACT.md dicts (fresh copies)."""
@@ -1008,7 +1024,9 @@ class Game:
         """The legal actions now as action ids (``ACTIONS``), in the order of ``legal_actions``."""
         if self.over:
             return []
-        return [ACTION_ID[a] for a in self._legal_internal()]
+        if self._legal is None:
+            self._legal_internal()
+        return list(self._ids)
 
     def step(self, action_id: int) -> None:
         """Apply the legal action ``action_id`` (``ACTIONS``): ``apply`` without dicts.
@@ -1018,19 +1036,21 @@ class Game:
         """
         if self.over:
             raise IllegalAction(f"the game is over; got action id {_short(action_id)}")
-        if type(action_id) is not int or not 0 <= action_id < NUM_ACTIONS:
+        if type(action_id) is not int:  # exactly: True is not 1
             raise IllegalAction(f"not an action id (0..{NUM_ACTIONS - 1}): {_short(action_id)}")
-        act = ACTIONS[action_id]
-        legal = self._legal_internal()
+        if self._legal is None:
+            self._legal_internal()
         try:
-            i = legal.index(act)
+            i = self._ids.index(action_id)
         except ValueError:
+            if not 0 <= action_id < NUM_ACTIONS:  # checked here only: a legal id is one
+                raise IllegalAction(f"not an action id (0..{NUM_ACTIONS - 1}): {_short(action_id)}") from None
             raise IllegalAction(
-                f"illegal action id {action_id} ({_short(_DICTS[act])}) for decision {self.decision!r}"
-                f" of seat {self.seat} (legal ids: {self.legal_action_ids()})"
+                f"illegal action id {action_id} ({_short(_DICTS[ACTIONS[action_id]])}) for decision"
+                f" {self.decision!r} of seat {self.seat} (legal ids: {self.legal_action_ids()})"
             ) from None
         template = self._templates[i]
-        self._commit(act, "uno" in template, template.copy())
+        self._commit(self._legal[i], "uno" in template, template.copy())  # type: ignore[index]
 
     def play_ids(self, policy: Callable[[list[int]], int]) -> int:
         """Play the game to its end, ``policy(ids)`` choosing each action from ``legal_action_ids()``
@@ -1049,8 +1069,12 @@ class Game:
         s, decision, at = self.seat, self.decision, len(self.events)
         self.actions.append({"since": at - self._asked_at, "seat": s, "decision": decision, "action": record})
         self._asked_at = at
-        if act[0] == PLAY and (decision == "play" or decision == "play_drawn" or decision == "stack"):
-            self._play(s, act[1], act[2], uno)  # type: ignore[arg-type]  # _do's commonest case, one call less
+        # _do's two commonest cases, one call less
+        t = act[0]
+        if t == PLAY and (decision == "play" or decision == "play_drawn" or decision == "stack"):
+            self._play(s, act[1], act[2], uno)  # type: ignore[arg-type]
+        elif t == DRAW:  # only a "play" decision lists it
+            self._turn_draw(s)  # type: ignore[arg-type]
         else:
             self._do(act, uno)
 
