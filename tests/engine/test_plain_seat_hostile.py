@@ -136,30 +136,6 @@ def test_a_key_of_the_seat_dict_that_becomes_decide_without_a_change_of_the_dict
     _both(monkeypatch, _seats(change, setup))
 
 
-def test_a_seat_fault_raised_by_the_lookup_of_decide(monkeypatch):  # R6
-    armed = [False]
-
-    class Key:
-        def __hash__(self):
-            return hash("decide")
-
-        def __eq__(self, other):
-            if armed[0]:
-                armed[0] = False
-                raise SeatFault("exception", "eq")
-            return False
-
-    def setup(seats):
-        armed[0] = False
-        seats[0].__dict__[Key()] = 1
-
-    def change(seats):
-        armed[0] = True
-        seats[0].other = 1
-
-    _both(monkeypatch, _seats(change, setup))
-
-
 def _probe_seats(during_lookup):
     """Seat 0's dict holds a key whose __eq__, once armed, calls ``during_lookup(seats)`` while a lookup
     of "decide" probes it (in the core: plain_agent's PyDict_Contains, after it compared the class)."""
@@ -187,6 +163,13 @@ def _probe_seats(during_lookup):
         seats[0].other = 1  # the seat's dict changed: the core's memo misses, plain_agent runs
 
     return _seats(change, setup)
+
+
+def test_a_seat_fault_raised_by_the_lookup_of_decide(monkeypatch):  # R6
+    def fault(seats):
+        raise SeatFault("exception", "eq")  # the pure referee books it: its lookup is inside its try
+
+    _both(monkeypatch, _probe_seats(fault))
 
 
 def test_agent_seat_decide_replaced_while_plain_agent_looks_decide_up(monkeypatch):  # R8
