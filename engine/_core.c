@@ -2626,29 +2626,33 @@ static PyObject *call_agent(PyObject *agent, PyObject **args) {
 static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *seat_bot, PyObject *configs,
                            PyObject *forfeits, PyObject *times, PyObject *on_step, PyObject *step_game,
                            long long decisions, PyObject *charge, PyObject *timed, PyObject *seat_fault,
-                           PyObject *direct, PyObject *agent_fault, PyObject *collect, long long gc_every);
+                           PyObject *agent_fault, PyObject *collect, long long gc_every);
 
 static PyObject *core_play_turns(Core *g, PyObject *args) {
     PyObject *seats, *lazy, *seat_bot, *configs, *forfeits, *times, *on_step, *step_game, *charge, *timed,
-        *seat_fault, *direct, *agent_fault, *collect;
+        *seat_fault, *agent_fault, *collect;
     long long decisions, gc_every;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OOLOOOO!OOL", &PyList_Type, &seats, &PyList_Type, &lazy, &PyList_Type,
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OOLOOOOOL", &PyList_Type, &seats, &PyList_Type, &lazy, &PyList_Type,
                           &seat_bot, &PyList_Type, &configs, &PyList_Type, &forfeits, &PyList_Type, &times, &on_step,
-                          &step_game, &decisions, &charge, &timed, &seat_fault, &PyList_Type, &direct,
-                          &agent_fault, &collect, &gc_every))
+                          &step_game, &decisions, &charge, &timed, &seat_fault, &agent_fault, &collect, &gc_every))
         return NULL;
     return turn_loop(g, seats, lazy, seat_bot, configs, forfeits, times, on_step, step_game, decisions, charge, timed,
-                     seat_fault, direct, agent_fault, collect, gc_every);
+                     seat_fault, agent_fault, collect, gc_every);
 }
 
 static int plain_agent(PyObject *seat);
 static PyObject *M_AGENT_DECIDE, *M_DECIDE_CODE;  /* (set_match) */
 
+/* whether AgentSeat.decide (the function set_match was given) still runs the code it was given with */
+static inline int decide_code_kept(void) {
+    return M_DECIDE_CODE && PyFunction_GET_CODE(M_AGENT_DECIDE) == M_DECIDE_CODE;
+}
+
 /* core_play_turns's loop, its arguments parsed: lists where it asks for them (play_games calls it too) */
 static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *seat_bot, PyObject *configs,
                            PyObject *forfeits, PyObject *times, PyObject *on_step, PyObject *step_game,
                            long long decisions, PyObject *charge, PyObject *timed, PyObject *seat_fault,
-                           PyObject *direct, PyObject *agent_fault, PyObject *collect, long long gc_every) {
+                           PyObject *agent_fault, PyObject *collect, long long gc_every) {
     if (check_ready(g) < 0) return NULL;
     if (PyList_GET_SIZE(seat_bot) != g->n) {
         PyErr_SetString(PyExc_ValueError, "seat_bot must have one bot per seat");
@@ -2667,7 +2671,7 @@ static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *s
         long b = PyLong_AsLong(PyList_GET_ITEM(seat_bot, g->seat));
         if (b == -1 && PyErr_Occurred()) goto done;
         if (b < 0 || b >= PyList_GET_SIZE(seats) || b >= PyList_GET_SIZE(forfeits) || b >= PyList_GET_SIZE(configs)
-            || b >= PyList_GET_SIZE(lazy) || b >= PyList_GET_SIZE(direct)) {
+            || b >= PyList_GET_SIZE(lazy)) {
             PyErr_SetString(PyExc_IndexError, "a bot index out of range");
             goto done;
         }
@@ -2697,13 +2701,13 @@ static PyObject *turn_loop(Core *g, PyObject *seats, PyObject *lazy, PyObject *s
         PyObject *seat = Py_NewRef(PyList_GET_ITEM(seats, b)), *config = Py_NewRef(PyList_GET_ITEM(configs, b));
         PyObject *decide_args[3] = {seat, observation, config};
         PyObject *action, *fault = NULL;
-        int plain = PyList_GET_ITEM(direct, b) == Py_True;
-        if (plain && !(b < MAX_SEATS && memo_hit(&agents[b], seat) && M_DECIDE_CODE
-                                 && PyFunction_GET_CODE(M_AGENT_DECIDE) == M_DECIDE_CODE)) {
-            /* the seat or its class changed since its agent was read (or it is not memoized): still plain?
-             * A decide of its own, or its class's changed, is what the pure referee calls from now on */
-            plain = plain_agent(seat);
-            if (plain < 0) { Py_DECREF(observation); Py_DECREF(config); Py_DECREF(seat); goto done; }
+        /* an AgentSeat as it is (plain_agent), checked again whenever the seat, its dict or its class changed
+         * since its agent was read (the agent's memo, kept only for a plain seat, misses) or decide's code
+         * changed: a decide of its own, or its class's changed, is what the pure referee calls from then on */
+        int plain = b < MAX_SEATS && memo_hit(&agents[b], seat) && decide_code_kept();
+        if (!plain && (plain = plain_agent(seat)) < 0) {
+            Py_DECREF(observation); Py_DECREF(config); Py_DECREF(seat);
+            goto done;
         }
         if (plain) {
             /* an engine.match.AgentSeat as it is: its agent called here, what its decide does, without its frame */
@@ -3980,7 +3984,7 @@ static int str_keys_only(PyObject *d) {
     return 1;
 }
 
-/* engine.match.plain_agent_seat: an AgentSeat as it is (its class's decide, none of its own); -1 on error.
+/* an engine.match.AgentSeat as it is (its class's decide, none of its own); -1 on error.
  * Once the seat's dict is made it runs no Python code, so what it answers still holds when the turn loop
  * reads the agent (memo_attr) right after: a seat whose dict has a key other than a str (whose __eq__ a
  * lookup would call) is not plain, nor a class whose attribute lookup or decide (its entry, its code)
@@ -3991,8 +3995,8 @@ static int plain_agent(PyObject *seat) {
     PyObject *own = PyObject_GenericGetDict(seat, NULL);  /* vars(seat), made first: making it may run code */
     if (!own) return -1;
     int plain = Py_TYPE(seat) == tp && tp->tp_getattro == PyObject_GenericGetAttr
-        && M_DECIDE_CODE && _PyType_Lookup(tp, S_decide) == M_AGENT_DECIDE
-        && PyFunction_GET_CODE(M_AGENT_DECIDE) == M_DECIDE_CODE && PyDict_CheckExact(own) && str_keys_only(own);
+        && decide_code_kept() && _PyType_Lookup(tp, S_decide) == M_AGENT_DECIDE && PyDict_CheckExact(own)
+        && str_keys_only(own);
     int has = plain ? PyDict_Contains(own, S_decide) : 0;
     Py_DECREF(own);
     return has < 0 ? -1 : plain && !has;
@@ -4011,7 +4015,7 @@ static int match_game(MatchRun *st, PyObject *referee, PyObject *deal_obj, PyObj
     Py_ssize_t n = st->n;
     int bots[MAX_SEATS], rc = -1;
     PyObject *index = NULL, *rot = NULL, *seat_list = NULL, *seat_bot = NULL, *forfeited = NULL, *seat_names = NULL,
-             *head = NULL, *game = NULL, *times = NULL, *lazy = NULL, *direct = NULL, *r = NULL,
+             *head = NULL, *game = NULL, *times = NULL, *lazy = NULL, *r = NULL,
              *ranks = NULL, *record = NULL;
     if (PyList_GET_SIZE(st->names) != n || PyList_GET_SIZE(st->forfeits) != n) {  /* read by index below */
         PyErr_SetString(PyExc_ValueError, "play_games: the names or the forfeits changed length");
@@ -4083,20 +4087,17 @@ static int match_game(MatchRun *st, PyObject *referee, PyObject *deal_obj, PyObj
         goto done;
     }
     if (!(times = PyList_New(0)) || PyList_Append(st->decision_ms, times) < 0) goto done;
-    /* per bot: snapshots (engine.match._lazy), its agent called directly (engine.match.plain_agent_seat) */
-    if (!(lazy = PyList_New(n)) || !(direct = PyList_New(n))) goto done;
+    /* per bot: snapshots (engine.match._lazy) */
+    if (!(lazy = PyList_New(n))) goto done;
     for (Py_ssize_t b = 0; b < n; b++) {
-        PyObject *seat = PyList_GET_ITEM(seat_list, b), *v;
-        if (LOOKUP_ATTR(seat, MS_lazy_observation, &v) < 0) goto done;
+        PyObject *v;
+        if (LOOKUP_ATTR(PyList_GET_ITEM(seat_list, b), MS_lazy_observation, &v) < 0) goto done;
         PyList_SET_ITEM(lazy, b, Py_NewRef(v == Py_True ? Py_True : Py_False));
         Py_XDECREF(v);
-        int plain = plain_agent(seat);
-        if (plain < 0) goto done;
-        PyList_SET_ITEM(direct, b, Py_NewRef(plain ? Py_True : Py_False));
     }
     if (PyObject_SetAttr(referee, MS_game, game) < 0 || PyObject_SetAttr(referee, MS_head, head) < 0) goto done;
     if (!(r = turn_loop((Core *)game, seat_list, lazy, seat_bot, st->configs, st->forfeits, times, Py_None, Py_None,
-                        st->decisions, st->charge, st->timed, M_SEAT_FAULT, direct, M_AGENT_FAULT, M_COLLECT,
+                        st->decisions, st->charge, st->timed, M_SEAT_FAULT, M_AGENT_FAULT, M_COLLECT,
                         M_GC_EVERY)))
         goto done;
     st->decisions = PyLong_AsLongLong(r);
@@ -4129,7 +4130,7 @@ static int match_game(MatchRun *st, PyObject *referee, PyObject *deal_obj, PyObj
 done:
     Py_XDECREF(index); Py_XDECREF(rot); Py_XDECREF(seat_list); Py_XDECREF(seat_bot); Py_XDECREF(forfeited);
     Py_XDECREF(seat_names); Py_XDECREF(head); Py_XDECREF(game); Py_XDECREF(times); Py_XDECREF(lazy);
-    Py_XDECREF(direct); Py_XDECREF(r); Py_XDECREF(ranks); Py_XDECREF(record);
+    Py_XDECREF(r); Py_XDECREF(ranks); Py_XDECREF(record);
     return rc;
 }
 

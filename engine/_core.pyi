@@ -75,8 +75,7 @@ class Core:
     def _play_turns(
         self, seats: list[Any], lazy: list[bool], seat_bot: list[int], configs: list[dict[str, Any]], forfeits: list[Any],
         times: list[float | None], on_step: Any, step_game: dict[str, Any], decisions: int, charge: Any,
-        timed: Any, seat_fault: type[BaseException], direct: list[bool],
-        agent_fault: Any, collect: Any, gc_every: int,
+        timed: Any, seat_fault: type[BaseException], agent_fault: Any, collect: Any, gc_every: int,
     ) -> int: ...
 
 # environments (engine/envs.py; the section of engine/_core.c so named)

@@ -251,15 +251,13 @@ def play_turns(
     match = _match or _import_match()
     step_game = {**head, "over": False}
     referee = Referee(book, timings, game, head)
-    # per bot: hand it snapshots (lazy_observation), call its agent directly (an AgentSeat as it is)
+    # per bot: hand it snapshots (lazy_observation)
     lazy: list[bool] = []
-    direct: list[bool] = []
-    for seat in seats:  # a loop, not two comprehensions (engine.match: "Plain loops")
+    for seat in seats:  # a loop, not a comprehension (engine.match: "Plain loops")
         lazy.append(match._lazy(seat))
-        direct.append(match.plain_agent_seat(seat))
     decisions = game._play_turns(
         list(seats), lazy, seat_bot, configs, book.forfeits, times, on_step, step_game, decisions,
-        referee.charge, referee.timed, SeatFault, direct, match.agent_fault, gc.collect, match.GC_EVERY,
+        referee.charge, referee.timed, SeatFault, match.agent_fault, gc.collect, match.GC_EVERY,
     )
     if on_step is not None:
         on_step({**step_game, "over": True}, game.events, game.actions)

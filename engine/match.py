@@ -81,25 +81,9 @@ def agent_fault(exc: BaseException) -> SeatFault:
     return fault
 
 
+#: AgentSeat's own decide: the compiled turn loop calls the agent of a seat whose decide this is itself
+#: (engine._core's plain_agent, checked again whenever the seat or its class changed)
 _AGENT_DECIDE = AgentSeat.decide
-
-
-_DECIDE_CODE = _AGENT_DECIDE.__code__
-
-
-def plain_agent_seat(seat: Any) -> bool:
-    """Whether ``seat`` is an ``AgentSeat`` whose ``decide`` is ``AgentSeat.decide`` (not a subclass,
-    not changed): the compiled turn loop then calls its agent itself, as that ``decide`` would.
-    Not when a lookup of ``seat.decide`` could run Python code or find something else: a class whose
-    attribute lookup is replaced, a decide entry or code changed, an instance dict with a key not a str."""
-    if type(seat) is not AgentSeat or vars(AgentSeat).get("decide") is not _AGENT_DECIDE:
-        return False
-    if _AGENT_DECIDE.__code__ is not _DECIDE_CODE or AgentSeat.__getattribute__ is not object.__getattribute__:
-        return False
-    if hasattr(AgentSeat, "__getattr__"):
-        return False
-    own = vars(seat)
-    return type(own) is dict and all(type(key) is str for key in own) and "decide" not in own
 
 
 @dataclasses.dataclass(frozen=True)

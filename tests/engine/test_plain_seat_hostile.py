@@ -1,6 +1,6 @@
 """Review of 83cd222 (p21-rev1): ways a seat, its class or AgentSeat's decide can change what the pure
 referee's ``seat.decide(...)`` calls while the core still takes the seat as plain
-(``plain_agent``/``engine.match.plain_agent_seat``) and calls its agent itself. Each test plays the
+(``plain_agent`` in engine/_core.c) and calls its agent itself. Each test plays the
 same match with the pure engine and with the core and compares the replay, the per-decision times
 and the timings, or the exception raised.
 
